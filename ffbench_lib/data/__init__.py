@@ -1,0 +1,35 @@
+"""Data sources behind one interface, and the prepared season.
+
+``get_source(name, data_dir)`` returns an object with ``weekly(season)``, ``schedule(season)``,
+``injuries(season)``, ``byes(season)`` and ``season_projections(season)``; every method returns a tidy pandas
+table in the canonical schema (:mod:`ffbench_lib.data.schema`).
+"""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from .base import DataSource, DataError
+from .nflverse import NflverseDir
+from .sportsdataio import SportsDataIODir
+
+SOURCES = {"nflverse": NflverseDir, "sportsdataio": SportsDataIODir}
+
+
+def default_data_dir() -> Path:
+    """``$FFBENCH_DATA_DIR``, or a clear error saying how to set it."""
+    env = os.environ.get("FFBENCH_DATA_DIR")
+    if not env:
+        raise DataError("FFBENCH_DATA_DIR is not set: point it at the data directory (the folder holding "
+                        "nflverse/, sportsdataio/, projections/), or run `ffbench data download` first")
+    return Path(env)
+
+
+def get_source(name: str, data_dir: str | os.PathLike[str] | None = None) -> DataSource:
+    if name not in SOURCES:
+        raise DataError(f"source: unknown data source {name!r}; allowed: {', '.join(SOURCES)}")
+    root = Path(data_dir) if data_dir is not None else default_data_dir()
+    return SOURCES[name](root)
+
+
+__all__ = ["DataSource", "DataError", "NflverseDir", "SportsDataIODir", "SOURCES", "get_source", "default_data_dir"]

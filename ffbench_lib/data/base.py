@@ -1,0 +1,133 @@
+"""The data-source interface and the id crosswalk shared by every source."""
+from __future__ import annotations
+
+import re
+import unicodedata
+from abc import ABC, abstractmethod
+from functools import cached_property
+from pathlib import Path
+
+import pandas as pd
+
+
+class DataError(RuntimeError):
+    """Missing or malformed data files; the message names the file and what to do."""
+
+
+_SUFFIX = re.compile(r"\b(jr|sr|ii|iii|iv|v)\b\.?")
+
+
+def name_key(name: object) -> str:
+    """Normalised player name for joins across sources: 'D.J. Moore Jr.' -> 'dj moore'."""
+    if not isinstance(name, str):
+        return ""
+    s = unicodedata.normalize("NFKD", name).encode("ascii", "ignore").decode().lower()
+    s = s.replace(".", "").replace("'", "").replace("-", " ")
+    s = _SUFFIX.sub("", s)
+    return re.sub(r"[^a-z ]", "", re.sub(r"\s+", " ", s)).strip()
+
+
+class DataSource(ABC):
+    """One provider's files. Every method returns a canonical table (see ``schema``) for one season."""
+
+    name: str = "abstract"
+
+    def __init__(self, root: Path):
+        self.root = Path(root)
+        if not self.root.is_dir():
+            raise DataError(f"data directory {self.root} does not exist; set FFBENCH_DATA_DIR or data.dir "
+                            "to the folder holding nflverse/ (and sportsdataio/, projections/ if you have them)")
+
+    # -- files -----------------------------------------------------------------------------------------
+    def _sub(self, name: str) -> Path:
+        """``root/name`` when the root holds several sources, else the root itself."""
+        sub = self.root / name
+        return sub if sub.is_dir() else self.root
+
+    def _file(self, folder: Path, pattern: str, what: str) -> Path:
+        hits = sorted(folder.glob(pattern))
+        if not hits:
+            raise DataError(f"{what}: no file matching {pattern!r} in {folder}; run "
+                            f"`ffbench data download --seasons ... --out {self.root}` or check FFBENCH_DATA_DIR")
+        return hits[-1]
+
+    # -- crosswalk ---------------------------------------------------------------------------------------
+    @cached_property
+    def id_crosswalk(self) -> pd.DataFrame:
+        """gsis_id <-> fantasy_data_id (SportsData.io) <-> names, from DynastyProcess ids and nflverse rosters."""
+        nv = self._sub("nflverse")
+        frames = []
+        for path in sorted(nv.glob("db_playerids*.csv")):
+            ids = pd.read_csv(path, usecols=["gsis_id", "fantasy_data_id", "name", "position", "team"],
+                              dtype={"gsis_id": "string"})
+            frames.append(ids.rename(columns={"name": "full_name"}))
+        for path in sorted(nv.glob("roster_*.csv")):
+            r = pd.read_csv(path, usecols=["gsis_id", "fantasy_data_id", "full_name", "position", "team"],
+                            dtype={"gsis_id": "string"})
+            frames.append(r)
+        if not frames:
+            return pd.DataFrame(columns=["gsis_id", "fantasy_data_id", "full_name", "position", "team"])
+        cw = pd.concat(frames, ignore_index=True)
+        cw = cw[cw["gsis_id"].notna() & cw["gsis_id"].str.startswith("00-")]
+        cw["fantasy_data_id"] = pd.to_numeric(cw["fantasy_data_id"], errors="coerce").astype("Int64")
+        cw["name_key"] = cw["full_name"].map(name_key)
+        from .schema import normalize_team
+        cw["team"] = normalize_team(cw["team"])
+        return cw.drop_duplicates(["gsis_id", "fantasy_data_id"]).reset_index(drop=True)
+
+    def sdio_to_gsis(self) -> dict[int, str]:
+        cw = self.id_crosswalk.dropna(subset=["fantasy_data_id"])
+        cw = cw.drop_duplicates("fantasy_data_id", keep="first")
+        return dict(zip(cw["fantasy_data_id"].astype(int), cw["gsis_id"].astype(str)))
+
+    # -- the interface -------------------------------------------------------------------------------------
+    @abstractmethod
+    def weekly(self, season: int) -> pd.DataFrame:
+        """Actual stats, one row per player-week (regular season), canonical columns."""
+
+    @abstractmethod
+    def schedule(self, season: int) -> pd.DataFrame:
+        """Regular-season games (``schema.SCHEDULE_COLUMNS``)."""
+
+    @abstractmethod
+    def byes(self, season: int) -> pd.DataFrame:
+        """``season, team, bye_week``: one row per team."""
+
+    @abstractmethod
+    def injuries(self, season: int) -> pd.DataFrame:
+        """Official pre-game report status per player-week (``schema.INJURY_COLUMNS``)."""
+
+    def season_projections(self, season: int) -> pd.DataFrame | None:
+        """Preseason projected stat lines (canonical stat names) plus ``adp``; ``None`` if the source has none."""
+        return None
+
+    def weekly_projections(self, season: int) -> pd.DataFrame | None:
+        """Projected stat lines per player-week, published before the games; ``None`` if the source has none."""
+        return None
+
+    def available_seasons(self) -> list[int]:
+        return []
+
+
+
+def _unique_lookup(cw: pd.DataFrame, keys: list[str]) -> pd.Series:
+    """(keys) -> gsis_id for key combinations that name exactly one player."""
+    g = cw.groupby(keys, dropna=True)["gsis_id"].agg(["nunique", "first"])
+    return g.loc[g["nunique"] == 1, "first"]
+
+
+def resolve_names(df: pd.DataFrame, crosswalk: pd.DataFrame, name_col: str = "player_name",
+                  pos_col: str = "position", team_col: str | None = "team") -> pd.Series:
+    """gsis ids for rows known only by name: a unique (name, position, team) match first, then a unique
+    (name, position) match; ``<NA>`` where neither is unique (reported by callers, never guessed)."""
+    probe = pd.DataFrame({"name_key": df[name_col].map(name_key).to_numpy(),
+                          "position": df[pos_col].to_numpy()}, index=df.index)
+    out = pd.Series(pd.NA, index=df.index, dtype="string")
+    if team_col is not None and team_col in df:
+        probe["team"] = df[team_col].to_numpy()
+        c3 = _unique_lookup(crosswalk.drop_duplicates(["gsis_id", "team"]), ["name_key", "position", "team"])
+        idx = pd.MultiIndex.from_frame(probe[["name_key", "position", "team"]].astype(object))
+        out = pd.Series(c3.reindex(idx).to_numpy(), index=df.index, dtype="string")
+    c2 = _unique_lookup(crosswalk.drop_duplicates("gsis_id"), ["name_key", "position"])
+    idx = pd.MultiIndex.from_frame(probe[["name_key", "position"]].astype(object))
+    return out.fillna(pd.Series(c2.reindex(idx).to_numpy(), index=df.index, dtype="string"))

@@ -1,0 +1,322 @@
+"""The prepared season: every table the league engine needs for one season, as parquet.
+
+``prepare_season`` reads one source (plus the preseason files beside it), scores everything under the
+league scoring, computes the built-in projections from earlier seasons only, and writes:
+
+==========================  =====================================================================
+``players.parquet``         one row per player: id, name, position, preseason team and bye, ADP,
+                            preseason projected points (each source + the selected one), previous
+                            seasons' points and games, rookie draft slot, ``in_draft_pool``
+``weekly.parquet``          actual stats, one row per player-week, plus ``fantasy_points``
+``weekly_projections.parquet``  per player-week projections published before kickoff
+``injuries.parquet``        official pre-game report status per player-week
+``byes.parquet``            one row per team
+``schedule.parquet``        regular-season games
+``manifest.json``           inputs, scoring, row counts, unmatched players, fingerprint
+==========================  =====================================================================
+
+Writing is idempotent: a second call with the same inputs and parameters finds the same fingerprint and
+leaves the files alone (``force=True`` rewrites them); every file is written atomically.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Mapping
+
+import pandas as pd
+
+from .. import __version__, projections
+from ..atomic import write_json, write_parquet
+from ..scoring import fantasy_points, resolve_weights
+from . import get_source, schema
+from .base import DataError, DataSource
+from .nflverse import NflverseDir
+from .projection_files import fantasypros_season_projections, nflcom_weekly, preseason_adp
+from .sportsdataio import SportsDataIODir
+
+TABLES = ("players", "weekly", "weekly_projections", "injuries", "byes", "schedule")
+POSITION_ALIASES = {"FB": "RB", "HB": "RB"}
+
+
+@dataclass
+class PreparedSeason:
+    season: int
+    source: str
+    projection_source: str
+    scoring: dict[str, float]
+    players: pd.DataFrame
+    weekly: pd.DataFrame
+    weekly_projections: pd.DataFrame
+    injuries: pd.DataFrame
+    byes: pd.DataFrame
+    schedule: pd.DataFrame
+    manifest: dict = field(default_factory=dict)
+
+    def tables(self) -> dict[str, pd.DataFrame]:
+        return {name: getattr(self, name) for name in TABLES}
+
+
+# ------------------------------------------------------------------------------------------------- helpers
+
+def _fantasy_only(weekly: pd.DataFrame) -> pd.DataFrame:
+    w = weekly.assign(position=weekly["position"].replace(POSITION_ALIASES))
+    return w[w["position"].isin(schema.FANTASY_POSITIONS)].reset_index(drop=True)
+
+
+def _scored(weekly: pd.DataFrame, weights: Mapping[str, float]) -> pd.DataFrame:
+    w = _fantasy_only(weekly)
+    w["fantasy_points"] = fantasy_points(w, weights)
+    return w
+
+
+def _history(src: DataSource, nv: NflverseDir | None, season: int, weights) -> pd.DataFrame | None:
+    """A past season's scored weekly table from the source, else from nflverse files beside it."""
+    for s in (src, nv):
+        if s is None:
+            continue
+        try:
+            return _scored(s.weekly(season), weights)
+        except DataError:
+            continue
+    return None
+
+
+def _fingerprint(root: Path, params: dict) -> str:
+    h = hashlib.sha256(json.dumps({"v": __version__, **params}, sort_keys=True, default=str).encode())
+    for sub in ("nflverse", "sportsdataio", "projections"):
+        folder = root / sub if (root / sub).is_dir() else root
+        for p in sorted(folder.rglob("*")):
+            if p.is_file():
+                st = p.stat()
+                h.update(f"{p.relative_to(root)}|{st.st_size}|{st.st_mtime_ns}".encode())
+    return h.hexdigest()[:16]
+
+
+def _points(df: pd.DataFrame | None, weights) -> pd.DataFrame | None:
+    if df is None:
+        return None
+    return df.assign(proj_points=fantasy_points(df, weights).to_numpy())
+
+
+def _first_by_id(*frames_cols: tuple[pd.DataFrame | None, str]) -> dict[str, pd.Series]:
+    out = {}
+    for df, col in frames_cols:
+        if df is not None and col in df:
+            d = df.dropna(subset=["player_id"]).drop_duplicates("player_id").set_index("player_id")[col]
+            out[col] = d
+    return out
+
+
+# -------------------------------------------------------------------------------------------------- prepare
+
+def prepare_season(season: int, source: str = "nflverse", data_dir: str | Path | None = None,
+                   scoring: str | Mapping[str, float] = "ppr", projection_source: str = "builtin",
+                   weeks: int = 18, out: str | Path | None = None, force: bool = False) -> PreparedSeason:
+    """Build (and with ``out``, write) the prepared tables for one season. See the module docstring."""
+    weights = resolve_weights(scoring) if isinstance(scoring, str) else dict(scoring)
+    src = get_source(source, data_dir)
+    root = src.root
+    params = {"season": season, "source": source, "scoring": weights, "projection_source": projection_source,
+              "weeks": weeks}
+    fp = _fingerprint(root, params)
+    if out is not None and not force:
+        manifest_path = Path(out) / "manifest.json"
+        if manifest_path.exists() and json.loads(manifest_path.read_text()).get("fingerprint") == fp:
+            return load_prepared(out)
+
+    t0 = time.perf_counter()
+    try:
+        nv: NflverseDir | None = src if isinstance(src, NflverseDir) else NflverseDir(root)
+    except DataError:
+        nv = None
+    crosswalk = src.id_crosswalk
+
+    weekly = _scored(src.weekly(season), weights)
+    weekly = weekly[weekly["week"] <= weeks].reset_index(drop=True)
+    last = _history(src, nv, season - 1, weights)
+    before_last = _history(src, nv, season - 2, weights)
+    rookies = nv.rookies(season) if nv else pd.DataFrame(columns=["player_id", "player_name", "position", "team", "draft_number"])
+
+    # Built-in preseason projection: earlier seasons only (rookie prior fitted on earlier rookie classes).
+    prior_history = []
+    for s in range(season - 3, season):
+        w = _history(src, nv, s, weights)
+        if nv is not None and w is not None:
+            prior_history.append((nv.rookies(s), w))
+    prior = projections.rookie_prior(prior_history)
+    if last is None:
+        last = weekly.iloc[0:0]
+    builtin = projections.preseason(last, before_last, rookies, prior)
+
+    # Source and third-party preseason projections and ADP.
+    sdio_proj = None
+    sdio = src if isinstance(src, SportsDataIODir) else None
+    if sdio is None:
+        try:
+            sdio = SportsDataIODir(root)
+        except DataError:
+            sdio = None
+    if sdio is not None:
+        try:
+            sdio_proj = _points(sdio.season_projections(season), weights)
+        except DataError:
+            sdio_proj = None
+    fp_proj = _points(fantasypros_season_projections(root, season, crosswalk), weights)
+    adp_fp = preseason_adp(root, season, crosswalk, "fantasypros_adp")
+    adp_sd = preseason_adp(root, season, crosswalk, "sportsdataio_projection_file")
+
+    # --- players table ---------------------------------------------------------------------------
+    s1 = projections.season_summary(last).set_index("player_id") if len(last) else None
+    s2 = projections.season_summary(before_last).set_index("player_id") if before_last is not None else None
+    pool_ids = set(builtin.loc[builtin["player_id"].isin(s1.index if s1 is not None else []), "player_id"])
+    pool_ids |= set(rookies["player_id"])
+    for df in (adp_fp, adp_sd, fp_proj):
+        if df is not None:
+            pool_ids |= set(df.loc[df.get("adp", pd.Series(0, index=df.index)).notna(), "player_id"].dropna())
+    if sdio_proj is not None:  # the SportsData.io file lists retired players with zero projections
+        pool_ids |= set(sdio_proj.loc[sdio_proj["proj_points"] > 0, "player_id"].dropna())
+    ids = sorted(pool_ids | set(weekly["player_id"]))
+    players = pd.DataFrame({"player_id": pd.Series(ids, dtype="string")}).set_index("player_id")
+
+    def fill(col: str, *candidates: pd.Series | None) -> None:
+        s = pd.Series(pd.NA, index=players.index, dtype="object")
+        for c in candidates:
+            if c is not None:
+                s = s.fillna(c[~c.index.duplicated()].reindex(players.index))
+        players[col] = s
+
+    def col(df, name):
+        if df is None or name not in df:
+            return None
+        d = df.dropna(subset=["player_id"])
+        return d.set_index("player_id")[name]
+
+    first_week = weekly.sort_values("week").drop_duplicates("player_id").set_index("player_id")
+    fill("player_name", col(adp_fp, "player_name"), col(sdio_proj, "player_name"), col(rookies, "player_name"),
+         s1["player_name"] if s1 is not None else None, s2["player_name"] if s2 is not None else None,
+         first_week["player_name"])
+    fill("position", col(adp_fp, "position"), col(sdio_proj, "position"), col(rookies, "position"),
+         s1["position"] if s1 is not None else None, s2["position"] if s2 is not None else None,
+         first_week["position"])
+    # Preseason team: only sources published before the season; the in-season team is the engine's business.
+    fill("team", col(adp_fp, "team"), col(sdio_proj, "team"), col(fp_proj, "team"), col(rookies, "team"),
+         s1["team"] if s1 is not None else None)
+    byes = src.byes(season)
+    players["bye_week"] = players["team"].map(byes.set_index("team")["bye_week"]).astype("Int64")
+    fill("adp", col(adp_fp, "adp"), col(adp_sd, "adp"))
+    players["adp_source"] = pd.Series(pd.NA, index=players.index, dtype="string")
+    if adp_fp is not None:
+        players.loc[players.index.isin(adp_fp["player_id"].dropna()), "adp_source"] = "fantasypros"
+    if adp_sd is not None:
+        players.loc[players["adp_source"].isna() & players.index.isin(adp_sd["player_id"].dropna()), "adp_source"] = "sportsdataio"
+    players["proj_points_builtin"] = builtin.set_index("player_id")["proj_points"].reindex(players.index)
+    players["proj_ppg_builtin"] = builtin.set_index("player_id")["proj_ppg"].reindex(players.index)
+    players["proj_points_sportsdataio"] = col(sdio_proj, "proj_points").reindex(players.index) if sdio_proj is not None else float("nan")
+    if fp_proj is not None:
+        players["proj_points_fantasypros"] = (fp_proj.dropna(subset=["player_id"]).drop_duplicates("player_id")
+                                              .set_index("player_id")["proj_points"].reindex(players.index))
+    else:
+        players["proj_points_fantasypros"] = float("nan")
+    proj_cols = [f"proj_points_{s}" for s in ("builtin", "sportsdataio", "fantasypros")] + ["proj_ppg_builtin"]
+    players[proj_cols] = players[proj_cols].apply(pd.to_numeric, errors="coerce").astype("float64")
+    chosen = f"proj_points_{projection_source}"
+    if players[chosen].notna().sum() == 0:
+        raise DataError(f"data.projections: {projection_source!r} has no preseason projections for {season} in "
+                        f"{root}; use 'builtin' (always available) or another source")
+    # The selected source where it has a player, the built-in model for everyone else.
+    players["proj_points"] = players[chosen].fillna(players["proj_points_builtin"]).fillna(0.0)
+    players["proj_source"] = players[chosen].notna().map({True: projection_source, False: "builtin"})
+    players["prev_points"] = s1["points"].reindex(players.index).fillna(0.0) if s1 is not None else 0.0
+    players["prev_games"] = s1["games"].reindex(players.index).fillna(0).astype(int) if s1 is not None else 0
+    players["prev2_points"] = s2["points"].reindex(players.index).fillna(0.0) if s2 is not None else 0.0
+    players["prev2_games"] = s2["games"].reindex(players.index).fillna(0).astype(int) if s2 is not None else 0
+    players["rookie"] = players.index.isin(rookies["player_id"])
+    players["draft_number"] = pd.to_numeric(rookies.drop_duplicates("player_id").set_index("player_id")["draft_number"]
+                                            .reindex(players.index), errors="coerce").astype("Int64")
+    players["in_draft_pool"] = players.index.isin(list(pool_ids))
+    players = players[players["position"].isin(schema.FANTASY_POSITIONS)].reset_index()
+    players["season"] = season
+    for c in ("player_name", "position", "team", "proj_source"):
+        players[c] = players[c].astype("string")
+    players["adp"] = pd.to_numeric(players["adp"], errors="coerce")
+
+    # --- weekly projections ------------------------------------------------------------------------
+    pre_ppg = players.set_index("player_id")["proj_points"] / 17.0
+    pre_ppg = players.set_index("player_id")["proj_ppg_builtin"].fillna(pre_ppg) if projection_source == "builtin" else pre_ppg
+    wp = projections.weekly(weekly, pre_ppg, weeks)
+    if isinstance(src, SportsDataIODir) or sdio is not None:
+        try:
+            sp = sdio.weekly_projections(season)
+            sp = sp.assign(proj_points_sportsdataio=fantasy_points(_fantasy_only(sp).reindex(sp.index), weights))
+            sp = sp.drop_duplicates(["week", "player_id"])[["week", "player_id", "proj_points_sportsdataio"]]
+            wp = wp.merge(sp, on=["week", "player_id"], how="left")
+        except (DataError, AttributeError):
+            pass
+    nfl = nflcom_weekly(root, season, crosswalk)
+    if nfl is not None:
+        n = nfl.dropna(subset=["player_id"]).drop_duplicates(["week", "player_id"])
+        wp = wp.merge(n[["week", "player_id", "projected_pts_half_ppr"]].rename(
+            columns={"projected_pts_half_ppr": "proj_points_nflcom_half_ppr"}), on=["week", "player_id"], how="left")
+    wp.insert(0, "season", season)
+    wp = wp[wp["player_id"].isin(players["player_id"])].sort_values(["week", "player_id"]).reset_index(drop=True)
+
+    # --- injuries (the official report where nflverse has it) ---------------------------------------------
+    try:
+        injuries = (nv or src).injuries(season)
+        injury_source = "nflverse" if nv is not None else source
+    except DataError:
+        injuries, injury_source = src.injuries(season), source
+    injuries = injuries[injuries["player_id"].isin(players["player_id"]) & (injuries["week"] <= weeks)]
+    injuries = injuries.reset_index(drop=True)
+
+    schedule = src.schedule(season)
+    schedule = schedule[schedule["week"] <= weeks].reset_index(drop=True)
+
+    unmatched = {}
+    if isinstance(src, SportsDataIODir):
+        um = src.unmatched(season)
+        um = um[um["position"].isin(schema.FANTASY_POSITIONS)]
+        unmatched["sportsdataio_weekly"] = um.to_dict("records")
+    for name, df in (("fantasypros_adp", adp_fp), ("sportsdataio_adp", adp_sd), ("fantasypros_projections", fp_proj)):
+        if df is not None:
+            unmatched[name] = df.loc[df["player_id"].isna(), ["player_name", "position", "team"]].to_dict("records")
+    if nfl is not None:
+        unmatched["nflcom_weekly_rows"] = int(nfl["player_id"].isna().sum())
+
+    prepared = PreparedSeason(season=season, source=source, projection_source=projection_source, scoring=weights,
+                              players=players, weekly=weekly, weekly_projections=wp, injuries=injuries,
+                              byes=byes.reset_index(drop=True), schedule=schedule)
+    prepared.manifest = {
+        "ffbench_version": __version__, "fingerprint": fp, "season": season, "source": source,
+        "projection_source": projection_source, "injury_source": injury_source, "scoring": weights,
+        "weeks": weeks, "data_dir": str(root), "rows": {k: int(len(v)) for k, v in prepared.tables().items()},
+        "draft_pool": int(players["in_draft_pool"].sum()), "unmatched": unmatched,
+        "seconds": round(time.perf_counter() - t0, 2),
+    }
+    if out is not None:
+        write_prepared(prepared, out)
+    return prepared
+
+
+def write_prepared(prepared: PreparedSeason, out: str | Path) -> Path:
+    """Write every table, then the manifest last: a folder with a manifest is complete."""
+    out = Path(out)
+    for name, df in prepared.tables().items():
+        write_parquet(out / f"{name}.parquet", df)
+    write_json(out / "manifest.json", prepared.manifest)
+    return out
+
+
+def load_prepared(folder: str | Path) -> PreparedSeason:
+    folder = Path(folder)
+    mpath = folder / "manifest.json"
+    if not mpath.exists():
+        raise DataError(f"{folder} is not a prepared season (no manifest.json); run `ffbench data prepare`")
+    m = json.loads(mpath.read_text())
+    tables = {name: pd.read_parquet(folder / f"{name}.parquet") for name in TABLES}
+    return PreparedSeason(season=m["season"], source=m["source"], projection_source=m["projection_source"],
+                          scoring=m["scoring"], manifest=m, **tables)

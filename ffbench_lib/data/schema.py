@@ -1,0 +1,78 @@
+"""The canonical tables every data source returns.
+
+Column names follow nflverse's current ``stats_player`` release so a user who knows nflverse knows ffbench.
+One row per player-week. Stat columns are floats (NaN where a source does not break a stat down), ids are
+strings: gsis ``00-00xxxxx`` where known, ``sdio:<PlayerID>`` for SportsData.io players the crosswalk cannot map.
+"""
+from __future__ import annotations
+
+import pandas as pd
+
+FANTASY_POSITIONS = ("QB", "RB", "WR", "TE")
+
+#: Identity and context columns of the weekly table.
+WEEKLY_KEYS = ("player_id", "player_name", "position", "team", "opponent_team", "season", "week", "season_type")
+
+#: Counting stats of the weekly table (current nflverse names). ``fumbles_lost`` is ffbench's one derived stat:
+#: rushing + receiving + sack fumbles lost (nflverse), or SportsData.io's ``FumblesLost``.
+WEEKLY_STATS = (
+    "completions", "attempts", "passing_yards", "passing_tds", "passing_interceptions", "sacks_suffered",
+    "sack_fumbles_lost", "passing_2pt_conversions",
+    "carries", "rushing_yards", "rushing_tds", "rushing_fumbles_lost", "rushing_2pt_conversions",
+    "receptions", "targets", "receiving_yards", "receiving_tds", "receiving_fumbles_lost",
+    "receiving_2pt_conversions", "special_teams_tds", "fumbles_lost",
+)
+
+#: The source's own PPR points, kept for parity checks (never used for scoring).
+WEEKLY_EXTRA = ("source_player_id", "fantasy_points_ppr")
+
+WEEKLY_COLUMNS = WEEKLY_KEYS + WEEKLY_STATS + WEEKLY_EXTRA
+
+#: Legacy ``player_stats`` (nfl_data_py.import_weekly_data) names that differ from the current release.
+LEGACY_RENAMES = {
+    "recent_team": "team",
+    "interceptions": "passing_interceptions",
+    "sacks": "sacks_suffered",
+}
+
+
+def conform_weekly(df: pd.DataFrame) -> pd.DataFrame:
+    """Select and order the canonical weekly columns, adding missing ones as NaN, with stable dtypes."""
+    out = df.copy()
+    if "fumbles_lost" not in out.columns:
+        parts = [c for c in ("rushing_fumbles_lost", "receiving_fumbles_lost", "sack_fumbles_lost") if c in out]
+        out["fumbles_lost"] = out[parts].fillna(0).sum(axis=1) if parts else float("nan")
+    for col in WEEKLY_COLUMNS:
+        if col not in out.columns:
+            out[col] = pd.NA if col in WEEKLY_KEYS or col == "source_player_id" else float("nan")
+    out = out[list(WEEKLY_COLUMNS)]
+    for col in WEEKLY_STATS + ("fantasy_points_ppr",):
+        out[col] = pd.to_numeric(out[col], errors="coerce").astype("float64")
+    out["season"] = out["season"].astype("int64")
+    out["week"] = out["week"].astype("int64")
+    for col in ("player_id", "player_name", "position", "season_type", "source_player_id"):
+        out[col] = out[col].astype("string")
+    out["team"] = normalize_team(out["team"])
+    out["opponent_team"] = normalize_team(out["opponent_team"])
+    return out.sort_values(["season", "week", "player_id"], kind="stable").reset_index(drop=True)
+
+
+#: Injury report table: one row per player-week that appeared on the official report.
+INJURY_COLUMNS = ("season", "week", "player_id", "player_name", "team", "position", "report_status",
+                  "practice_status", "report_primary_injury")
+
+#: Schedule table (regular season only): one row per game.
+SCHEDULE_COLUMNS = ("season", "week", "game_id", "home_team", "away_team", "home_score", "away_score", "gameday")
+
+#: Other providers' team codes -> nflverse codes (nflverse writes the Rams as LA).
+TEAM_ALIASES = {"JAC": "JAX", "LAR": "LA", "WSH": "WAS", "OAK": "LV", "SD": "LAC", "STL": "LA"}
+
+
+NFL_TEAMS = frozenset("ARI ATL BAL BUF CAR CHI CIN CLE DAL DEN DET GB HOU IND JAX KC LA LAC LV MIA MIN NE NO "
+                      "NYG NYJ PHI PIT SEA SF TB TEN WAS".split())
+
+
+def normalize_team(teams: pd.Series) -> pd.Series:
+    """Team codes in nflverse spelling; free agents and unreadable codes become <NA>."""
+    t = teams.astype("string").str.strip().replace(TEAM_ALIASES).astype("string")
+    return t.where(t.isin(NFL_TEAMS)).astype("string")

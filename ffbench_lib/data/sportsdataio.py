@@ -1,0 +1,158 @@
+"""SportsData.io CSV exports (the earlier FantasyFootballBench's data), keyed by ``PlayerID``.
+
+Layout: ``{season}/{week}/PlayerGameStatsByWeek.csv`` and ``PlayerGameProjectionStatsByWeek.csv`` for
+weeks 1-17, ``{season}/PlayerSeasonProjectionStats.csv`` (preseason projections with ADP), ``Byes.csv``.
+PlayerIDs are mapped to gsis ids through the nflverse crosswalk (``fantasy_data_id``) when it is present;
+unmapped players keep ``sdio:<PlayerID>`` and are listed by :meth:`unmatched` - never dropped.
+"""
+from __future__ import annotations
+
+from functools import cached_property
+
+import pandas as pd
+
+from . import schema
+from .base import DataError, DataSource, name_key
+
+#: SportsData.io column -> canonical column.
+STAT_MAP = {
+    "PassingCompletions": "completions",
+    "PassingAttempts": "attempts",
+    "PassingYards": "passing_yards",
+    "PassingTouchdowns": "passing_tds",
+    "PassingInterceptions": "passing_interceptions",
+    "PassingSacks": "sacks_suffered",
+    "TwoPointConversionPasses": "passing_2pt_conversions",
+    "RushingAttempts": "carries",
+    "RushingYards": "rushing_yards",
+    "RushingTouchdowns": "rushing_tds",
+    "TwoPointConversionRuns": "rushing_2pt_conversions",
+    "Receptions": "receptions",
+    "ReceivingTargets": "targets",
+    "ReceivingYards": "receiving_yards",
+    "ReceivingTouchdowns": "receiving_tds",
+    "TwoPointConversionReceptions": "receiving_2pt_conversions",
+    "FumblesLost": "fumbles_lost",
+    "FantasyPointsPPR": "fantasy_points_ppr",
+}
+KEY_MAP = {"Name": "player_name", "Position": "position", "Team": "team", "Opponent": "opponent_team",
+           "Season": "season", "Week": "week"}
+
+
+class SportsDataIODir(DataSource):
+    name = "sportsdataio"
+
+    @property
+    def folder(self):
+        return self._sub("sportsdataio")
+
+    def available_seasons(self) -> list[int]:
+        return sorted(int(p.name) for p in self.folder.iterdir() if p.is_dir() and p.name.isdigit())
+
+    def _season_dir(self, season: int):
+        d = self.folder / str(season)
+        if not d.is_dir():
+            raise DataError(f"sportsdataio: no folder for season {season} in {self.folder}; "
+                            f"available: {self.available_seasons() or 'none'}")
+        return d
+
+    def _weeks(self, season: int, filename: str) -> pd.DataFrame:
+        d = self._season_dir(season)
+        weeks = sorted(int(p.name) for p in d.iterdir() if p.is_dir() and p.name.isdigit())
+        frames = [pd.read_csv(d / str(w) / filename, low_memory=False) for w in weeks if (d / str(w) / filename).exists()]
+        if not frames:
+            raise DataError(f"sportsdataio {season}: no {filename} under {d}/<week>/")
+        return pd.concat(frames, ignore_index=True)
+
+    def _canonical(self, raw: pd.DataFrame) -> pd.DataFrame:
+        df = raw.rename(columns={**STAT_MAP, **KEY_MAP})
+        df["special_teams_tds"] = raw.get("PuntReturnTouchdowns", 0) + raw.get("KickReturnTouchdowns", 0)
+        df["source_player_id"] = raw["PlayerID"].astype("int64").astype(str)
+        df["player_id"] = self.map_ids(raw["PlayerID"], raw["Name"], raw["Position"])
+        df["season_type"] = "REG"
+        return df
+
+    def map_ids(self, player_ids: pd.Series, names: pd.Series, positions: pd.Series) -> pd.Series:
+        """SportsData.io PlayerID -> gsis id: by ``fantasy_data_id``, else by a unique (name, position) match
+        in the crosswalk, else ``sdio:<PlayerID>`` (kept, and listed by :meth:`unmatched`)."""
+        ids = player_ids.astype("int64")
+        out = ids.map(self._sdio_map)
+        by_name = self._name_map
+        keys = pd.Series([(name_key(n), p) for n, p in zip(names, positions)], index=ids.index)
+        out = out.fillna(keys.map(by_name))
+        return out.fillna("sdio:" + ids.astype(str)).astype("string")
+
+    @cached_property
+    def _name_map(self) -> dict[tuple[str, str], str]:
+        cw = self.id_crosswalk.drop_duplicates("gsis_id")
+        counts = cw.groupby(["name_key", "position"])["gsis_id"].transform("nunique")
+        cw = cw[counts == 1]
+        return dict(zip(zip(cw["name_key"], cw["position"]), cw["gsis_id"]))
+
+    @cached_property
+    def _sdio_map(self) -> dict[int, str]:
+        return self.sdio_to_gsis()
+
+    def weekly(self, season: int) -> pd.DataFrame:
+        raw = self._weeks(season, "PlayerGameStatsByWeek.csv")
+        raw = raw[(raw["SeasonType"] == 1) & (raw["Played"] == 1)]
+        return schema.conform_weekly(self._canonical(raw.reset_index(drop=True)))
+
+    def weekly_projections(self, season: int) -> pd.DataFrame:
+        raw = self._weeks(season, "PlayerGameProjectionStatsByWeek.csv")
+        raw = raw[raw["SeasonType"] == 1].reset_index(drop=True)
+        out = schema.conform_weekly(self._canonical(raw))
+        status = raw.set_index(raw["PlayerID"].astype(str) + "|" + raw["Week"].astype(str))["InjuryStatus"]
+        key = out["source_player_id"].astype(str) + "|" + out["week"].astype(str)
+        out["injury_status"] = key.map(status[~status.index.duplicated()]).astype("string")
+        return out
+
+    def season_projections(self, season: int) -> pd.DataFrame:
+        path = self._season_dir(season) / "PlayerSeasonProjectionStats.csv"
+        if not path.exists():
+            raise DataError(f"sportsdataio {season}: {path.name} missing in {path.parent}")
+        raw = pd.read_csv(path, low_memory=False)
+        raw = raw[raw["Position"].isin(schema.FANTASY_POSITIONS)].reset_index(drop=True)
+        df = self._canonical(raw.assign(Week=0))
+        df["adp"] = pd.to_numeric(raw["AverageDraftPositionPPR"], errors="coerce").fillna(
+            pd.to_numeric(raw["AverageDraftPosition"], errors="coerce"))
+        df["games"] = pd.to_numeric(raw["Played"], errors="coerce")
+        keep = ["player_id", "source_player_id", "player_name", "position", "team", "adp", "games",
+                *(c for c in schema.WEEKLY_STATS if c in df.columns)]
+        return df[keep]
+
+    def byes(self, season: int) -> pd.DataFrame:
+        path = self._season_dir(season) / "Byes.csv"
+        b = pd.read_csv(path).rename(columns={"Season": "season", "Team": "team", "Week": "bye_week"})
+        b["team"] = schema.normalize_team(b["team"])
+        return b[["season", "team", "bye_week"]].astype({"bye_week": "Int64"})
+
+    def schedule(self, season: int) -> pd.DataFrame:
+        raw = self._weeks(season, "FantasyDefenseByGame.csv")
+        home = raw[raw["HomeOrAway"] == "HOME"]
+        g = pd.DataFrame({
+            "season": home["Season"].astype(int), "week": home["Week"].astype(int),
+            "game_id": home["GameKey"].astype(str), "home_team": schema.normalize_team(home["Team"]),
+            "away_team": schema.normalize_team(home["Opponent"]),
+            "home_score": pd.NA, "away_score": home["PointsAllowed"], "gameday": home["Date"].str[:10],
+        })
+        return g.sort_values(["week", "game_id"]).reset_index(drop=True)
+
+    def injuries(self, season: int) -> pd.DataFrame:
+        """Status from the weekly projection files (published before each week's games). Sparse: mostly Out."""
+        p = self.weekly_projections(season)
+        p = p[p["injury_status"].notna() & (p["injury_status"] != "")]
+        return pd.DataFrame({
+            "season": p["season"], "week": p["week"], "player_id": p["player_id"], "player_name": p["player_name"],
+            "team": p["team"], "position": p["position"], "report_status": p["injury_status"],
+            "practice_status": pd.NA, "report_primary_injury": pd.NA,
+        })[list(schema.INJURY_COLUMNS)].reset_index(drop=True)
+
+    def unmatched(self, season: int) -> pd.DataFrame:
+        """Players in this season's weekly stats that the crosswalk could not map to a gsis id."""
+        w = self.weekly(season)
+        u = w[w["player_id"].str.startswith("sdio:")]
+        return (u.groupby(["player_id", "player_name", "position"], as_index=False)
+                 .agg(games=("week", "nunique"), ppr=("fantasy_points_ppr", "sum"))
+                 .sort_values("ppr", ascending=False, ignore_index=True))
+

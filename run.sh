@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# One entry point that sets itself up on a fresh machine: a virtual environment in .venv, the package and its
+# dev extras from pyproject.toml (reinstalled when pyproject.toml changes), then the job.
+#   ./run.sh demo   the main job (see README)
+#   ./run.sh test   the test suite (what CI runs)
+set -euo pipefail
+cd "$(dirname "$0")"
+VENV="${FFBENCH_VENV:-.venv}"
+PYTHON="${PYTHON:-python3}"
+
+if [ ! -x "$VENV/bin/python" ]; then
+  echo "creating virtual environment in $VENV" >&2
+  "$PYTHON" -m venv "$VENV"
+fi
+want="$(sha256sum pyproject.toml | cut -c1-16)"
+if [ "$(cat "$VENV/.ffbench-installed" 2>/dev/null || true)" != "$want" ]; then
+  echo "installing ffbench and its dependencies into $VENV (first run takes a few minutes)" >&2
+  "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check -e ".[dev]"
+  echo "$want" > "$VENV/.ffbench-installed"
+fi
+
+# litellm must never fetch its price map at import; ffbench works offline.
+export LITELLM_LOCAL_MODEL_COST_MAP=True
+if [ -z "${FFBENCH_DATA_DIR:-}" ] && [ -d ../shared/data/nflverse ]; then
+  FFBENCH_DATA_DIR="$(cd ../shared/data && pwd)"
+  export FFBENCH_DATA_DIR
+fi
+
+cmd="${1:-}"
+[ $# -gt 0 ] && shift
+case "$cmd" in
+  test)
+    exec "$VENV/bin/python" -m pytest -n 2 "$@"
+    ;;
+  demo)
+    if [ -z "${FFBENCH_DATA_DIR:-}" ]; then
+      echo "FFBENCH_DATA_DIR is not set: downloading nflverse 2022-2024 into outputs/data" >&2
+      "$VENV/bin/ffbench" data download --seasons 2022-2024 --out outputs/data
+      FFBENCH_DATA_DIR="$(pwd)/outputs/data"
+      export FFBENCH_DATA_DIR
+    fi
+    exec "$VENV/bin/python" -m ffbench_lib demo "$@"
+    ;;
+  *)
+    echo "usage: ./run.sh demo | ./run.sh test [pytest args]" >&2
+    exit 2
+    ;;
+esac

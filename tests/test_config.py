@@ -1,0 +1,114 @@
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+from ffbench_lib.config import ConfigError, League, dump_config, load_config, parse_config
+
+REPO = Path(__file__).resolve().parents[1]
+DEMO = REPO / "params" / "demo.yaml"
+
+
+def demo() -> dict:
+    return yaml.safe_load(DEMO.read_text())
+
+
+def problems(data) -> list[str]:
+    with pytest.raises(ConfigError) as exc:
+        parse_config(data)
+    return exc.value.problems
+
+
+def test_every_params_file_is_valid():
+    files = sorted((REPO / "params").glob("*.yaml"))
+    assert DEMO in files
+    for f in files:
+        if f.name.startswith("batch_"):
+            continue
+        league = load_config(f)
+        assert league.roster.size == 12 and len(league.teams) == 10
+
+
+def test_defaults_are_the_product_league():
+    lg = load_config(DEMO)
+    r = lg.roster
+    assert (r.QB, r.RB, r.WR, r.TE, r.FLEX, r.BENCH) == (1, 2, 2, 1, 1, 5)
+    assert r.flex_positions == ("RB", "WR", "TE")
+    assert lg.scoring_weights["receptions"] == 1.0
+    assert parse_config(yaml.safe_load(dump_config(lg))) == lg  # the resolved dump round-trips
+
+
+def test_missing_model_names_the_field():
+    d = demo()
+    d["teams"][3]["agent"] = {"kind": "llm"}
+    assert problems(d) == ["teams[3].agent.model: field required"]
+
+
+def test_unknown_keys_are_errors():
+    d = demo()
+    d["roster"]["SUPERFLEX"] = 1
+    d["sead"] = 3
+    out = problems(d)
+    assert "sead: unknown key (check the spelling against the config reference in README.md)" in out
+    assert any(p.startswith("roster.SUPERFLEX: unknown key") for p in out)
+
+
+@pytest.mark.parametrize("mutate, expected", [
+    (lambda d: d["teams"][0]["agent"].update(strategy="smart"),
+     "teams[0].agent.strategy: Input should be 'random', 'adp', 'vorp' or 'recent_form' (got 'smart')"),
+    (lambda d: d["teams"][1].update(agent={"kind": "human"}), "teams[1].agent.kind: got 'human'; allowed: 'bot' or 'llm'"),
+    (lambda d: d.update(scoring="full_ppr"),
+     "scoring.preset: Input should be 'ppr', 'half_ppr', 'standard' or 'ffbench_v1' (got 'full_ppr')"),
+    (lambda d: d.update(scoring={"weights": {"passing_td": 6}}), "scoring.weights: unknown stat 'passing_td'"),
+    (lambda d: d.update(season=2019), "season: no data for season 2019; allowed: 2021, 2022, 2023, 2024, 2025 (got 2019)"),
+    (lambda d: d.update(weeks=19), "weeks: Input should be less than or equal to 18 (got 19)"),
+    (lambda d: d["trades"].update(weeks=[4, 20]), "trades.weeks: week 20 is outside 1..17"),
+    (lambda d: d["teams"].pop(), "teams: 9 teams; an even number is needed for weekly matchups"),
+    (lambda d: d["teams"][1].update(name="VORP-1"), "duplicate team name 'VORP-1'"),
+    (lambda d: d["roster"].update(caps={"QB": 0}), "roster: caps.QB=0 is below the 1 starting QB slot(s)"),
+    (lambda d: d["data"].update(source="espn"), "data.source: Input should be 'nflverse' or 'sportsdataio' (got 'espn')"),
+    (lambda d: d["draft"].update(order="snake"), "draft.order: Input should be 'random', 'fixed' or 'rotate' (got 'snake')"),
+    (lambda d: d["teams"][2].update(agent={"kind": "llm", "model": "x", "api_key_env": "sk-live-123"}),
+     "teams[2].agent.api_key_env: give the NAME of an environment variable"),
+    (lambda d: d["teams"][2].update(agent={"kind": "llm", "model": "x", "temperature": 5}),
+     "teams[2].agent.temperature: Input should be less than or equal to 2 (got 5)"),
+])
+def test_error_messages_name_field_value_and_fix(mutate, expected):
+    d = demo()
+    mutate(d)
+    out = problems(d)
+    assert any(expected in p for p in out), out
+
+
+def test_secret_values_never_echoed_back():
+    d = demo()
+    d["teams"][2]["agent"] = {"kind": "llm", "model": "x", "api_key_env": "sk-" + "a" * 40}
+    (msg,) = problems(d)
+    assert "sk-aaaa" not in msg and msg.endswith("(value hidden)")
+
+
+def test_yaml_syntax_error_has_line(tmp_path):
+    f = tmp_path / "bad.yaml"
+    f.write_text("season: 2024\nteams: [\n  {name: a\n")
+    with pytest.raises(ConfigError, match=r"not valid YAML at line \d+"):
+        load_config(f)
+
+
+def test_cli_exits_2_without_traceback(tmp_path):
+    d = demo()
+    d["teams"][3]["agent"] = {"kind": "llm"}
+    f = tmp_path / "league.yaml"
+    f.write_text(yaml.safe_dump(d))
+    r = subprocess.run([sys.executable, "-m", "ffbench_lib", "validate", str(f)], capture_output=True, text=True)
+    assert r.returncode == 2
+    assert "teams[3].agent.model: field required" in r.stderr
+    assert "Traceback" not in r.stderr
+    ok = subprocess.run([sys.executable, "-m", "ffbench_lib", "validate", str(DEMO)], capture_output=True, text=True)
+    assert ok.returncode == 0 and "10 teams" in ok.stdout
+
+
+def test_overrides_replace_top_level_keys():
+    assert load_config(DEMO, seed=42).seed == 42
+    assert isinstance(load_config(DEMO), League)

@@ -1,0 +1,80 @@
+import pandas as pd
+import pytest
+
+from ffbench_lib.data import DataError, get_source, schema
+from ffbench_lib.data.base import name_key
+
+
+@pytest.mark.parametrize("source, season", [("nflverse", 2021), ("nflverse", 2024), ("sportsdataio", 2022),
+                                            ("sportsdataio", 2024)])
+def test_weekly_is_canonical_and_tidy(data_dir, source, season):
+    w = get_source(source, data_dir).weekly(season)
+    assert list(w.columns) == list(schema.WEEKLY_COLUMNS)
+    assert not w.duplicated(["player_id", "week"]).any()  # one row per player-week
+    assert (w["season"] == season).all() and set(w["season_type"]) == {"REG"}
+    assert w["week"].between(1, 18).all()
+    assert w["player_id"].notna().all()
+    assert w["team"].dropna().isin(schema.NFL_TEAMS).all()
+
+
+def test_nflverse_legacy_and_current_files_agree(data_dir):
+    """2023 exists in both schemas; the canonical tables agree on the scoring stats (a few stat corrections aside)."""
+    nv = get_source("nflverse", data_dir)
+    cur = nv.weekly(2023)
+    legacy = pd.read_csv(data_dir / "nflverse" / "player_stats_week_2023.csv", low_memory=False)
+    legacy = schema.conform_weekly(legacy.rename(columns=schema.LEGACY_RENAMES))
+    legacy = legacy[legacy["season_type"] == "REG"]
+    m = cur.merge(legacy, on=["player_id", "week"], suffixes=("", "_l"))
+    assert len(m) > 0.95 * len(legacy)
+    assert ((m["fantasy_points_ppr"] - m["fantasy_points_ppr_l"]).abs() < 0.01).mean() > 0.99
+
+
+@pytest.mark.parametrize("source", ["nflverse", "sportsdataio"])
+def test_byes_cover_every_team_once(data_dir, source):
+    b = get_source(source, data_dir).byes(2024)
+    assert len(b) == 32 and b["team"].is_unique and set(b["team"]) == schema.NFL_TEAMS
+    assert b["bye_week"].between(5, 14).all()
+
+
+def test_byes_agree_across_sources(data_dir):
+    nv = get_source("nflverse", data_dir).byes(2024).set_index("team")["bye_week"]
+    sd = get_source("sportsdataio", data_dir).byes(2024).set_index("team")["bye_week"]
+    assert (nv == sd.reindex(nv.index)).all()
+
+
+def test_injury_reports_present(data_dir):
+    inj = get_source("nflverse", data_dir).injuries(2024)
+    assert {"Out", "Questionable", "Doubtful"} <= set(inj["report_status"].dropna())
+    assert not inj.duplicated(["player_id", "week"]).any()
+    assert inj["week"].between(1, 18).all()
+
+
+def test_sportsdataio_maps_ids_and_keeps_unmatched(data_dir):
+    sd = get_source("sportsdataio", data_dir)
+    raw = pd.concat(pd.read_csv(data_dir / "sportsdataio" / "2024" / str(w) / "PlayerGameStatsByWeek.csv")
+                    for w in range(1, 18))
+    raw = raw[(raw["SeasonType"] == 1) & (raw["Played"] == 1)]
+    w = sd.weekly(2024)
+    assert len(w) == len(raw)  # nobody dropped
+    off = w[w["position"].isin(schema.FANTASY_POSITIONS)]
+    assert off["player_id"].str.startswith("00-").mean() > 0.99
+    um = sd.unmatched(2024)
+    assert um["player_id"].str.startswith("sdio:").all() and len(um) > 0
+    barkley = w[w["player_name"] == "Saquon Barkley"]["player_id"].unique()
+    assert list(barkley) == ["00-0034844"]
+
+
+def test_name_key():
+    assert name_key("D.J. Moore Jr.") == name_key("DJ Moore") == "dj moore"
+    assert name_key("Amon-Ra St. Brown") == "amon ra st brown"
+    assert name_key(None) == ""
+
+
+def test_missing_files_give_clear_errors(tmp_path):
+    with pytest.raises(DataError, match="does not exist"):
+        get_source("nflverse", tmp_path / "nope")
+    (tmp_path / "nflverse").mkdir()
+    with pytest.raises(DataError, match=r"weekly stats for 2024.*available seasons: none"):
+        get_source("nflverse", tmp_path).weekly(2024)
+    with pytest.raises(DataError, match="unknown data source 'espn'"):
+        get_source("espn", tmp_path)

@@ -1,0 +1,133 @@
+import json
+import subprocess
+import sys
+
+import pandas as pd
+import pytest
+
+from ffbench_lib.data import schema
+from ffbench_lib.data.download import download, parse_seasons
+from ffbench_lib.data.nflverse import NflverseDir
+from ffbench_lib.data.prepare import TABLES, load_prepared, prepare_season
+from ffbench_lib.data.base import DataError
+
+
+@pytest.mark.parametrize("fixture", ["prepared_2024", "prepared_2024_sdio"])
+def test_prepared_tables(request, fixture):
+    p = request.getfixturevalue(fixture)
+    pl = p.players
+    assert pl["player_id"].is_unique and pl["position"].isin(schema.FANTASY_POSITIONS).all()
+    pool = pl[pl["in_draft_pool"]]
+    assert len(pool) > 600
+    for col in ("player_name", "position", "proj_points", "prev_points", "prev_games"):
+        assert pool[col].notna().all(), col
+    top = pool.sort_values("adp").head(120)
+    assert top["bye_week"].notna().all() and top["team"].notna().all()
+    # previous-season points are real 2023 points under the league scoring
+    cmc = pl[pl["player_name"] == "Christian McCaffrey"].iloc[0]
+    assert cmc["prev_points"] == pytest.approx(391.3 + (21.2 if p.source == "nflverse" else 0), abs=30)
+    assert cmc["adp"] <= 2
+    w = p.weekly
+    assert (w["fantasy_points"].round(2) == w["fantasy_points"]).all()
+    assert not w.duplicated(["player_id", "week"]).any()
+    wp = p.weekly_projections
+    assert not wp.duplicated(["player_id", "week"]).any() and wp["proj_points_builtin"].notna().all()
+    assert set(p.injuries["report_status"]) >= {"Out", "Questionable"}
+    assert len(p.byes) == 32 and len(p.schedule) in (256, 272)
+
+
+def test_sportsdataio_weekly_projections_scored(prepared_2024_sdio):
+    wp = prepared_2024_sdio.weekly_projections
+    assert wp["proj_points_sportsdataio"].notna().mean() > 0.5
+
+
+def test_write_is_idempotent_and_atomic(data_dir, tmp_path):
+    out = tmp_path / "prep"
+    first = prepare_season(2024, "nflverse", data_dir, out=out)
+    assert {f.name for f in out.iterdir()} == {f"{t}.parquet" for t in TABLES} | {"manifest.json"}
+    mtimes = {f.name: f.stat().st_mtime_ns for f in out.iterdir()}
+    again = prepare_season(2024, "nflverse", data_dir, out=out)  # same fingerprint: nothing rewritten
+    assert mtimes == {f.name: f.stat().st_mtime_ns for f in out.iterdir()}
+    forced = prepare_season(2024, "nflverse", data_dir, out=out, force=True)
+    for t in TABLES:
+        pd.testing.assert_frame_equal(getattr(first, t), pd.read_parquet(out / f"{t}.parquet"), check_dtype=False)
+        pd.testing.assert_frame_equal(getattr(again, t), getattr(forced, t), check_dtype=False)
+    assert not list(out.glob(".*.tmp"))
+    m = json.loads((out / "manifest.json").read_text())
+    assert m["rows"]["players"] == len(first.players) and m["fingerprint"] == first.manifest["fingerprint"]
+    # a different scoring is a different fingerprint
+    half = prepare_season(2024, "nflverse", data_dir, scoring="half_ppr", out=out)
+    assert half.manifest["fingerprint"] != m["fingerprint"]
+    assert load_prepared(out).scoring["receptions"] == 0.5
+
+
+def test_unknown_projection_source_for_season_is_clear(data_dir):
+    with pytest.raises(DataError, match="data.projections: 'fantasypros' has no preseason projections for 2021"):
+        prepare_season(2021, "nflverse", data_dir, projection_source="fantasypros")
+
+
+def test_selected_projection_source_fills_with_builtin(data_dir):
+    p = prepare_season(2024, "nflverse", data_dir, projection_source="fantasypros").players
+    fp = p["proj_points_fantasypros"].notna()
+    assert (p.loc[fp, "proj_points"] == p.loc[fp, "proj_points_fantasypros"]).all()
+    assert (p.loc[~fp, "proj_source"] == "builtin").all()
+
+
+def test_cli_prepare(data_dir, tmp_path):
+    out = tmp_path / "cli"
+    r = subprocess.run([sys.executable, "-m", "ffbench_lib", "data", "prepare", "--season", "2023", "--source",
+                        "sportsdataio", "--data-dir", str(data_dir), "--out", str(out)], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    assert "players" in r.stdout and (out / "manifest.json").exists()
+    bad = subprocess.run([sys.executable, "-m", "ffbench_lib", "data", "prepare", "--season", "2019",
+                          "--data-dir", str(data_dir), "--out", str(out)], capture_output=True, text=True)
+    assert bad.returncode == 2 and "Traceback" not in bad.stderr and "2019" in bad.stderr
+
+
+class LocalFetcher:
+    """Stands in for nflreadpy's network calls by reading the same releases from the local data folder."""
+
+    def __init__(self, root):
+        self.nv = root / "nflverse"
+        self.calls = []
+
+    def player_stats(self, season):
+        self.calls.append(("player_stats", season))
+        return pd.read_csv(self.nv / f"stats_player_week_{season}.csv.gz", low_memory=False)
+
+    def schedules(self):
+        return pd.read_csv(self.nv / "games_1999_2025.csv", low_memory=False)
+
+    def injuries(self, season):
+        return pd.read_csv(self.nv / f"injuries_{season}.csv", low_memory=False)
+
+    def rosters(self, season):
+        return pd.read_csv(self.nv / f"roster_{season}.csv", low_memory=False)
+
+    def ff_playerids(self):
+        return pd.read_csv(self.nv / "db_playerids_2025.csv", low_memory=False)
+
+
+def test_download_writes_the_local_layout(data_dir, tmp_path):
+    fetcher = LocalFetcher(data_dir)
+    files = download(parse_seasons("2023-2024"), tmp_path, fetcher=fetcher)
+    names = sorted(f.name for f in files)
+    assert names == sorted(["stats_player_week_2023.csv.gz", "stats_player_week_2024.csv.gz", "injuries_2023.csv",
+                            "injuries_2024.csv", "roster_2023.csv", "roster_2024.csv", "games.csv",
+                            "db_playerids.csv"])
+    assert fetcher.calls == [("player_stats", 2023), ("player_stats", 2024)]
+    downloaded, original = NflverseDir(tmp_path), NflverseDir(data_dir)
+    pd.testing.assert_frame_equal(downloaded.weekly(2024), original.weekly(2024))
+    pd.testing.assert_frame_equal(downloaded.byes(2024), original.byes(2024))
+    pd.testing.assert_frame_equal(downloaded.injuries(2024), original.injuries(2024))
+    # and a season prepared from the download matches one prepared from the original files
+    a = prepare_season(2024, "nflverse", tmp_path).weekly
+    b = prepare_season(2024, "nflverse", data_dir).weekly
+    pd.testing.assert_frame_equal(a, b)
+
+
+def test_parse_seasons():
+    assert parse_seasons("2022-2024") == [2022, 2023, 2024]
+    assert parse_seasons("2024, 2022") == [2022, 2024]
+    with pytest.raises(DataError, match="--seasons"):
+        parse_seasons("last year")
