@@ -13,6 +13,9 @@ from typing import Any, Iterator
 
 import pandas as pd
 
+_UMASK = os.umask(0)
+os.umask(_UMASK)
+
 
 @contextmanager
 def atomic_path(path: str | os.PathLike[str]) -> Iterator[Path]:
@@ -24,6 +27,7 @@ def atomic_path(path: str | os.PathLike[str]) -> Iterator[Path]:
     tmp_path = Path(tmp)
     try:
         yield tmp_path
+        os.chmod(tmp_path, 0o666 & ~_UMASK)  # mkstemp creates 0600; outputs are ordinary files
         with open(tmp_path, "rb+") as fh:
             os.fsync(fh.fileno())
         os.replace(tmp_path, target)
@@ -38,8 +42,9 @@ def write_text(path: str | os.PathLike[str], text: str) -> Path:
     return Path(path)
 
 
-def write_json(path: str | os.PathLike[str], obj: Any) -> Path:
-    return write_text(path, json.dumps(obj, indent=2, sort_keys=True, default=str) + "\n")
+def write_json(path: str | os.PathLike[str], obj: Any, compact: bool = False) -> Path:
+    text = json.dumps(obj, sort_keys=True, default=str, **({"separators": (",", ":")} if compact else {"indent": 2}))
+    return write_text(path, text + "\n")
 
 
 def write_parquet(path: str | os.PathLike[str], df: pd.DataFrame) -> Path:

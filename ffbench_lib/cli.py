@@ -62,14 +62,34 @@ def _cmd_report(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_run(args: argparse.Namespace) -> int:
+    from .engine import RunExists
+    from .season import run_season
+
+    try:
+        out = run_season(args.config, seed=args.seed, out=args.out, resume=args.resume, progress=not args.quiet)
+    except RunExists as exc:
+        raise UsageError(str(exc)) from None
+    from .rundir import RunDir
+
+    st = RunDir(out).table("standings")
+    final = st[st["week"] == st["week"].max()].sort_values("rank")
+    print(final[["rank", "team", "agent", "wins", "losses", "ties", "points_for"]].to_string(index=False))
+    print(f"run directory: {out}")
+    return 0
+
+
 def _cmd_demo(args: argparse.Namespace) -> int:
     from .notebooks import execute
 
     out = Path(args.out).resolve()
     prepared = out / "prepared-2024-nflverse-ppr"
-    nb = execute("01_prepare_data.ipynb", out / "01_prepare_data.ipynb",
-                 {"season": 2024, "source": "nflverse", "out": str(prepared)})
-    print(f"demo done: executed notebook {nb}; tables and figures in {prepared}")
+    execute("01_prepare_data.ipynb", out / "01_prepare_data.ipynb",
+            {"season": 2024, "source": "nflverse", "out": str(prepared)})
+    run = out / "runs" / "demo-s1"
+    execute("02_simulate_season.ipynb", out / "02_simulate_season.ipynb",
+            {"config": "params/demo.yaml", "seed": 1, "out": str(run)})
+    print(f"demo done: executed notebooks in {out}; prepared tables in {prepared}; run directory {run}")
     return 0
 
 
@@ -104,6 +124,14 @@ def build_parser() -> argparse.ArgumentParser:
     rp.add_argument("--data-dir", default=None)
     rp.add_argument("--out", default=None, help="CSV path for the table")
     rp.set_defaults(func=_cmd_report)
+    rn = sub.add_parser("run", help="run one season of a league")
+    rn.add_argument("config")
+    rn.add_argument("--seed", type=int, default=None, help="default: the config's seed")
+    rn.add_argument("--out", required=True, help="run directory")
+    rn.add_argument("--resume", action="store_true", help="continue a killed run from its last checkpoint")
+    rn.add_argument("--quiet", action="store_true", help="no progress bar")
+    rn.set_defaults(func=_cmd_run)
+
     dm = sub.add_parser("demo", help="the README's main job")
     dm.add_argument("--out", default="outputs/demo")
     dm.set_defaults(func=_cmd_demo)

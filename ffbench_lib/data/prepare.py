@@ -320,3 +320,19 @@ def load_prepared(folder: str | Path) -> PreparedSeason:
     tables = {name: pd.read_parquet(folder / f"{name}.parquet") for name in TABLES}
     return PreparedSeason(season=m["season"], source=m["source"], projection_source=m["projection_source"],
                           scoring=m["scoring"], manifest=m, **tables)
+
+
+def prepared_for(league, cache_root: str | Path | None = None) -> PreparedSeason:
+    """The prepared season a league config needs, from the cache folder when its inputs are unchanged.
+
+    Cache: ``data.prepared_dir`` or ``$FFBENCH_CACHE_DIR`` or ``outputs/prepared`` under the current folder,
+    one sub-folder per (season, source, projections, scoring).
+    """
+    import os
+
+    weights = league.scoring_weights
+    key = hashlib.sha256(json.dumps(weights, sort_keys=True).encode()).hexdigest()[:8]
+    root = Path(cache_root or league.data.prepared_dir or os.environ.get("FFBENCH_CACHE_DIR") or "outputs/prepared")
+    out = root / f"{league.season}-{league.data.source}-{league.data.projections}-{key}"
+    return prepare_season(league.season, league.data.source, league.data.resolved_dir(), scoring=weights,
+                          projection_source=league.data.projections, out=out)

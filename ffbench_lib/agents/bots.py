@@ -1,0 +1,272 @@
+"""Baseline bots. They see exactly the views an LLM sees and answer in the same shapes, deterministically for a
+seed (randomness comes from :meth:`Agent.rng`, keyed by the decision).
+
+* ``random``      - uniform over legal actions;
+* ``adp``         - drafts by ADP, starts by this week's projection, declines every trade;
+* ``vorp``        - drafts by value over replacement (the last starter the league will take), starters before
+                    depth, starts by
+                    projection, proposes and accepts trades that raise its projected starting value;
+* ``recent_form`` - drafts by projection, starts by the average of its last three games.
+
+The hindsight oracle is not an agent: it lives in :mod:`ffbench_lib.metrics` and needs actual points.
+"""
+from __future__ import annotations
+
+import math
+from typing import Any, Callable
+
+from ..config import Roster
+from ..rules.lineup import best_lineup, lineup_value
+from .base import Agent, Answer
+
+ZERO = -1.0  # value of a player flagged bye/out: benched unless nobody else can fill the slot
+
+
+def roster_rules(view: dict) -> Roster:
+    r = view["rules"]
+    return Roster(**r["roster_slots"], BENCH=r["bench"], flex_positions=tuple(r["flex_positions"]), caps=r["caps"])
+
+
+def _available(view: dict) -> list[dict]:
+    legal = set(view["legal_positions"])
+    return [p for pos, ps in view["available"].items() if pos in legal for p in ps]
+
+
+def _adp_key(p: dict) -> tuple:
+    return (p["adp"] if p["adp"] is not None else math.inf, -(p["proj"] or 0.0), p["id"])
+
+
+def _proj_key(p: dict) -> tuple:
+    return (-(p["proj"] or 0.0), p["id"])
+
+
+def _weekly_value(p: dict, how: str) -> float:
+    if p["zero_flags"]:
+        return ZERO
+    if how == "recent" and p.get("last3_avg") is not None:
+        return float(p["last3_avg"])
+    return float(p.get("proj_week") or 0.0)
+
+
+def _lineup(view: dict, how: str) -> dict[str, list[str | None]]:
+    players = view["players"]
+    positions = {p["id"]: p["pos"] for p in players}
+    values = {p["id"]: _weekly_value(p, how) for p in players}
+    return best_lineup(positions, values, roster_rules(view))
+
+
+def _ros_value(cards: list[dict], roster: Roster) -> float:
+    """Projected weekly starting value of a roster (per-game projections, bye/injury of this week ignored)."""
+    values = {c["id"]: float(c.get("proj_week") or 0.0) for c in cards}
+    return lineup_value(best_lineup({c["id"]: c["pos"] for c in cards}, values, roster), values)
+
+
+def _swap(cards: list[dict], out_ids: list[str], in_cards: list[dict]) -> list[dict]:
+    return [c for c in cards if c["id"] not in out_ids] + in_cards
+
+
+class _Bot(Agent):
+    strategy = "bot"
+    lineup_by = "proj"
+
+    def __init__(self, team: str, seed: int):
+        super().__init__(team, seed)
+        self.agent_id = f"bot:{self.strategy}"
+
+    # draft: a ranking of the legal available players, shortlist its head, pick the best of the shortlist
+    def rank(self, view: dict, players: list[dict]) -> list[dict]:
+        return sorted(players, key=_proj_key)
+
+    async def draft_shortlist(self, view: dict) -> Answer:
+        ranked = self.rank(view, _available(view))[: view["shortlist_size"]]
+        return {"shortlist": [p["id"] for p in ranked], "rationale": f"{self.strategy} ranking"}
+
+    async def draft_pick(self, view: dict) -> Answer:
+        legal = set(view["legal_positions"])
+        cands = [p for p in view["shortlist_detail"] if p["pos"] in legal]
+        best = self.rank(view, cands)[0]
+        return {"player_id": best["id"], "rationale": f"best of the shortlist by {self.strategy}"}
+
+    async def set_lineup(self, view: dict) -> Answer:
+        return {"lineup": _lineup(view, self.lineup_by), "rationale": f"start by {self.lineup_by}"}
+
+    # trades: decline everything unless a subclass knows better
+    async def propose_trade(self, view: dict) -> Answer:
+        return {"action": "pass", "rationale": "no trades"}
+
+    async def respond_to_offer(self, view: dict) -> Answer:
+        return {"action": "reject", "rationale": "no trades"}
+
+    async def reply_to_counter(self, view: dict) -> Answer:
+        return {"action": "withdraw", "rationale": "no trades"}
+
+    async def final_decision(self, view: dict) -> Answer:
+        return {"action": "reject", "rationale": "no trades"}
+
+
+class ADPBot(_Bot):
+    strategy = "adp"
+
+    def rank(self, view, players):
+        return sorted(players, key=_adp_key)
+
+
+class RecentFormBot(_Bot):
+    strategy = "recent_form"
+    lineup_by = "recent"
+
+
+class VORPBot(_Bot):
+    strategy = "vorp"
+
+    #: share of the FLEX slots each position fills in a typical league (for the replacement level)
+    FLEX_SHARE = {"RB": 0.45, "WR": 0.45, "TE": 0.1}
+
+    def replacement(self, view: dict) -> dict[str, float]:
+        """Projection of the last starter the league will still take at each position (classic VBD): rank
+        ``teams x starting slots - already drafted`` among the available players, extrapolated linearly
+        past the end of the list the view shows."""
+        rules = view["rules"]
+        out = {}
+        for pos, shown in view["available"].items():
+            vals = [p["proj"] or 0.0 for p in shown]
+            need = rules["teams"] * (rules["roster_slots"].get(pos, 0)
+                                     + rules["roster_slots"].get("FLEX", 0) * self.FLEX_SHARE.get(pos, 0.0))
+            r = max(0, round(need) - view["drafted_by_position"].get(pos, 0))
+            if not vals:
+                out[pos] = 0.0
+            elif r < len(vals):
+                out[pos] = vals[r]
+            else:
+                slope = (vals[0] - vals[-1]) / max(1, len(vals) - 1)
+                out[pos] = max(0.0, vals[-1] - slope * (r - len(vals) + 1))
+        return out
+
+    def rank(self, view, players):
+        repl = self.replacement(view)
+        rules = view["rules"]["roster_slots"]
+        counts = view["roster_summary"]["counts"]
+        flex_open = view["roster_summary"]["unfilled_starters"] > sum(
+            max(0, rules.get(pos, 0) - counts.get(pos, 0)) for pos in counts)
+
+        def value(p: dict) -> float:
+            v = (p["proj"] or 0.0) - repl.get(p["pos"], 0.0)
+            starter_open = counts.get(p["pos"], 0) < rules.get(p["pos"], 0)
+            flexible = flex_open and p["pos"] in ("RB", "WR")
+            return v if (starter_open or flexible) else 0.5 * v  # depth is worth less than a starter
+
+        return sorted(players, key=lambda p: (-value(p), p["id"]))
+
+    def _gain(self, mine: list[dict], give: list[str], get: list[dict], roster: Roster) -> float:
+        return _ros_value(_swap(mine, give, get), roster) - _ros_value(mine, roster)
+
+    async def propose_trade(self, view: dict) -> Answer:
+        roster = roster_rules(view)
+        mine = view["my_roster"]
+        my_base = _ros_value(mine, roster)
+        # a player can only raise my starting value if he beats my weakest starter he could replace
+        val = {c["id"]: float(c.get("proj_week") or 0.0) for c in mine}
+        lineup = best_lineup({c["id"]: c["pos"] for c in mine}, val, roster)
+        floor: dict[str, float] = {}
+        for slot, ids in lineup.items():
+            for pos in (("QB", "RB", "WR", "TE") if slot == "FLEX" else (slot,)):
+                if slot == "FLEX" and pos not in roster.flex_positions:
+                    continue
+                v = min((val.get(i, 0.0) if i else 0.0) for i in ids) if ids else 0.0
+                floor[pos] = min(floor.get(pos, float("inf")), v)
+        best: tuple[float, str, str, str] | None = None
+        for other in view["other_teams"]:
+            theirs = other["roster"]
+            their_base = _ros_value(theirs, roster)
+            for t in theirs:
+                if float(t.get("proj_week") or 0.0) <= floor.get(t["pos"], 0.0):
+                    continue
+                for g in mine:
+                    if g["pos"] == t["pos"]:
+                        continue  # a same-position swap cannot help both sides' starting value
+                    my_gain = _ros_value(_swap(mine, [g["id"]], [t]), roster) - my_base
+                    if my_gain <= 0.5:
+                        continue
+                    their_gain = _ros_value(_swap(theirs, [t["id"]], [g]), roster) - their_base
+                    if their_gain >= 0 and (best is None or (my_gain, other["team"], g["id"], t["id"]) > best):
+                        best = (my_gain, other["team"], g["id"], t["id"])
+        if best is None:
+            return {"action": "pass", "rationale": "no 1-for-1 trade raises my starting value without hurting theirs"}
+        gain, team, give, get = best
+        return {"action": "propose", "to_team": team, "give": [give], "get": [get],
+                "rationale": f"raises my projected starting value by {gain:.1f} per week and does not lower yours"}
+
+    def _judge(self, view: dict) -> Answer:
+        roster = roster_rules(view)
+        offer = view["offer"]
+        gain = self._gain(view["my_roster"], [p["id"] for p in offer["you_give"]], offer["you_get"], roster)
+        return {"action": "accept" if gain > 0 else "reject", "rationale": f"projected weekly gain {gain:+.1f}"}
+
+    async def respond_to_offer(self, view):
+        return self._judge(view)
+
+    async def reply_to_counter(self, view):
+        a = self._judge(view)
+        return a if a["action"] == "accept" else {"action": "withdraw", "rationale": a["rationale"]}
+
+    async def final_decision(self, view):
+        return self._judge(view)
+
+
+class RandomBot(_Bot):
+    strategy = "random"
+
+    async def draft_shortlist(self, view):
+        avail = _available(view)
+        rng = self.rng(f"shortlist:{view['pick']}")
+        k = min(view["shortlist_size"], len(avail))
+        idx = rng.choice(len(avail), size=k, replace=False)
+        return {"shortlist": [avail[i]["id"] for i in sorted(idx)], "rationale": "random"}
+
+    async def draft_pick(self, view):
+        legal = set(view["legal_positions"])
+        cands = [p for p in view["shortlist_detail"] if p["pos"] in legal]
+        return {"player_id": cands[int(self.rng(f"pick:{view['pick']}").integers(len(cands)))]["id"],
+                "rationale": "random"}
+
+    async def set_lineup(self, view):
+        players = view["players"]
+        rng = self.rng(f"lineup:{view['week']}")
+        values = {p["id"]: float(v) for p, v in zip(players, rng.random(len(players)))}
+        return {"lineup": best_lineup({p["id"]: p["pos"] for p in players}, values, roster_rules(view)),
+                "rationale": "random legal lineup"}
+
+    async def propose_trade(self, view):
+        rng = self.rng(f"trade:{view['week']}")
+        other = view["other_teams"][int(rng.integers(len(view["other_teams"])))]
+        give = view["my_roster"][int(rng.integers(len(view["my_roster"])))]["id"]
+        get = other["roster"][int(rng.integers(len(other["roster"])))]["id"]
+        return {"action": "propose", "to_team": other["team"], "give": [give], "get": [get], "rationale": "random"}
+
+    def _coin(self, view: dict, yes: str, no: str) -> Answer:
+        rng = self.rng(f"{view['decision']}:{view['week']}:{view.get('offer', {}).get('from_team')}")
+        return {"action": yes if rng.random() < 0.5 else no, "rationale": "random"}
+
+    async def respond_to_offer(self, view):
+        return self._coin(view, "accept", "reject")
+
+    async def reply_to_counter(self, view):
+        return self._coin(view, "accept", "withdraw")
+
+    async def final_decision(self, view):
+        return self._coin(view, "accept", "reject")
+
+
+BOTS: dict[str, Callable[[str, int], Agent]] = {
+    "random": RandomBot, "adp": ADPBot, "vorp": VORPBot, "recent_form": RecentFormBot,
+}
+
+
+def make_bot(strategy: str, team: str, seed: int) -> Agent:
+    if strategy == "oracle":
+        raise ValueError("the hindsight oracle uses actual points and exists for metrics only; it cannot play")
+    if strategy not in BOTS:
+        raise ValueError(f"unknown bot strategy {strategy!r}; allowed: {', '.join(BOTS)}")
+    return BOTS[strategy](team, seed)
+
+

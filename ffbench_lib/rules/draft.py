@@ -1,0 +1,84 @@
+"""Draft rules: order (random, fixed, rotate), snake pick sequence, legal positions, and validation/repair of
+the two draft answers (shortlist, then pick)."""
+from __future__ import annotations
+
+from typing import Any, Mapping, Sequence
+
+import numpy as np
+
+from ..config import Roster
+from .roster import draft_pick_problem
+
+
+def draft_order(teams: Sequence[str], policy: str, seed: int) -> list[str]:
+    """Round-1 order. ``rotate`` shifts the config order by the seed, so seeds 0..n-1 give every team every
+    slot exactly once; ``random`` is a seeded permutation; ``fixed`` is the config order."""
+    teams = list(teams)
+    n = len(teams)
+    if policy == "fixed":
+        return teams
+    if policy == "rotate":
+        k = seed % n
+        return teams[n - k:] + teams[: n - k]  # team i drafts from slot (i + seed) mod n
+    if policy == "random":
+        rng = np.random.default_rng([seed, 0xD7AF])
+        return [teams[i] for i in rng.permutation(n)]
+    raise ValueError(f"draft.order: unknown policy {policy!r}")
+
+
+def snake(order: Sequence[str], rounds: int) -> list[tuple[int, int, str]]:
+    """(overall pick, round, team) for every pick; even rounds run in reverse."""
+    out = []
+    for r in range(1, rounds + 1):
+        seq = order if r % 2 else list(reversed(order))
+        out.extend((len(out) + 1, r, t) for t in seq)
+    return out
+
+
+def legal_positions(current: Sequence[str], roster: Roster) -> list[str]:
+    return [pos for pos in ("QB", "RB", "WR", "TE") if draft_pick_problem(list(current), pos, roster) is None]
+
+
+def validate_shortlist(answer: Any, available: Sequence[str], positions: Mapping[str, str], legal: Sequence[str],
+                       size: int) -> tuple[list[str], list[str], bool]:
+    """Keep the valid ids (available, legal position, distinct, at most ``size``). If none is usable, the
+    repair is the ``size`` best legal players by preseason projection (``available`` is in that order).
+    Returns (shortlist, problems, repaired)."""
+    problems: list[str] = []
+    ids = answer.get("shortlist") if isinstance(answer, Mapping) else None
+    if not isinstance(ids, (list, tuple)):
+        problems.append("no 'shortlist' list of player ids in the answer")
+        ids = []
+    avail = set(available)
+    kept: list[str] = []
+    for pid in ids:
+        pid = str(pid)
+        if pid in kept:
+            problems.append(f"{pid} listed twice")
+        elif pid not in avail:
+            problems.append(f"{pid} is not an available player")
+        elif positions[pid] not in legal:
+            problems.append(f"{pid} is a {positions[pid]}; legal positions now: {list(legal)}")
+        else:
+            kept.append(pid)
+    if len(kept) > size:
+        problems.append(f"{len(kept)} players for a shortlist of {size}; the first {size} kept")
+        kept = kept[:size]
+    if kept:
+        return kept, problems, False
+    fallback = [p for p in available if positions[p] in legal][:size]
+    return fallback, problems or ["empty shortlist"], True
+
+
+def validate_pick(answer: Any, shortlist: Sequence[str], positions: Mapping[str, str], legal: Sequence[str],
+                  projection: Mapping[str, float]) -> tuple[str, list[str], bool]:
+    """The pick must be one of the shortlisted players at a legal position; the repair is the shortlisted
+    player with the best preseason projection. Returns (player_id, problems, repaired)."""
+    pid = answer.get("player_id") if isinstance(answer, Mapping) else None
+    if pid is not None and str(pid) in shortlist and positions[str(pid)] in legal:
+        return str(pid), [], False
+    problem = ("no 'player_id' in the answer" if pid is None else
+               f"{pid} is not on the shortlist {list(shortlist)}" if str(pid) not in shortlist else
+               f"{pid} is at an illegal position")
+    best = sorted((p for p in shortlist if positions[p] in legal), key=lambda p: (-projection.get(p, 0.0), p))
+    return best[0], [problem], True

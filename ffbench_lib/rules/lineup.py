@@ -1,0 +1,118 @@
+"""Lineup rules: which assignments of a roster to starting slots are legal, the best lineup for given player
+values (used to repair illegal answers with projections, and by metrics with actual points - the hindsight
+oracle), and the repair of a partly illegal answer."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Mapping, Sequence
+
+from ..config import Roster
+
+POSITION_SLOTS = ("QB", "RB", "WR", "TE")
+
+
+def slot_counts(roster: Roster) -> dict[str, int]:
+    """Starting slots in display order, e.g. {'QB': 1, 'RB': 2, 'WR': 2, 'TE': 1, 'FLEX': 1}."""
+    return {s: getattr(roster, s) for s in (*POSITION_SLOTS, "FLEX") if getattr(roster, s) > 0}
+
+
+def eligible(slot: str, position: str, roster: Roster) -> bool:
+    return position == slot or (slot == "FLEX" and position in roster.flex_positions)
+
+
+@dataclass(frozen=True)
+class LineupResult:
+    """A legal lineup: ``slots`` maps slot -> list of player ids (None for a slot nobody can fill)."""
+
+    slots: dict[str, list[str | None]]
+    decided_by: dict[str, list[str]]  # per slot entry: 'agent' or 'fallback'
+    problems: list[str]
+
+    def starters(self) -> list[tuple[str, str | None, str]]:
+        return [(slot, pid, self.decided_by[slot][i]) for slot, ids in self.slots.items() for i, pid in enumerate(ids)]
+
+
+def best_lineup(positions: Mapping[str, str], values: Mapping[str, float], roster: Roster,
+                exclude: Sequence[str] = ()) -> dict[str, list[str | None]]:
+    """The value-maximising legal lineup. Greedy is optimal here: each position's own slots take its best
+    players, then FLEX takes the best remaining eligible player (one FLEX class, so no exchange can gain).
+    Ties break by player id so the result is deterministic."""
+    counts = slot_counts(roster)
+    by_pos: dict[str, list[str]] = {}
+    for pid, pos in positions.items():
+        if pid not in exclude:
+            by_pos.setdefault(pos, []).append(pid)
+    for pos in by_pos:
+        by_pos[pos].sort(key=lambda p: (-values.get(p, 0.0), p))
+    out: dict[str, list[str | None]] = {}
+    used: set[str] = set()
+    for slot in POSITION_SLOTS:
+        if slot in counts:
+            picks = by_pos.get(slot, [])[: counts[slot]]
+            used.update(picks)
+            out[slot] = picks + [None] * (counts[slot] - len(picks))
+    if "FLEX" in counts:
+        pool = sorted((p for pos in roster.flex_positions for p in by_pos.get(pos, []) if p not in used),
+                      key=lambda p: (-values.get(p, 0.0), p))
+        picks = pool[: counts["FLEX"]]
+        out["FLEX"] = picks + [None] * (counts["FLEX"] - len(picks))
+    return out
+
+
+def lineup_value(lineup: Mapping[str, list[str | None]], values: Mapping[str, float]) -> float:
+    return float(sum(values.get(p, 0.0) for ids in lineup.values() for p in ids if p is not None))
+
+
+def validate_and_repair(answer: object, positions: Mapping[str, str], values: Mapping[str, float],
+                        roster: Roster) -> LineupResult:
+    """Keep every legal slot assignment of ``answer`` (``{slot: [ids]}``) and fill the rest with the best
+    remaining players by ``values`` (projections). Each repaired entry is tagged 'fallback' with a reason."""
+    counts = slot_counts(roster)
+    problems: list[str] = []
+    if not isinstance(answer, Mapping):
+        problems.append(f"lineup is not a mapping of slot -> player ids (got {type(answer).__name__})")
+        answer = {}
+    unknown = [s for s in answer if s not in counts]
+    if unknown:
+        problems.append(f"unknown slot(s) {unknown}; slots are {list(counts)}")
+    kept: dict[str, list[str]] = {s: [] for s in counts}
+    used: set[str] = set()
+    for slot in counts:
+        ids = answer.get(slot, [])
+        if isinstance(ids, str):
+            ids = [ids]
+        if not isinstance(ids, (list, tuple)):
+            problems.append(f"{slot}: expected a list of player ids")
+            continue
+        if len(ids) > counts[slot]:
+            problems.append(f"{slot}: {len(ids)} players for {counts[slot]} slot(s); extra ignored")
+        for pid in list(ids)[: counts[slot]]:
+            pid = str(pid)
+            if pid not in positions:
+                problems.append(f"{slot}: {pid} is not on the roster")
+            elif pid in used:
+                problems.append(f"{slot}: {pid} is already in the lineup")
+            elif not eligible(slot, positions[pid], roster):
+                problems.append(f"{slot}: {pid} is a {positions[pid]}, not eligible")
+            else:
+                kept[slot].append(pid)
+                used.add(pid)
+        if len(ids) < counts[slot]:
+            problems.append(f"{slot}: {counts[slot] - len(ids)} slot(s) left empty")
+    slots: dict[str, list[str | None]] = {}
+    decided: dict[str, list[str]] = {}
+    # fill what is missing: position slots first, then FLEX, each with the best remaining eligible players
+    for slot in counts:
+        slots[slot] = list(kept[slot])
+        decided[slot] = ["agent"] * len(kept[slot])
+    for slot in counts:
+        need = counts[slot] - len(slots[slot])
+        if need <= 0:
+            continue
+        pool = sorted((p for p, pos in positions.items() if p not in used and eligible(slot, pos, roster)),
+                      key=lambda p: (-values.get(p, 0.0), p))
+        fill = pool[:need]
+        used.update(fill)
+        slots[slot] += fill + [None] * (need - len(fill))
+        decided[slot] += ["fallback"] * need
+    return LineupResult(slots=slots, decided_by=decided, problems=problems)

@@ -1,0 +1,78 @@
+"""League state as plain data: rosters, draft, schedule, standings and the rows of every output table.
+
+Everything here is JSON-serialisable so a checkpoint is one file and a resumed run continues from exactly
+the state an uninterrupted run had at that point.
+"""
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field, fields
+from typing import Any
+
+
+@dataclass
+class Record:
+    wins: int = 0
+    losses: int = 0
+    ties: int = 0
+    points_for: float = 0.0
+    points_against: float = 0.0
+
+    @property
+    def games(self) -> int:
+        return self.wins + self.losses + self.ties
+
+    @property
+    def win_pct(self) -> float:
+        return (self.wins + 0.5 * self.ties) / self.games if self.games else 0.0
+
+
+@dataclass
+class LeagueState:
+    teams: list[str]
+    agent_ids: dict[str, str]
+    draft_order: list[str]
+    schedule: dict[str, list[list[str]]]  # week (as str for JSON) -> [[team_a, team_b], ...]
+    rosters: dict[str, list[str]] = field(default_factory=dict)
+    records: dict[str, Record] = field(default_factory=dict)
+    phase: str = "new"  # new -> drafted -> week:1 ... week:N (last completed) -> complete
+    decisions: int = 0
+    decisions_bytes: int = 0
+    tables: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        for t in self.teams:
+            self.rosters.setdefault(t, [])
+            self.records.setdefault(t, Record())
+
+    # -- queries ---------------------------------------------------------------------------------------
+    def owner_of(self, player_id: str) -> str | None:
+        for team, ids in self.rosters.items():
+            if player_id in ids:
+                return team
+        return None
+
+    def drafted(self) -> set[str]:
+        return {p for ids in self.rosters.values() for p in ids}
+
+    def last_completed_week(self) -> int:
+        return int(self.phase.split(":")[1]) if self.phase.startswith("week:") else 0
+
+    def standings_order(self) -> list[str]:
+        """Win percentage, then points for, then team name (deterministic)."""
+        return sorted(self.teams, key=lambda t: (-self.records[t].win_pct, -self.records[t].points_for, t))
+
+    def add_rows(self, table: str, rows: list[dict[str, Any]]) -> None:
+        self.tables.setdefault(table, []).extend(rows)
+
+    # -- (de)serialisation ------------------------------------------------------------------------------------
+    def to_dict(self) -> dict[str, Any]:
+        """Plain data for JSON (shallow: rows are already plain dicts of plain values)."""
+        d = {f.name: getattr(self, f.name) for f in fields(self)}
+        d["records"] = {t: asdict(r) for t, r in self.records.items()}
+        return d
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> "LeagueState":
+        d = dict(d)
+        d["records"] = {t: Record(**r) for t, r in d["records"].items()}
+        return cls(**d)
