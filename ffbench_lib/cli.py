@@ -140,11 +140,12 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     from .data.base import DataError
+    from .llm import FatalLLMError, ReplayMiss
 
     args = build_parser().parse_args(argv)
     try:
         return args.func(args)
-    except (ConfigError, DataError, UsageError) as exc:
+    except (ConfigError, DataError, UsageError, FatalLLMError, ReplayMiss) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:

@@ -141,12 +141,27 @@ class DataConfig(_Strict):
 class Draft(_Strict):
     order: Literal["random", "fixed", "rotate"] = "rotate"
     shortlist_size: int = Field(5, ge=1, le=15)
+    on_deck: bool = Field(True, description="the next team names its shortlist while the team on the clock "
+                                            "picks (as in a real draft room); false: strictly one at a time")
     show_per_position: int = Field(10, ge=1, le=40)
 
 
 class Trades(_Strict):
     weeks: list[int] = Field(default_factory=lambda: [4, 7, 10])
     max_players_per_side: int = Field(2, ge=1, le=4)
+
+
+class LLMSettings(_Strict):
+    """How LLM calls are made for the whole league (per-model parameters live in each team's agent)."""
+
+    max_reasks: int = Field(2, ge=0, le=5, description="re-asks with the specific error after an invalid answer")
+    retries: int = Field(4, ge=0, le=10, description="retries on rate limits, 5xx, timeouts, connection errors")
+    backoff_s: float = Field(1.0, ge=0, description="first retry delay; doubles on every retry")
+    budget_usd: float | None = Field(None, gt=0, description="stop cleanly at the next checkpoint past this spend")
+    cache_dir: Path | None = Field(None, description="replay cache; default outputs/llm_cache")
+    replay_only: bool = Field(False, description="never call a provider; a cache miss stops the run")
+    prompt_version: str = "v1"
+    sequential: bool = Field(False, description="ask one agent at a time (for timing comparisons only)")
 
 
 class League(_Strict):
@@ -163,6 +178,7 @@ class League(_Strict):
     draft: Draft = Field(default_factory=Draft)
     trades: Trades = Field(default_factory=Trades)
     data: DataConfig = Field(default_factory=DataConfig)
+    llm: LLMSettings = Field(default_factory=LLMSettings)
 
     @field_validator("scoring", mode="before")
     @classmethod

@@ -7,6 +7,8 @@ and every week, so ``resume`` continues a killed run and ends identical to an un
 from __future__ import annotations
 
 import asyncio
+import os
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
@@ -14,6 +16,7 @@ import numpy as np
 from tqdm.auto import tqdm
 
 from .agents import Agent, make_bot
+from .llm import Budget, FatalLLMError, ReplayCache, ReplayMiss
 from .config import League, dump_config
 from .data.prepare import PreparedSeason
 from .rules import draft as draft_rules
@@ -21,8 +24,19 @@ from .rules import lineup as lineup_rules
 from .rules import trades as trade_rules
 from .rules.schedule import make_schedule
 from .rundir import RunDir
+from .secrets import scrub
 from .state import LeagueState
 from .views import Firewall, view_hash
+
+
+@dataclass
+class RunContext:
+    """What an LLM agent needs from the run: settings, the replay cache, the budget and the ledger."""
+
+    settings: Any
+    cache: ReplayCache | None
+    budget: Budget
+    log: Callable[[dict], None]
 
 
 class SimulatedCrash(RuntimeError):
@@ -76,14 +90,16 @@ class Engine:
                   "view": view, "raw_answer": answer, "applied": applied, "decided_by": decided_by,
                   "reason": "; ".join(problems) or None, **(extra or {})}
         state.decisions += 1
-        state.decisions_bytes = self.rundir.append_decision(record)
+        state.log_bytes["decisions.jsonl"] = self.rundir.append("decisions.jsonl", record)
 
     async def _ask(self, team: str, method: str, view: dict) -> tuple[Any, list[str]]:
         """Call an agent; an exception is an invalid answer (the rules then repair), never a crashed run."""
         try:
             return await getattr(self.agents[team], method)(view), []
-        except Exception as exc:  # noqa: BLE001 - any agent failure is recorded and repaired
-            return None, [f"agent error: {type(exc).__name__}: {exc}"]
+        except (FatalLLMError, ReplayMiss):
+            raise
+        except Exception as exc:  # noqa: BLE001 - any other agent failure is recorded and repaired
+            return None, [scrub(f"agent error: {type(exc).__name__}: {exc}")]
 
     def _new_state(self) -> LeagueState:
         lg = self.league
@@ -103,6 +119,7 @@ class Engine:
         if state is None:
             state = self._new_state()
             self.rundir.start(dump_config(self.league), self._meta("running", state))
+        self._bind_agents(state)
         total = self.league.weeks + 1
         bar = tqdm(total=total, desc=self.run_id, unit="phase", disable=not self.progress, leave=False)
         bar.update(0 if state.phase == "new" else 1 + state.last_completed_week())
@@ -114,6 +131,8 @@ class Engine:
                 self._checkpoint(state, crash_after)
                 bar.update(1)
             for w in range(state.last_completed_week() + 1, self.league.weeks + 1):
+                if self.budget.exceeded:
+                    return self._stop_for_budget(state)
                 if w in self.league.trades.weeks:
                     await self.trades(state, w)
                 await self.play_week(state, w)
@@ -132,7 +151,30 @@ class Engine:
         self.rundir.write_meta(self._meta("complete", state))
         return state
 
+    def _stop_for_budget(self, state: LeagueState) -> LeagueState:
+        """A clean stop at a checkpoint; ``--resume`` (with a larger budget) continues from here."""
+        self.rundir.write_tables(state)
+        meta = self._meta("stopped_budget", state)
+        meta["budget"] = {"limit_usd": self.budget.limit_usd, "spent_usd": round(self.budget.spent_usd, 6)}
+        self.rundir.write_meta(meta)
+        return state
+
+    def _bind_agents(self, state: LeagueState) -> None:
+        settings = self.league.llm
+        folder = settings.cache_dir or Path(os.environ.get("FFBENCH_LLM_CACHE", "outputs/llm_cache"))
+        self.budget = Budget(settings.budget_usd, state.llm_cost_usd)
+
+        def log(record: dict) -> None:
+            state.log_bytes["llm_calls.jsonl"] = self.rundir.append("llm_calls.jsonl", {"run_id": self.run_id,
+                                                                                         **record})
+
+        ctx = RunContext(settings, ReplayCache(folder), self.budget, log)
+        for agent in self.agents.values():
+            if hasattr(agent, "bind"):
+                agent.bind(ctx)
+
     def _checkpoint(self, state: LeagueState, crash_after: str | None) -> None:
+        state.llm_cost_usd = round(self.budget.spent_usd, 6)
         self.rundir.checkpoint(state)
         self.rundir.write_meta(self._meta("running", state))
         if crash_after is not None and state.phase == crash_after:
@@ -140,20 +182,34 @@ class Engine:
 
     # --------------------------------------------------------------------------------------------- draft
     async def draft(self, state: LeagueState) -> None:
+        """Snake draft. With ``draft.on_deck`` the next team's shortlist is requested while the team on the
+        clock makes its pick (its view is the board before that pick: a shortlisted player taken meanwhile
+        is dropped, and if all were taken the team is asked again with the current board)."""
         lg = self.league
-        roster = lg.roster
-        for pick, rnd, team in draft_rules.snake(state.draft_order, roster.size):
-            current = [self.positions[p] for p in state.rosters[team]]
-            legal = draft_rules.legal_positions(current, roster)
-            available = self.fw.available_ids(state)
-            view = self.fw.draft_view(state, team, pick, rnd)
-            view["legal_positions"] = legal
-            answer, errs = await self._ask(team, "draft_shortlist", view)
-            shortlist, problems, repaired = draft_rules.validate_shortlist(
-                answer, available, self.positions, legal, lg.draft.shortlist_size)
+        seq = draft_rules.snake(state.draft_order, lg.roster.size)
+        pending: dict[int, tuple[dict, asyncio.Task]] = {}
+        for i, (pick, rnd, team) in enumerate(seq):
+            if pick in pending:
+                view, task = pending.pop(pick)
+                answer, errs = await task
+            else:
+                view = self._draft_view(state, team, pick, rnd)
+                answer, errs = await self._ask(team, "draft_shortlist", view)
+            shortlist, problems, repaired, notes = self._shortlist(state, view, answer)
+            if not shortlist and not repaired:  # on deck, every shortlisted player went meanwhile: ask again
+                self._log(state, team=team, decision="draft_shortlist", view=view, answer=answer, applied=[],
+                          decided_by="agent", problems=notes, pick=pick, extra={"on_deck": True})
+                view = self._draft_view(state, team, pick, rnd)
+                answer, errs = await self._ask(team, "draft_shortlist", view)
+                shortlist, problems, repaired, notes = self._shortlist(state, view, answer)
             problems = errs + problems
             self._log(state, team=team, decision="draft_shortlist", view=view, answer=answer, applied=shortlist,
-                      decided_by="fallback" if repaired else "agent", problems=problems, pick=pick)
+                      decided_by="fallback" if repaired else "agent", problems=problems + notes, pick=pick)
+            if lg.draft.on_deck and i + 1 < len(seq) and seq[i + 1][2] != team:
+                nxt_pick, nxt_rnd, nxt_team = seq[i + 1]
+                nxt_view = self._draft_view(state, nxt_team, nxt_pick, nxt_rnd)
+                pending[nxt_pick] = (nxt_view, asyncio.create_task(self._ask(nxt_team, "draft_shortlist", nxt_view)))
+            legal = view["legal_positions"]
             view2 = {**view, "decision": "draft_pick", "shortlist_detail": self.fw.shortlist_detail(shortlist)}
             answer2, errs2 = await self._ask(team, "draft_pick", view2)
             pid, problems2, repaired2 = draft_rules.validate_pick(answer2, shortlist, self.positions, legal,
@@ -171,11 +227,37 @@ class Engine:
                 "in_shortlist": True, "decided_by": "fallback" if (repaired or repaired2) else "agent",
                 "reason": "; ".join(problems + problems2) or None}])
 
+    def _draft_view(self, state: LeagueState, team: str, pick: int, rnd: int) -> dict:
+        view = self.fw.draft_view(state, team, pick, rnd)
+        view["legal_positions"] = draft_rules.legal_positions([self.positions[p] for p in state.rosters[team]],
+                                                              self.league.roster)
+        return view
+
+    def _shortlist(self, state: LeagueState, view: dict, answer: Any) -> tuple[list[str], list[str], bool, list[str]]:
+        """Validate a shortlist against the board now; players taken since the view was built are dropped
+        with a note (not a mistake of the agent's)."""
+        taken = state.drafted()
+        notes: list[str] = []
+        if isinstance(answer, dict) and isinstance(answer.get("shortlist"), list):
+            gone = [str(p) for p in answer["shortlist"] if str(p) in taken]
+            if gone:
+                notes.append(f"taken while on deck: {', '.join(gone)}")
+                answer = {**answer, "shortlist": [p for p in answer["shortlist"] if str(p) not in taken]}
+                if not answer["shortlist"]:
+                    return [], [], False, notes
+        shortlist, problems, repaired = draft_rules.validate_shortlist(
+            answer, self.fw.available_ids(state), self.positions, view["legal_positions"],
+            self.league.draft.shortlist_size)
+        return shortlist, problems, repaired, notes
+
     # ------------------------------------------------------------------------------------------- lineups
     async def play_week(self, state: LeagueState, w: int) -> None:
         lg = self.league
         views = {t: self.fw.lineup_view(state, t, w) for t in state.teams}
-        answers = await asyncio.gather(*(self._ask(t, "set_lineup", views[t]) for t in state.teams))
+        if lg.llm.sequential:
+            answers = [await self._ask(t, "set_lineup", views[t]) for t in state.teams]
+        else:  # every team's lineup at once: an LLM league waits for the slowest model, not the sum
+            answers = await asyncio.gather(*(self._ask(t, "set_lineup", views[t]) for t in state.teams))
         actual = self._actual.get(w, {})
         totals: dict[str, float] = {}
         for team, (answer, errs) in zip(state.teams, answers):
@@ -265,7 +347,7 @@ class Engine:
                 history.setdefault(side, []).append(entry)
 
         # step 1: propose
-        view = self.fw.trade_view(state, proposer, w, step="propose")
+        view = self.fw.trade_view(state, proposer, w, step="propose", locked=locked)
         ans, errs = await self._ask(proposer, "propose_trade", view)
         action = ans.get("action") if isinstance(ans, dict) else None
         offer, problem = None, None
@@ -300,7 +382,7 @@ class Engine:
         for step, actor, method, allowed, default in steps:
             other = proposer if actor == receiver else receiver
             view = self.fw.trade_view(state, actor, w, offer=current.from_side(actor), counterparty=other,
-                                      step=method, history=history.get(actor))
+                                      step=method, history=history.get(actor), locked=locked)
             ans, errs = await self._ask(actor, method, view)
             action = ans.get("action") if isinstance(ans, dict) else None
             problems = list(errs)

@@ -5,6 +5,9 @@
 ``run.json``               run id, seed, status (running / complete / failed), phase, data fingerprint
 ``checkpoint.json``        league state after the last completed phase (draft, then every week)
 ``decisions.jsonl``        every agent decision: the exact view, the raw answer, what was applied, by whom
+``llm_calls.jsonl``        every LLM call (ledger): messages, raw response, parsed answer, tokens, cost, latency,
+                           every attempt's error, re-asks, cache hits
+``llm_summary.parquet``    per team and model: calls, re-asks, invalid answers, fallbacks, faults, tokens, cost
 ``draft_picks.parquet``    pick, round, team, agent, player, shortlist, decided_by
 ``lineups.parquet``        week, team, agent, slot, player_id, position, points, decided_by (starters)
 ``bench.parquet``          week, team, agent, player_id, position, points
@@ -30,8 +33,10 @@ from typing import Any
 import pandas as pd
 
 from .atomic import write_json, write_parquet, write_text
+from .secrets import scrub
 from .state import LeagueState
 
+LOGS = ("decisions.jsonl", "llm_calls.jsonl")
 TABLES = ("draft_picks", "lineups", "bench", "rosters", "matchups", "standings", "trade_steps", "trades")
 
 
@@ -52,10 +57,10 @@ class RunDir:
     def write_meta(self, meta: dict[str, Any]) -> None:
         write_json(self.file("run.json"), meta)
 
-    def append_decision(self, record: dict[str, Any]) -> int:
-        """Append one decision line; returns the file's new length in bytes."""
-        line = json.dumps(record, sort_keys=True, ensure_ascii=False, default=str) + "\n"
-        with open(self.file("decisions.jsonl"), "a", encoding="utf-8") as fh:
+    def append(self, log: str, record: dict[str, Any]) -> int:
+        """Append one JSON line to ``log`` (secrets scrubbed); returns the file's new length in bytes."""
+        line = scrub(json.dumps(record, sort_keys=True, ensure_ascii=False, default=str)) + "\n"
+        with open(self.file(log), "a", encoding="utf-8") as fh:
             fh.write(line)
             fh.flush()
             return fh.tell()
@@ -63,13 +68,20 @@ class RunDir:
     def checkpoint(self, state: LeagueState) -> None:
         """Decisions on disk first, then the checkpoint: a checkpoint never points past what is on disk.
         The checkpoint holds every table's rows; the parquet tables are written by :meth:`write_tables`."""
-        with open(self.file("decisions.jsonl"), "rb+") as fh:
-            os.fsync(fh.fileno())
-        write_json(self.file("checkpoint.json"), state.to_dict(), compact=True)
+        for log in LOGS:
+            if self.file(log).exists():
+                with open(self.file(log), "rb+") as fh:
+                    os.fsync(fh.fileno())
+        text = json.dumps(state.to_dict(), sort_keys=True, default=str, separators=(",", ":"))
+        write_text(self.file("checkpoint.json"), scrub(text) + "\n")
 
     def write_tables(self, state: LeagueState) -> None:
         for name in TABLES:
             write_parquet(self.file(f"{name}.parquet"), table_frame(name, state.tables.get(name, [])))
+        if self.file("llm_calls.jsonl").exists():
+            from .llm.ledger import summarize
+
+            write_parquet(self.file("llm_summary.parquet"), summarize(self.llm_calls(), self.decisions()))
 
     # -- reading -----------------------------------------------------------------------------------------
     def exists(self) -> bool:
@@ -83,15 +95,26 @@ class RunDir:
         if not cp.exists():
             return None
         state = LeagueState.from_dict(json.loads(cp.read_text()))
-        with open(self.file("decisions.jsonl"), "rb+") as fh:  # drop decisions after the checkpoint
-            fh.truncate(state.decisions_bytes)
+        for log in LOGS:  # drop what was logged after the checkpoint
+            path = self.file(log)
+            if path.exists():
+                with open(path, "rb+") as fh:
+                    fh.truncate(state.log_bytes.get(log, 0))
         return state
 
     def table(self, name: str) -> pd.DataFrame:
         return pd.read_parquet(self.file(f"{name}.parquet"))
 
     def decisions(self) -> list[dict[str, Any]]:
-        with open(self.file("decisions.jsonl"), encoding="utf-8") as fh:
+        return self.read_log("decisions.jsonl")
+
+    def llm_calls(self) -> list[dict[str, Any]]:
+        return self.read_log("llm_calls.jsonl")
+
+    def read_log(self, log: str) -> list[dict[str, Any]]:
+        if not self.file(log).exists():
+            return []
+        with open(self.file(log), encoding="utf-8") as fh:
             return [json.loads(line) for line in fh if line.strip()]
 
 

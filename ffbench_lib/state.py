@@ -36,7 +36,8 @@ class LeagueState:
     records: dict[str, Record] = field(default_factory=dict)
     phase: str = "new"  # new -> drafted -> week:1 ... week:N (last completed) -> complete
     decisions: int = 0
-    decisions_bytes: int = 0
+    log_bytes: dict[str, int] = field(default_factory=dict)  # JSONL log -> length at this checkpoint
+    llm_cost_usd: float = 0.0  # spent on live provider calls (replayed answers cost nothing)
     tables: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:

@@ -170,7 +170,7 @@ class Firewall:
         team = self._players["team"].dropna().to_dict()
         team.update(played.sort_values("week").groupby("player_id")["team"].last().dropna().to_dict())
         proj = self._wproj.xs(w, level="week").to_dict() if w in self._wproj.index.get_level_values(0) else {}
-        inj = self._injuries[self._injuries["week"] == w]
+        inj = self._injuries[(self._injuries["week"] == w) & self._injuries["report_status"].notna()]
         status = dict(zip(inj["player_id"], inj["report_status"].astype(str)))
         games_w = self._schedule[self._schedule["week"] == w]
         opponent: dict[str, str | None] = {t: None for t in self._byes}
@@ -226,7 +226,7 @@ class Firewall:
 
     def trade_view(self, state: LeagueState, team: str, w: int, offer: dict[str, Any] | None = None,
                    counterparty: str | None = None, step: str = "propose",
-                   history: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+                   history: list[dict[str, Any]] | None = None, locked: set[str] | None = None) -> dict[str, Any]:
         """A trade decision as seen by ``team``: its roster, the other rosters (or the counterparty's), records,
         positional strengths, and the offer from its own side ("you give" / "you get")."""
         lg = self._league
@@ -235,6 +235,7 @@ class Firewall:
         view: dict[str, Any] = {
             "decision": f"trade_{step}", "season": lg.season, "week": w, "team": team, "rules": self._league_rules(),
             "max_players_per_side": lg.trades.max_players_per_side, "weeks_left": lg.weeks - w + 1,
+            "locked_players": sorted(locked or ()),  # traded earlier this week: cannot move again
             "my_roster": [self.player_week(p, w) for p in sorted(state.rosters[team])],
             "my_record": self._record(state, team), "my_strength": strength[team],
             "league_avg_strength": {pos: round(float(np.mean([s[pos] for s in strength.values()])), 2)

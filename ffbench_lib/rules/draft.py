@@ -81,4 +81,4 @@ def validate_pick(answer: Any, shortlist: Sequence[str], positions: Mapping[str,
                f"{pid} is not on the shortlist {list(shortlist)}" if str(pid) not in shortlist else
                f"{pid} is at an illegal position")
     best = sorted((p for p in shortlist if positions[p] in legal), key=lambda p: (-projection.get(p, 0.0), p))
-    return best[0], [problem], True
+    return (best[0] if best else ""), [problem], True

@@ -1,0 +1,36 @@
+"""Robust extraction of one JSON object from a model's text: reasoning blocks, code fences and prose around
+the JSON are tolerated; anything else is an error message the model can act on."""
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+_REASONING = re.compile(r"<(think|thinking|reasoning)>.*?</\1>", re.S | re.I)
+_FENCE = re.compile(r"```(?:json|JSON)?\s*(.*?)```", re.S)
+
+
+def parse_json(text: str | None) -> tuple[dict[str, Any] | None, str | None]:
+    """(object, None) on success, else (None, what is wrong)."""
+    if text is None or not text.strip():
+        return None, "the answer was empty; reply with one JSON object"
+    body = _REASONING.sub("", text).strip()
+    # an unclosed reasoning block (truncated output) leaves nothing usable before the JSON
+    body = re.sub(r"^<(think|thinking|reasoning)>.*", "", body, flags=re.S | re.I) if body.lower().startswith(
+        ("<think", "<reasoning")) else body
+    candidates = [m.group(1) for m in _FENCE.finditer(body)] + [body]
+    decoder = json.JSONDecoder()
+    for cand in candidates:
+        for i, ch in enumerate(cand):
+            if ch != "{":
+                continue
+            try:
+                obj, _ = decoder.raw_decode(cand, i)
+            except json.JSONDecodeError:
+                continue
+            if isinstance(obj, dict):
+                return obj, None
+    if "{" in body and body.count("{") > body.count("}"):
+        return None, ("the JSON object is incomplete or malformed (cut off?); reply with one shorter, complete, "
+                      "valid JSON object")
+    return None, "no JSON object found in the answer; reply with exactly one JSON object"

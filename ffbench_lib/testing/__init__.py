@@ -1,0 +1,1 @@
+"""Test and demo helpers that ship with the package (a scripted OpenAI-compatible server)."""

@@ -1,0 +1,246 @@
+"""A local OpenAI-compatible chat server with a scripted policy and faults on demand.
+
+It serves ``POST /v1/chat/completions`` on 127.0.0.1 so the real litellm path (``openai/<name>`` with
+``api_base``) can be exercised without any provider: the policy reads the ids and numbers in ffbench's prompt
+tables and answers like a sensible manager; faults are injected with a seeded probability and counted.
+
+Faults: ``429``, ``500``, ``slow`` (sleeps past the client's timeout), ``malformed`` (broken JSON), ``prose``
+(JSON inside prose), ``fence`` (JSON in a code fence), ``hallucinated`` (unknown player ids), ``illegal``
+(an illegal lineup or a player from the wrong position), ``empty`` (no content), ``truncated`` (cut off,
+``finish_reason: length``). ``prose`` and ``fence`` are recoverable by the parser; the others are not.
+"""
+from __future__ import annotations
+
+import json
+import re
+import threading
+import time
+import zlib
+from collections import Counter
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+import numpy as np
+
+FAULTS = ("429", "500", "slow", "malformed", "prose", "fence", "hallucinated", "illegal", "empty", "truncated")
+ID = re.compile(r"^(00-\d{7}|sdio:\d+)\s*\|")
+
+
+def _table(text: str, header_hint: str) -> list[dict[str, str]]:
+    """Rows of the ``id | ...`` table after the first line containing ``header_hint`` (all tables for the
+    draft board)."""
+    start = text.find(header_hint)
+    if start < 0:
+        return []
+    rows, cols = [], None
+    for line in text[start:].splitlines():
+        if line.startswith("id | "):
+            cols = [c.strip() for c in line.split("|")]
+        elif cols and ID.match(line):
+            rows.append(dict(zip(cols, (c.strip() for c in line.split("|")))))
+        elif rows and not line.strip() and not header_hint.startswith("BEST"):
+            break  # one table only (the draft board has one table per position)
+    return rows
+
+
+def _num(x: str) -> float:
+    try:
+        return float(x)
+    except (TypeError, ValueError):
+        return 0.0
+
+
+def _line(text: str, prefix: str) -> str:
+    for line in text.splitlines():
+        if line.startswith(prefix):
+            return line[len(prefix):].strip()
+    return ""
+
+
+def policy(prompt: str) -> dict[str, Any]:
+    """A sensible answer to one ffbench prompt."""
+    decision = _line(prompt, "DECISION:")
+    if decision == "draft_shortlist":
+        legal = [p.strip() for p in _line(prompt, "LEGAL POSITIONS:").split(",")]
+        size = int(_line(prompt, "SHORTLIST SIZE:") or 5)
+        rows = [r for r in _table(prompt, "BEST AVAILABLE") if r["pos"] in legal]
+        rows.sort(key=lambda r: -_num(r["proj"]))
+        return {"shortlist": [r["id"] for r in rows[:size]], "rationale": "highest projections at legal positions"}
+    if decision == "draft_pick":
+        legal = [p.strip() for p in _line(prompt.split("YOUR SHORTLIST")[0], "Unfilled starting slots:").split(
+            "LEGAL POSITIONS:")[-1].split(",")]
+        rows = [r for r in _table(prompt, "YOUR SHORTLIST") if r["pos"] in legal] or _table(prompt, "YOUR SHORTLIST")
+        best = max(rows, key=lambda r: _num(r["proj"]))
+        return {"player_id": best["id"], "rationale": "best projection on my shortlist"}
+    if decision == "set_lineup":
+        slots = dict(kv.split("=") for kv in _line(prompt, "SLOTS:").split("(")[0].split())
+        flex = _line(prompt, "SLOTS:").split("FLEX:")[-1].strip(" )").split("/")
+        rows = _table(prompt, "YOUR ROSTER")
+        value = {r["id"]: (-1.0 if r["flags"] not in ("-", "") else _num(r["proj_week"])) for r in rows}
+        rows.sort(key=lambda r: (-value[r["id"]], r["id"]))
+        used, lineup = set(), {}
+        for slot in ("QB", "RB", "WR", "TE", "FLEX"):
+            n = int(slots.get(slot, 0))
+            ok = [r for r in rows if r["id"] not in used and (r["pos"] == slot or (slot == "FLEX" and r["pos"] in flex))]
+            lineup[slot] = [r["id"] for r in ok[:n]]
+            used.update(lineup[slot])
+        return {"lineup": {k: v for k, v in lineup.items() if int(slots.get(k, 0))}, "rationale": "best projections"}
+    if decision == "propose_trade":
+        team = _line(prompt, "You manage") or prompt
+        if zlib.crc32(prompt.encode()) % 3:
+            return {"action": "pass", "rationale": "happy with my roster"}
+        locked = set(_line(prompt, "Players already traded this week (they cannot move again):").split(", "))
+        mine = [r for r in _table(prompt, "MY ROSTER") if r["id"] not in locked]
+        m = re.search(r'TEAM "([^"]+)" ROSTER', prompt)
+        if not m:
+            return {"action": "pass", "rationale": "no partner"}
+        theirs = [r for r in _table(prompt, m.group(0)) if r["id"] not in locked]
+        for pos in ("WR", "RB", "TE"):
+            a = sorted((r for r in mine if r["pos"] == pos), key=lambda r: _num(r["proj_week"]))
+            b = sorted((r for r in theirs if r["pos"] == pos), key=lambda r: _num(r["proj_week"]))
+            if a and b:
+                return {"action": "propose", "to_team": m.group(1), "give": [a[0]["id"]], "get": [b[0]["id"]],
+                        "rationale": f"depth swap at {pos} ({team[:0]})"}
+        return {"action": "pass", "rationale": "nothing fits"}
+    if decision == "respond_to_offer":
+        return {"action": "accept" if zlib.crc32(prompt.encode()) % 2 else "reject", "rationale": "judged the offer"}
+    if decision == "reply_to_counter":
+        return {"action": "accept", "rationale": "fine"}
+    if decision == "final_decision":
+        return {"action": "accept", "rationale": "fine"}
+    return {"rationale": "unknown decision"}
+
+
+@dataclass
+class FakeOpenAIServer:
+    """``with FakeOpenAIServer(fault_rate=0.3) as srv: ... srv.api_base ...``"""
+
+    fault_rate: float = 0.0
+    faults: tuple[str, ...] = FAULTS
+    latency_s: float = 0.0
+    slow_s: float = 3.0
+    seed: int = 0
+    requests: int = 0
+    injected: Counter = field(default_factory=Counter)
+    log: list[dict[str, Any]] = field(default_factory=list)
+    echo_auth_in_errors: bool = False  # some providers echo part of the key in errors: tests that we scrub it
+    inflight: int = 0
+    max_inflight: int = 0
+
+    def __post_init__(self) -> None:
+        self._lock = threading.Lock()
+        self._rng = np.random.default_rng(self.seed)
+        self._httpd: ThreadingHTTPServer | None = None
+
+    # -- lifecycle ---------------------------------------------------------------------------------------
+    def start(self) -> "FakeOpenAIServer":
+        server = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args: Any) -> None:  # quiet
+                return None
+
+            def do_POST(self) -> None:  # noqa: N802 - http.server API
+                body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))) or b"{}")
+                with server._lock:
+                    server.inflight += 1
+                    server.max_inflight = max(server.max_inflight, server.inflight)
+                try:
+                    status, payload, delay = server.respond(body, self.headers.get("Authorization", ""))
+                    if delay:
+                        time.sleep(delay)
+                finally:
+                    with server._lock:
+                        server.inflight -= 1
+                data = json.dumps(payload).encode()
+                try:
+                    self.send_response(status)
+                    self.send_header("Content-Type", "application/json")
+                    self.send_header("Content-Length", str(len(data)))
+                    self.end_headers()
+                    self.wfile.write(data)
+                except (BrokenPipeError, ConnectionResetError):
+                    pass  # the client gave up (timeout fault)
+
+        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._httpd.daemon_threads = True
+        threading.Thread(target=self._httpd.serve_forever, daemon=True).start()
+        return self
+
+    def stop(self) -> None:
+        if self._httpd:
+            self._httpd.shutdown()
+            self._httpd.server_close()
+
+    def __enter__(self) -> "FakeOpenAIServer":
+        return self.start()
+
+    def __exit__(self, *exc: Any) -> None:
+        self.stop()
+
+    @property
+    def api_base(self) -> str:
+        assert self._httpd is not None, "start() the server first"
+        return f"http://127.0.0.1:{self._httpd.server_address[1]}/v1"
+
+    # -- answering ----------------------------------------------------------------------------------------
+    def respond(self, body: dict[str, Any], auth: str = "") -> tuple[int, dict[str, Any], float]:
+        msgs = body.get("messages", [])
+        prompt = next((m["content"] for m in msgs if m.get("role") == "user"), "")
+        with self._lock:
+            self.requests += 1
+            n = self.requests
+            fault = str(self._rng.choice(self.faults)) if self._rng.random() < self.fault_rate else None
+            if fault:
+                self.injected[fault] += 1
+            self.log.append({"n": n, "model": body.get("model"), "fault": fault,
+                             "decision": _line(prompt, "DECISION:")})
+        delay = self.latency_s
+        if fault == "429":
+            return 429, {"error": {"message": "rate limited (injected)", "type": "rate_limit_error"}}, delay
+        if fault == "500":
+            echo = f" (request auth: {auth})" if self.echo_auth_in_errors else ""
+            return 500, {"error": {"message": f"server error (injected){echo}", "type": "server_error"}}, delay
+        if fault == "slow":
+            delay = self.slow_s
+        answer = policy(prompt)
+        text = json.dumps(answer)
+        finish = "stop"
+        if fault == "malformed":
+            text = text.replace('"', "'").replace("{", "{{", 1)
+        elif fault == "prose":
+            text = f"Sure! Here is my decision:\n{text}\nLet me know if you need anything else."
+        elif fault == "fence":
+            text = f"```json\n{json.dumps(answer, indent=2)}\n```"
+        elif fault == "hallucinated":
+            if re.search(r"00-\d{7}", text):
+                text = re.sub(r"00-\d{7}", "00-9999999", text)
+            else:  # an answer without ids (pass, accept): a trade with players nobody has
+                text = json.dumps({"action": "propose" if answer.get("action") == "pass" else "counter",
+                                   "to_team": "Nobody", "give": ["00-9999999"], "get": ["00-9999998"],
+                                   "rationale": "made-up players"})
+        elif fault == "illegal":
+            text = _illegal(answer)
+        elif fault == "empty":
+            text = ""
+        elif fault == "truncated":
+            text, finish = text[: max(1, len(text) // 2)], "length"
+        prompt_chars = sum(len(m.get("content") or "") for m in msgs)
+        usage = {"prompt_tokens": prompt_chars // 4, "completion_tokens": max(1, len(text) // 4),
+                 "total_tokens": prompt_chars // 4 + max(1, len(text) // 4)}
+        return 200, {"id": f"chatcmpl-{n}", "object": "chat.completion", "created": 0, "model": body.get("model"),
+                     "choices": [{"index": 0, "message": {"role": "assistant", "content": text},
+                                  "finish_reason": finish}], "usage": usage}, delay
+
+
+def _illegal(answer: dict[str, Any]) -> str:
+    if "lineup" in answer:
+        everyone = [p for ids in answer["lineup"].values() for p in ids]
+        return json.dumps({"lineup": {slot: everyone[: len(ids)] for slot, ids in answer["lineup"].items()},
+                           "rationale": "everyone everywhere"})
+    if "shortlist" in answer:
+        return json.dumps({"shortlist": answer["shortlist"][:1] * 3, "rationale": "same player thrice"})
+    if "player_id" in answer:
+        return json.dumps({"player_id": "QB", "rationale": "a position, not a player"})
+    return json.dumps({**answer, "action": "maybe"})

@@ -1,0 +1,180 @@
+"""The real litellm path against a local OpenAI-compatible server (scripted answers, faults on demand)."""
+import json
+import subprocess
+import sys
+from collections import Counter
+
+import pytest
+
+from ffbench_lib.config import League
+from ffbench_lib.engine import Engine
+from ffbench_lib.llm import ReplayMiss, parse_json
+from ffbench_lib.rundir import RunDir
+from ffbench_lib.testing.fake_openai import FakeOpenAIServer
+
+from engine_helpers import REPO, demo_league, digests, run_engine
+
+PRICE_IN, PRICE_OUT = 2e-6, 8e-6
+TRANSPORT = {"429": "RateLimitError", "500": "InternalServerError", "slow": "Timeout"}
+INVALID = ("malformed", "empty", "illegal", "hallucinated", "truncated")
+
+
+def llm_league(api_base, cache_dir, n_llm=10, weeks=17, **llm):
+    d = demo_league().model_dump(mode="json")
+    for i in range(n_llm):
+        d["teams"][i] = {"name": f"M{i}", "agent": {
+            "kind": "llm", "model": f"openai/fake-model-{i % 3}", "api_base": api_base, "timeout_s": 1.0,
+            "max_tokens": 2000, "input_cost_per_token": PRICE_IN, "output_cost_per_token": PRICE_OUT,
+            "max_concurrency": 4}}
+    d["weeks"] = weeks
+    d["trades"]["weeks"] = [w for w in d["trades"]["weeks"] if w <= weeks]
+    d["llm"] = {"backoff_s": 0.01, "retries": 4, "cache_dir": str(cache_dir), **llm}
+    return League.model_validate(d)
+
+
+def test_parse_json_variants():
+    assert parse_json('{"a": 1}') == ({"a": 1}, None)
+    assert parse_json('Sure, here:\n```json\n{"a": 2}\n```\nbye')[0] == {"a": 2}
+    assert parse_json('<think>maybe {"a": 0}</think>\nFinal: {"a": 3} done')[0] == {"a": 3}
+    assert parse_json('I pick {"player_id": "00-1"} because')[0] == {"player_id": "00-1"}
+    assert "empty" in parse_json("")[1] and "empty" in parse_json(None)[1]
+    assert "incomplete or malformed" in parse_json('{"lineup": {"QB": ["00-')[1]
+    assert "no JSON object" in parse_json("I start Mahomes.")[1]
+    assert parse_json("[1, 2]")[0] is None
+
+
+def test_full_llm_season_and_ledger(prepared_2024, tmp_path):
+    with FakeOpenAIServer() as srv:
+        league = llm_league(srv.api_base, tmp_path / "cache")
+        state, _ = run_engine(league, prepared_2024, tmp_path / "run")
+        requests = srv.requests
+    run = RunDir(tmp_path / "run")
+    assert run.meta()["status"] == "complete"
+    calls = run.llm_calls()
+    assert len(calls) == requests > 400  # one ledger line per HTTP call, no faults here
+    decisions = run.decisions()
+    assert {d["decided_by"] for d in decisions} == {"agent"}
+    for c in calls[:50]:
+        assert c["messages"][0]["role"] == "system" and "DECISION:" in c["messages"][1]["content"]
+        assert c["prompt_tokens"] > 0 and c["completion_tokens"] > 0
+        assert c["cost_usd"] == pytest.approx(c["prompt_tokens"] * PRICE_IN + c["completion_tokens"] * PRICE_OUT)
+        assert c["parsed"] is not None and c["latency_s"] > 0
+    total = sum(c["cost_usd"] for c in calls)
+    assert state.llm_cost_usd == pytest.approx(total, rel=1e-6)
+    summary = run.table("llm_summary")
+    assert len(summary) == 10 and summary["calls"].sum() == len(calls)
+    assert (summary["fallback_rate"] == 0).all() and summary["cost_usd"].sum() == pytest.approx(total)
+    lineups = run.table("lineups")
+    assert (lineups["decided_by"] == "agent").all() and lineups["agent"].str.startswith("llm:openai/").all()
+
+
+def test_fault_season_accounts_for_every_fault_and_replays_from_cache(prepared_2024, tmp_path):
+    with FakeOpenAIServer(fault_rate=0.3, slow_s=1.6, seed=11) as srv:
+        league = llm_league(srv.api_base, tmp_path / "cache")
+        run_engine(league, prepared_2024, tmp_path / "run")
+        injected, requests = Counter(srv.injected), srv.requests
+    assert sum(injected.values()) > 0.25 * requests and set(injected) == {
+        "429", "500", "slow", "malformed", "prose", "fence", "hallucinated", "illegal", "empty", "truncated"}
+    run = RunDir(tmp_path / "run")
+    assert run.meta()["status"] == "complete"
+    calls = run.llm_calls()
+    attempts = [a for c in calls for a in (c["attempts"] or [])]
+    assert len(attempts) == requests  # every HTTP request is an attempt in the ledger
+    errors = Counter(a["error"] for a in attempts if a["error"])
+    assert errors == Counter({TRANSPORT[k]: injected[k] for k in TRANSPORT if injected[k]})
+    invalid = sum(1 for c in calls if c["problems"])
+    assert invalid == sum(injected[k] for k in INVALID)  # prose and fence were parsed, everything else flagged
+    summary = run.table("llm_summary")
+    assert summary["invalid_answers"].sum() == invalid and summary["transport_errors"].sum() == sum(errors.values())
+    # the engine repaired whatever stayed invalid after the re-asks, and said so
+    fallbacks = [d for d in run.decisions() if d["decided_by"] == "fallback"]
+    assert all(d["reason"] for d in fallbacks)
+
+    # replay: a new server that must not be called, replay_only on, same outputs
+    with FakeOpenAIServer() as srv2:
+        replay = llm_league(srv2.api_base, tmp_path / "cache", replay_only=True)
+        run_engine(replay, prepared_2024, tmp_path / "replay")
+        assert srv2.requests == 0
+    a, b = digests(tmp_path / "run"), digests(tmp_path / "replay")
+    for name in ("decisions.jsonl", "draft_picks.parquet", "lineups.parquet", "standings.parquet", "trades.parquet",
+                 "trade_steps.parquet"):
+        assert a[name] == b[name], name
+    assert all(c["cache_hit"] or c["error"] for c in RunDir(tmp_path / "replay").llm_calls())
+
+
+def test_replay_only_miss_fails_clearly(prepared_2024, tmp_path, data_dir):
+    league = llm_league("http://127.0.0.1:9/v1", tmp_path / "empty-cache", replay_only=True)
+    with pytest.raises(ReplayMiss, match="replay_only: no recorded answer"):
+        run_engine(league, prepared_2024, tmp_path / "run")
+    assert RunDir(tmp_path / "run").meta()["status"] == "failed"
+    cfg = tmp_path / "replay.yaml"
+    cfg.write_text(json.dumps(league.model_dump(mode="json")))
+    r = subprocess.run([sys.executable, "-m", "ffbench_lib", "run", str(cfg), "--out", str(tmp_path / "cli"), "--quiet"],
+                       capture_output=True, text=True, env={**__import__("os").environ, "FFBENCH_DATA_DIR": str(data_dir),
+                                                            "FFBENCH_CACHE_DIR": str(tmp_path / "prep")})
+    assert r.returncode == 2 and "replay_only: no recorded answer" in r.stderr and "Traceback" not in r.stderr
+
+
+def test_secret_canary_never_written(prepared_2024, tmp_path, monkeypatch, capfd):
+    canary = "sk-canary-" + "7" * 32
+    monkeypatch.setenv("FFBENCH_CANARY_API_KEY", canary)
+    with FakeOpenAIServer(fault_rate=0.5, faults=("500",), echo_auth_in_errors=True, seed=3) as srv:
+        d = llm_league(srv.api_base, tmp_path / "cache", n_llm=2, weeks=2).model_dump(mode="json")
+        for t in d["teams"][:2]:
+            t["agent"]["api_key_env"] = "FFBENCH_CANARY_API_KEY"
+        run_engine(League.model_validate(d), prepared_2024, tmp_path / "run")
+        assert srv.injected["500"] > 0
+    calls = RunDir(tmp_path / "run").llm_calls()
+    assert any("***" in (a.get("message") or "") for c in calls for a in c["attempts"] or [])  # it was echoed
+    for folder in (tmp_path / "run", tmp_path / "cache"):
+        for f in folder.rglob("*"):
+            if f.is_file():
+                assert canary.encode() not in f.read_bytes(), f
+    out, err = capfd.readouterr()
+    assert canary not in out + err
+
+
+def test_missing_key_variable_stops_the_run(prepared_2024, tmp_path, monkeypatch):
+    from ffbench_lib.llm import FatalLLMError
+
+    monkeypatch.delenv("FFBENCH_MISSING_KEY", raising=False)
+    d = llm_league("http://127.0.0.1:9/v1", tmp_path / "cache", n_llm=1, weeks=1).model_dump(mode="json")
+    d["teams"][0]["agent"]["api_key_env"] = "FFBENCH_MISSING_KEY"
+    with pytest.raises(FatalLLMError, match="FFBENCH_MISSING_KEY"):
+        run_engine(League.model_validate(d), prepared_2024, tmp_path / "run")
+
+
+def test_budget_stops_cleanly_and_resumes_identically(prepared_2024, tmp_path):
+    with FakeOpenAIServer() as srv:
+        whole = llm_league(srv.api_base, tmp_path / "cache-a", n_llm=4, weeks=6)
+        full_state, _ = run_engine(whole, prepared_2024, tmp_path / "whole")
+        limit = round(full_state.llm_cost_usd * 0.6, 6)
+        capped = llm_league(srv.api_base, tmp_path / "cache-b", n_llm=4, weeks=6, budget_usd=limit)
+        state, _ = run_engine(capped, prepared_2024, tmp_path / "capped")
+        meta = RunDir(tmp_path / "capped").meta()
+        assert meta["status"] == "stopped_budget" and meta["budget"]["spent_usd"] >= limit
+        assert state.phase.startswith(("drafted", "week:")) and state.phase != "week:6"
+        more = llm_league(srv.api_base, tmp_path / "cache-b", n_llm=4, weeks=6, budget_usd=100)
+        run_engine(more, prepared_2024, tmp_path / "capped", resume=True)
+    assert RunDir(tmp_path / "capped").meta()["status"] == "complete"
+    a, b = digests(tmp_path / "whole"), digests(tmp_path / "capped")
+    for name in ("decisions.jsonl", "lineups.parquet", "standings.parquet", "draft_picks.parquet"):
+        assert a[name] == b[name], name
+
+
+def test_provider_concurrency_limit_holds(prepared_2024, tmp_path):
+    with FakeOpenAIServer(latency_s=0.05) as srv:
+        d = llm_league(srv.api_base, tmp_path / "cache", weeks=3).model_dump(mode="json")
+        for t in d["teams"]:
+            t["agent"]["max_concurrency"] = 3
+        run_engine(League.model_validate(d), prepared_2024, tmp_path / "run")
+        assert 2 <= srv.max_inflight <= 3
+
+
+def test_committed_llm_configs_are_valid():
+    from ffbench_lib.config import load_config
+
+    frontier = load_config(REPO / "params" / "league.yaml")
+    assert all(t.agent.kind == "llm" for t in frontier.teams) and len({t.agent.model for t in frontier.teams}) == 10
+    local = load_config(REPO / "params" / "local_llm.yaml")
+    assert any(t.agent.kind == "llm" and t.agent.api_base for t in local.teams)
