@@ -311,11 +311,31 @@ class Engine:
 
     # -------------------------------------------------------------------------------------------- trades
     async def trades(self, state: LeagueState, w: int) -> None:
+        """Every team, in a seeded order, may open one negotiation. All opening proposals are requested at
+        once from the rosters as the window opens; when an accepted trade has changed any roster before a
+        team's turn, its proposal is superseded and it is asked again with the current rosters."""
         rng = np.random.default_rng([self.league.seed, 0x7EAD, w])
         order = [state.teams[i] for i in rng.permutation(len(state.teams))]
         locked: set[str] = set()
+        self._trades_done = 0
+        opening: dict[str, tuple[dict, asyncio.Task | None]] = {}
+        if not self.league.llm.sequential:
+            for team in order:
+                view = self.fw.trade_view(state, team, w, step="propose", locked=locked)
+                opening[team] = (view, asyncio.create_task(self._ask(team, "propose_trade", view)))
         for n, proposer in enumerate(order, start=1):
-            await self.negotiate(state, w, f"w{w}-n{n}", proposer, locked)
+            first = None
+            if proposer in opening:
+                view, task = opening.pop(proposer)
+                ans, errs = await task
+                if self._trades_done == 0:
+                    first = (view, ans, errs)
+                else:
+                    self._log(state, team=proposer, decision="propose_trade", view=view, answer=ans,
+                              applied="superseded", decided_by="agent", week=w, step=1,
+                              problems=["rosters changed by an earlier trade this week; asked again"],
+                              extra={"negotiation": f"w{w}-n{n}"})
+            await self.negotiate(state, w, f"w{w}-n{n}", proposer, locked, first)
 
     def _step_row(self, state, w, neg, step, actor, action, offer, rationale, by, problems):
         return {"week": w, "negotiation": neg, "step": step, "actor": actor, "agent": state.agent_ids[actor],
@@ -324,7 +344,8 @@ class Engine:
                 "receiver_gives": list(offer.b_gives) if offer else [],
                 "rationale": rationale, "decided_by": by, "reason": "; ".join(problems) or None}
 
-    async def negotiate(self, state: LeagueState, w: int, neg: str, proposer: str, locked: set[str]) -> None:
+    async def negotiate(self, state: LeagueState, w: int, neg: str, proposer: str, locked: set[str],
+                        first: tuple[dict, Any, list[str]] | None = None) -> None:
         """The four bounded steps. Offers are stored as proposer->receiver; each side sees its own side."""
         lg, roster = self.league, self.league.roster
         maxn = lg.trades.max_players_per_side
@@ -346,9 +367,12 @@ class Engine:
                     entry["their_rationale_untrusted"] = text
                 history.setdefault(side, []).append(entry)
 
-        # step 1: propose
-        view = self.fw.trade_view(state, proposer, w, step="propose", locked=locked)
-        ans, errs = await self._ask(proposer, "propose_trade", view)
+        # step 1: propose (asked when the window opened if no roster has changed since)
+        if first is not None:
+            view, ans, errs = first
+        else:
+            view = self.fw.trade_view(state, proposer, w, step="propose", locked=locked)
+            ans, errs = await self._ask(proposer, "propose_trade", view)
         action = ans.get("action") if isinstance(ans, dict) else None
         offer, problem = None, None
         if action == "propose":
@@ -411,6 +435,7 @@ class Engine:
                 # the accepting side's answer is the agent's own unless it was repaired
                 trade_rules.apply_offer(state, current)
                 locked.update(current.a_gives + current.b_gives)
+                self._trades_done += 1
                 state.add_rows("trades", [{
                     "week": w, "negotiation": neg, "proposer": proposer, "receiver": receiver,
                     "proposer_agent": state.agent_ids[proposer], "receiver_agent": state.agent_ids[receiver],
