@@ -223,6 +223,7 @@ class Engine:
                 "pick": pick, "round": rnd, "team": team, "agent": state.agent_ids[team], "player_id": pid,
                 "player_name": self.fw.name[pid], "position": self.positions[pid],
                 "proj_points": float(self.fw.preseason_proj.get(pid, 0.0)),
+                "prev_points": float(self.fw.player_card(pid)["prev_pts"] or 0.0),
                 "adp": None if adp is None or np.isnan(adp) else float(adp), "shortlist": shortlist,
                 "in_shortlist": True, "decided_by": "fallback" if (repaired or repaired2) else "agent",
                 "reason": "; ".join(problems + problems2) or None}])

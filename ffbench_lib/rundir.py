@@ -121,7 +121,7 @@ class RunDir:
 #: Column order (and so schema) of each table, also when it is empty.
 COLUMNS: dict[str, list[str]] = {
     "draft_picks": ["pick", "round", "team", "agent", "player_id", "player_name", "position", "proj_points",
-                    "adp", "shortlist", "in_shortlist", "decided_by", "reason"],
+                    "prev_points", "adp", "shortlist", "in_shortlist", "decided_by", "reason"],
     "lineups": ["week", "team", "agent", "slot", "player_id", "position", "points", "decided_by"],
     "bench": ["week", "team", "agent", "player_id", "position", "points"],
     "rosters": ["week", "team", "agent", "player_id", "position"],

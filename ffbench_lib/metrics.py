@@ -1,0 +1,295 @@
+"""Metrics over run directories (never re-simulating), attributed to the agent (model or bot), not the team.
+
+Every function takes the tables of one or many runs as loaded by :func:`load_runs` and returns a tidy frame
+keyed by ``run_id`` and ``agent`` (and ``team`` where a run has several teams of one agent).
+"""
+from __future__ import annotations
+
+import glob
+import json
+from pathlib import Path
+from typing import Iterable
+
+import numpy as np
+import pandas as pd
+import yaml
+
+from .config import Roster
+from .rules.lineup import best_lineup, lineup_value
+from .rundir import TABLES, RunDir, table_frame
+
+Runs = dict[str, pd.DataFrame]
+
+
+def expand_paths(runs: str | Path | Iterable[str | Path]) -> list[Path]:
+    """Run directories from a path, a glob, a folder of runs, or a list of those (sorted, deduplicated)."""
+    items = [runs] if isinstance(runs, (str, Path)) else list(runs)
+    out: list[Path] = []
+    for item in items:
+        hits = sorted(glob.glob(str(item))) or [str(item)]
+        for h in hits:
+            p = Path(h)
+            if (p / "run.json").exists():
+                out.append(p)
+            elif p.is_dir():
+                out.extend(sorted(q.parent for q in p.glob("*/run.json")))
+    seen: dict[str, Path] = {}
+    for p in out:
+        seen.setdefault(str(p.resolve()), p)
+    if not seen:
+        raise FileNotFoundError(f"no run directories (folders with run.json) in {runs!r}")
+    return list(seen.values())
+
+
+def load_runs(runs: str | Path | Iterable[str | Path], complete_only: bool = True) -> Runs:
+    """Every table of every run, concatenated, with ``run_id`` (unique per directory) and ``seed`` columns;
+    ``meta`` holds one row per run and ``roster`` each run's roster config."""
+    tables: dict[str, list[pd.DataFrame]] = {name: [] for name in (*TABLES, "llm_summary", "decisions")}
+    metas = []
+    for path in expand_paths(runs):
+        rd = RunDir(path)
+        meta = rd.meta()
+        if complete_only and meta.get("status") != "complete":
+            continue
+        run_id = f"{meta['run_id']}@{path.name}"
+        cfg = yaml.safe_load(rd.file("config.yaml").read_text())
+        metas.append({"run_id": run_id, "path": str(path), "seed": meta.get("seed"), "season": meta.get("season"),
+                      "weeks": cfg.get("weeks"), "imported_from": meta.get("imported_from"),
+                      "roster": json.dumps(cfg.get("roster", {}))})
+        for name in TABLES:
+            f = rd.file(f"{name}.parquet")
+            df = pd.read_parquet(f) if f.exists() else table_frame(name, [])
+            tables[name].append(df.assign(run_id=run_id, seed=meta.get("seed")))
+        if rd.file("llm_summary.parquet").exists():
+            tables["llm_summary"].append(pd.read_parquet(rd.file("llm_summary.parquet")).assign(run_id=run_id))
+        dec = [{k: r.get(k) for k in ("week", "pick", "team", "agent", "decision", "decided_by", "applied")}
+               for r in rd.decisions()]
+        tables["decisions"].append(pd.DataFrame(dec).assign(run_id=run_id) if dec else pd.DataFrame())
+    if not metas:
+        raise FileNotFoundError(f"no complete runs in {runs!r}")
+    out = {k: pd.concat(v, ignore_index=True) if v else pd.DataFrame() for k, v in tables.items()}
+    out["meta"] = pd.DataFrame(metas)
+    return out
+
+
+def _roster(runs: Runs, run_id: str) -> Roster:
+    raw = runs["meta"].set_index("run_id").loc[run_id, "roster"]
+    return Roster.model_validate(json.loads(raw)) if raw and raw != "{}" else Roster()
+
+
+def draft_slots(runs: Runs) -> pd.DataFrame:
+    """Each team's draft slot (1 = first pick of round 1)."""
+    dp = runs["draft_picks"]
+    r1 = dp[dp["round"] == 1]
+    return r1.assign(draft_slot=r1.groupby("run_id")["pick"].rank().astype(int))[["run_id", "team", "agent", "draft_slot"]]
+
+
+# -------------------------------------------------------------------------------------------- standings
+def standings(runs: Runs) -> pd.DataFrame:
+    """Final record per team: W-L-T, win rate (ties count half), points for and against, rank, draft slot."""
+    st = runs["standings"]
+    last = st[st["week"] == st.groupby("run_id")["week"].transform("max")].copy()
+    games = last["wins"] + last["losses"] + last["ties"]
+    last["win_rate"] = (last["wins"] + 0.5 * last["ties"]) / games
+    last = last.merge(draft_slots(runs), on=["run_id", "team", "agent"], how="left")
+    return last[["run_id", "seed", "team", "agent", "wins", "losses", "ties", "win_rate", "points_for",
+                 "points_against", "rank", "draft_slot"]].reset_index(drop=True)
+
+
+def all_play(runs: Runs) -> pd.DataFrame:
+    """All-play record (each week against every other team's score) and expected wins; ``luck`` is actual
+    wins minus expected wins (the schedule's share of a record)."""
+    m = runs["matchups"]
+    rows = []
+    for (run_id, week), g in m.groupby(["run_id", "week"]):
+        pts = g.set_index("team")["points_for"]
+        n = len(pts) - 1
+        for team, p in pts.items():
+            w = int((pts.drop(team) < p).sum())
+            t = int((pts.drop(team) == p).sum())
+            rows.append({"run_id": run_id, "week": week, "team": team, "ap_wins": w, "ap_ties": t,
+                         "ap_losses": n - w - t, "exp_win": (w + 0.5 * t) / n})
+    ap = pd.DataFrame(rows).groupby(["run_id", "team"], as_index=False).agg(
+        ap_wins=("ap_wins", "sum"), ap_losses=("ap_losses", "sum"), ap_ties=("ap_ties", "sum"),
+        expected_wins=("exp_win", "sum"))
+    st = standings(runs)[["run_id", "team", "agent", "wins", "ties"]]
+    ap = st.merge(ap, on=["run_id", "team"])
+    ap["ap_win_rate"] = (ap["ap_wins"] + 0.5 * ap["ap_ties"]) / (ap["ap_wins"] + ap["ap_losses"] + ap["ap_ties"])
+    ap["luck"] = ap["wins"] + 0.5 * ap["ties"] - ap["expected_wins"]
+    return ap
+
+
+# ------------------------------------------------------------------------------------------------ points
+def points_by_slot(runs: Runs) -> pd.DataFrame:
+    """Season points from each starting slot (QB/RB/WR/TE/FLEX) per team."""
+    lu = runs["lineups"]
+    out = lu.groupby(["run_id", "team", "agent", "slot"], as_index=False)["points"].sum()
+    return out.pivot_table(index=["run_id", "team", "agent"], columns="slot", values="points",
+                           fill_value=0.0).reset_index().rename_axis(columns=None)
+
+
+def player_week_points(runs: Runs) -> pd.DataFrame:
+    """Actual points of every rostered player-week (starters and bench of every team)."""
+    cols = ["run_id", "week", "team", "player_id", "points"]
+    both = pd.concat([runs["lineups"].dropna(subset=["player_id"])[cols], runs["bench"][cols]], ignore_index=True)
+    return both
+
+
+def draft_quality(runs: Runs) -> pd.DataFrame:
+    """Per drafted player (draft-time rosters, before any trade): previous-season points, preseason projection
+    and actual points over the run's weeks, wherever he played them."""
+    dp = runs["draft_picks"]
+    pts = player_week_points(runs).groupby(["run_id", "player_id"])["points"].sum()
+    out = dp[["run_id", "seed", "pick", "round", "team", "agent", "player_id", "player_name", "position",
+              "prev_points", "proj_points", "adp", "decided_by"]].copy()
+    out["actual_points"] = [float(pts.get((r, p), 0.0)) for r, p in zip(out["run_id"], out["player_id"])]
+    return out
+
+
+def draft_summary(runs: Runs) -> pd.DataFrame:
+    dq = draft_quality(runs)
+    return dq.groupby(["run_id", "team", "agent"], as_index=False)[["prev_points", "proj_points",
+                                                                       "actual_points"]].sum()
+
+
+# ------------------------------------------------------------------------------------------------ start/sit
+def start_sit(runs: Runs) -> pd.DataFrame:
+    """Per team-week: the hindsight-optimal legal lineup's points (FLEX solved properly) minus the points
+    actually started. This is the oracle: it needs actual points, so it exists here and never as an agent."""
+    pw = player_week_points(runs).drop_duplicates(["run_id", "week", "team", "player_id"])
+    pts = pw.set_index(["run_id", "week", "team", "player_id"])["points"]
+    started = runs["lineups"].groupby(["run_id", "week", "team"])["points"].sum()
+    rows = []
+    for (run_id, week, team), g in runs["rosters"].groupby(["run_id", "week", "team"]):
+        roster = _roster(runs, run_id)
+        positions = dict(zip(g["player_id"], g["position"]))
+        values = {p: float(pts.get((run_id, week, team, p), 0.0)) for p in positions}
+        best = lineup_value(best_lineup(positions, values, roster), values)
+        actual = float(started.get((run_id, week, team), 0.0))
+        rows.append({"run_id": run_id, "week": week, "team": team, "agent": g["agent"].iloc[0],
+                     "optimal_points": round(best, 2), "started_points": round(actual, 2),
+                     "left_on_table": round(best - actual, 2)})
+    out = pd.DataFrame(rows)
+    out["pct_of_optimal"] = np.where(out["optimal_points"] > 0, out["started_points"] / out["optimal_points"], 1.0)
+    return out
+
+
+def start_sit_season(runs: Runs) -> pd.DataFrame:
+    ss = start_sit(runs)
+    g = ss.groupby(["run_id", "team", "agent"], as_index=False)[["optimal_points", "started_points",
+                                                                 "left_on_table"]].sum()
+    g["pct_of_optimal"] = g["started_points"] / g["optimal_points"]
+    return g
+
+
+# --------------------------------------------------------------------------------------------------- trades
+def trade_value(runs: Runs) -> pd.DataFrame:
+    """One row per side of every accepted trade: incoming minus outgoing players' points over the remaining
+    weeks (from the trade week, since trades happen before that week's lineups). ``value_all_weeks`` counts
+    every point those players scored; ``value_started`` counts the incoming players' points in weeks this team
+    started them minus the outgoing players' points in weeks their new team started them."""
+    tr = runs["trades"]
+    if tr.empty:
+        return pd.DataFrame(columns=["run_id", "week", "negotiation", "team", "agent", "counterparty",
+                                     "made_by", "n_players", "value_all_weeks", "value_started"])
+    pw = player_week_points(runs)
+    started = runs["lineups"].dropna(subset=["player_id"])
+    rows = []
+    for t in tr.itertuples(index=False):
+        later = pw[(pw["run_id"] == t.run_id) & (pw["week"] >= t.week)]
+        st = started[(started["run_id"] == t.run_id) & (started["week"] >= t.week)]
+        total = later.drop_duplicates(["week", "player_id"]).groupby("player_id")["points"].sum()
+        for team, agent, other, gets, gives in (
+                (t.proposer, t.proposer_agent, t.receiver, list(t.receiver_gives), list(t.proposer_gives)),
+                (t.receiver, t.receiver_agent, t.proposer, list(t.proposer_gives), list(t.receiver_gives))):
+            incoming_all = float(total.reindex(gets).fillna(0).sum())
+            outgoing_all = float(total.reindex(gives).fillna(0).sum())
+            incoming_started = float(st[(st["team"] == team) & st["player_id"].isin(gets)]["points"].sum())
+            outgoing_started = float(st[(st["team"] == other) & st["player_id"].isin(gives)]["points"].sum())
+            rows.append({"run_id": t.run_id, "week": t.week, "negotiation": t.negotiation, "team": team,
+                         "agent": agent, "counterparty": other, "made_by": t.made_by, "n_players": len(gets),
+                         "value_all_weeks": round(incoming_all - outgoing_all, 2),
+                         "value_started": round(incoming_started - outgoing_started, 2)})
+    return pd.DataFrame(rows)
+
+
+def trade_summary(runs: Runs) -> pd.DataFrame:
+    """Per agent: trades, agent-made vs fallback-made, and value totals (agent-made trades only)."""
+    tv = trade_value(runs)
+    agents = sorted(set(runs["standings"]["agent"]))
+    if tv.empty:
+        return pd.DataFrame({"agent": agents, "trades": 0, "fallback_trades": 0, "value_all_weeks": 0.0,
+                             "value_started": 0.0, "value_per_trade": 0.0})
+    own = tv[tv["made_by"] == "agent"]
+    g = own.groupby("agent").agg(trades=("negotiation", "count"), value_all_weeks=("value_all_weeks", "sum"),
+                                 value_started=("value_started", "sum"))
+    g["fallback_trades"] = tv[tv["made_by"] != "agent"].groupby("agent").size()
+    g = g.reindex(agents).fillna(0)
+    g["value_per_trade"] = np.where(g["trades"] > 0, g["value_all_weeks"] / g["trades"].clip(lower=1), 0.0)
+    return g.reset_index()[["agent", "trades", "fallback_trades", "value_all_weeks", "value_started",
+                            "value_per_trade"]].astype({"trades": int, "fallback_trades": int})
+
+
+# ------------------------------------------------------------------------------------------------ reliability
+def reliability(runs: Runs) -> pd.DataFrame:
+    """Per agent and decision type: decisions and the share the engine had to repair."""
+    d = runs["decisions"]
+    if d.empty:
+        return pd.DataFrame(columns=["agent", "decision", "decisions", "fallbacks", "fallback_rate"])
+    d = d[d["applied"].astype(str) != "superseded"]
+    g = d.groupby(["agent", "decision"]).agg(decisions=("decided_by", "size"),
+                                             fallbacks=("decided_by", lambda s: int((s == "fallback").sum())))
+    g["fallback_rate"] = g["fallbacks"] / g["decisions"]
+    return g.reset_index()
+
+
+def llm_usage(runs: Runs) -> pd.DataFrame:
+    s = runs.get("llm_summary", pd.DataFrame())
+    if s.empty:
+        return pd.DataFrame(columns=["agent", "calls", "invalid_rate", "fallback_rate", "prompt_tokens",
+                                     "completion_tokens", "cost_usd"])
+    g = s.groupby("agent").agg(calls=("calls", "sum"), invalid=("invalid_answers", "sum"),
+                               decisions=("decisions", "sum"), fallbacks=("fallbacks", "sum"),
+                               prompt_tokens=("prompt_tokens", "sum"), completion_tokens=("completion_tokens", "sum"),
+                               reasoning_tokens=("reasoning_tokens", "sum"), cost_usd=("cost_usd", "sum"))
+    g["invalid_rate"] = g["invalid"] / g["calls"]
+    g["fallback_rate"] = g["fallbacks"] / g["decisions"]
+    return g.reset_index()
+
+
+# ------------------------------------------------------------------------------------------------ per agent
+def per_agent(df: pd.DataFrame, value: str) -> pd.DataFrame:
+    """Average a team-level metric over the teams of each agent within a run: one value per (run, agent)."""
+    return df.groupby(["run_id", "agent"], as_index=False)[value].mean()
+
+
+def headline(runs: Runs) -> pd.DataFrame:
+    """Per agent, averaged over runs: wins, win rate, points for, expected wins, start/sit regret per season,
+    draft actual points, trade value (agent-made, all weeks) and trade count."""
+    st = standings(runs)
+    ap = all_play(runs)
+    ss = start_sit_season(runs)
+    ds = draft_summary(runs)
+    parts = [per_agent(st, v) for v in ("wins", "win_rate", "points_for")]
+    parts += [per_agent(ap, "expected_wins"), per_agent(ss, "left_on_table"), per_agent(ss, "pct_of_optimal"),
+              per_agent(ds, "actual_points").rename(columns={"actual_points": "drafted_actual_points"})]
+    out = parts[0]
+    for p in parts[1:]:
+        out = out.merge(p, on=["run_id", "agent"])
+    table = out.groupby("agent").mean(numeric_only=True)
+    table["runs"] = out.groupby("agent")["run_id"].nunique()
+    ts = trade_summary(runs).set_index("agent")
+    n_runs = runs["meta"]["run_id"].nunique()
+    table["trades_per_run"] = ts["trades"].reindex(table.index).fillna(0) / n_runs
+    table["trade_value_per_run"] = ts["value_all_weeks"].reindex(table.index).fillna(0) / n_runs
+    return table.sort_values("win_rate", ascending=False).reset_index()
+
+
+def weekly_standings(runs: Runs, run_id: str | None = None) -> pd.DataFrame:
+    st = runs["standings"]
+    return st[st["run_id"] == (run_id or st["run_id"].iloc[0])]
+
+
+__all__ = ["load_runs", "expand_paths", "standings", "all_play", "points_by_slot", "draft_quality", "draft_summary",
+           "start_sit", "start_sit_season", "trade_value", "trade_summary", "reliability", "llm_usage", "per_agent",
+           "headline", "draft_slots", "player_week_points", "weekly_standings"]

@@ -1,0 +1,64 @@
+"""The standings replay widget (ipywidgets): a week slider with a play button, the standings after that week,
+and the week's matchups, lineups and trades. Reads a run directory only."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+
+from .rundir import RunDir
+
+
+class StandingsReplay:
+    def __init__(self, run_dir: str | Path, interval_ms: int = 900):
+        import ipywidgets as w
+
+        run = RunDir(run_dir)
+        self.standings = run.table("standings")
+        self.matchups = run.table("matchups")
+        self.lineups = run.table("lineups")
+        self.trades = run.table("trades")
+        weeks = int(self.standings["week"].max())
+        self.slider = w.IntSlider(value=1, min=1, max=weeks, description="week", continuous_update=False)
+        self.play = w.Play(value=1, min=1, max=weeks, interval=interval_ms, description="play")
+        w.jslink((self.play, "value"), (self.slider, "value"))
+        self.team = w.Dropdown(options=sorted(self.standings["team"].unique()), description="lineup of")
+        self.table = w.HTML()
+        self.games = w.HTML()
+        self.lineup = w.HTML()
+        self.deals = w.HTML()
+        for control in (self.slider, self.team):
+            control.observe(lambda _: self.render(), names="value")
+        self.widget = w.VBox([w.HBox([self.play, self.slider]),
+                              w.HBox([w.VBox([w.HTML("<b>Standings</b>"), self.table]),
+                                      w.VBox([w.HTML("<b>Matchups</b>"), self.games,
+                                              w.HTML("<b>Trades this week</b>"), self.deals]),
+                                      w.VBox([self.team, self.lineup])])])
+        self.render()
+
+    def frames(self, week: int) -> dict[str, pd.DataFrame]:
+        st = self.standings[self.standings["week"] == week].sort_values("rank")
+        m = self.matchups[(self.matchups["week"] == week)]
+        m = m[m["team"] < m["opponent"]]
+        lu = self.lineups[(self.lineups["week"] == week) & (self.lineups["team"] == self.team.value)]
+        tr = self.trades[self.trades["week"] == week] if not self.trades.empty else self.trades
+        return {"standings": st[["rank", "team", "agent", "wins", "losses", "ties", "points_for"]],
+                "matchups": m[["team", "points_for", "points_against", "opponent"]],
+                "lineup": lu[["slot", "player_id", "points", "decided_by"]],
+                "trades": tr[["proposer", "receiver", "proposer_gives", "receiver_gives"]] if len(tr) else tr}
+
+    def render(self) -> None:
+        f = self.frames(self.slider.value)
+        self.table.value = f["standings"].to_html(index=False)
+        self.games.value = f["matchups"].to_html(index=False)
+        self.lineup.value = f["lineup"].to_html(index=False)
+        self.deals.value = f["trades"].to_html(index=False) if len(f["trades"]) else "<i>none</i>"
+
+    def _ipython_display_(self) -> None:  # pragma: no cover - display hook in notebooks
+        from IPython.display import display
+
+        display(self.widget)
+
+
+def standings_replay(run_dir: str | Path) -> StandingsReplay:
+    return StandingsReplay(run_dir)
