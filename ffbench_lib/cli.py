@@ -79,6 +79,19 @@ def _cmd_run(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_import(args: argparse.Namespace) -> int:
+    from .importers.fantasyfootballbench import import_reference_run
+
+    sims = sorted(p for pattern in args.sim_dirs for p in Path().glob(pattern)) if not all(
+        Path(s).exists() for s in args.sim_dirs) else [Path(s) for s in args.sim_dirs]
+    if not sims:
+        raise UsageError(f"no simulation folders match {args.sim_dirs}")
+    for i, sim in enumerate(sims):
+        out = import_reference_run(sim, Path(args.out) / sim.name, args.data_dir, seed=i)
+        print(f"imported {sim} -> {out}")
+    return 0
+
+
 def _cmd_demo(args: argparse.Namespace) -> int:
     from .notebooks import execute
 
@@ -131,6 +144,12 @@ def build_parser() -> argparse.ArgumentParser:
     rn.add_argument("--resume", action="store_true", help="continue a killed run from its last checkpoint")
     rn.add_argument("--quiet", action="store_true", help="no progress bar")
     rn.set_defaults(func=_cmd_run)
+
+    im = sub.add_parser("import-ffb", help="convert earlier FantasyFootballBench runs into ffbench run directories")
+    im.add_argument("sim_dirs", nargs="+", help="simulation_* folders (globs allowed)")
+    im.add_argument("--out", required=True, help="folder for the converted run directories")
+    im.add_argument("--data-dir", default=None, help="default: $FFBENCH_DATA_DIR")
+    im.set_defaults(func=_cmd_import)
 
     dm = sub.add_parser("demo", help="the README's main job")
     dm.add_argument("--out", default="outputs/demo")

@@ -1,0 +1,1 @@
+"""Importers that turn runs recorded by other tools into ffbench run directories."""

@@ -1,0 +1,295 @@
+"""Import a run recorded by the earlier FantasyFootballBench (``data/simulations/simulation_*``) as an ffbench
+run directory, so every metric and notebook runs on it.
+
+* Agents are keyed by the logged ``Model`` column: the team labels in those files do not match the models that
+  played (``GPT_5_Team_9`` was played by ``anthropic/claude-sonnet-4``); the label is kept as the team name.
+* Draft picks come from the draft calls in order (shortlist = the named candidates); a pick whose answer was
+  empty is the old engine's and is marked ``fallback``.
+* Lineups come from the weekly results; the FLEX slot from the model's answer. The bench was not logged: each
+  week's roster is rebuilt from the lineup prompt's list of names, bench points from nflverse.
+* Lineups and accepted trades that followed an empty model answer are marked ``decided_by/made_by: fallback``.
+* Not supported by those logs: tokens, cost, latency, re-asks (no ``llm_calls.jsonl``).
+"""
+from __future__ import annotations
+
+import glob
+import json
+import re
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from ..atomic import write_json
+from ..config import League, dump_config
+from ..data.base import name_key, resolve_names
+from ..data.prepare import prepare_season
+from ..rundir import RunDir
+from ..state import LeagueState
+
+STEP = {"propose": 1, "counter_or_accept": 2, "proposer_react": 3, "final_decision": 4}
+DECISION = {"propose": "propose_trade", "counter_or_accept": "respond_to_offer",
+            "proposer_react": "reply_to_counter", "final_decision": "final_decision"}
+UNSUPPORTED = ["tokens, cost and latency (not logged)", "re-asks and invalid-answer rates (only empty answers are "
+               "recognisable)", "bench decisions as logged (the bench is rebuilt from lineup prompts)"]
+
+
+def _jsonl(path: str | Path) -> list[dict[str, Any]]:
+    with open(path, encoding="utf-8") as fh:
+        return [json.loads(line) for line in fh if line.strip()]
+
+
+def _one(folder: Path, pattern: str) -> Path:
+    hits = sorted(glob.glob(str(folder / pattern)))
+    if not hits:
+        raise FileNotFoundError(f"{folder}: no {pattern}")
+    return Path(hits[0])
+
+
+def _as_obj(output: Any) -> dict | None:
+    if isinstance(output, dict):
+        return output
+    if isinstance(output, str) and output.strip():
+        from ..llm.parse import parse_json
+
+        obj, _ = parse_json(output)
+        return obj
+    return None
+
+
+def _label(team: str) -> str:
+    return team.replace(" ", "_")
+
+
+class _Names:
+    """Player name -> gsis id for the 2024 season (unique match by name and position, then by name)."""
+
+    def __init__(self, prepared, crosswalk: pd.DataFrame):
+        p = prepared.players
+        self.by_np: dict[tuple[str, str], set[str]] = defaultdict(set)
+        self.by_n: dict[str, set[str]] = defaultdict(set)
+        for pid, name, pos in zip(p["player_id"], p["player_name"], p["position"]):
+            self.by_np[(name_key(name), pos)].add(pid)
+            self.by_n[name_key(name)].add(pid)
+        self.position = dict(zip(p["player_id"], p["position"]))
+        self.crosswalk = crosswalk
+        self.unresolved: set[str] = set()
+
+    def __call__(self, name: str, pos: str | None = None) -> str:
+        k = name_key(name)
+        for cands in ((self.by_np.get((k, pos)) if pos else None), self.by_n.get(k)):
+            if cands and len(cands) == 1:
+                return next(iter(cands))
+        if pos:
+            rid = resolve_names(pd.DataFrame({"player_name": [name], "position": [pos]}), self.crosswalk,
+                                team_col=None).iloc[0]
+            if isinstance(rid, str):
+                return rid
+        self.unresolved.add(name)
+        return f"ffb:{name}"
+
+
+def import_reference_run(sim_dir: str | Path, out: str | Path, data_dir: str | Path | None = None,
+                         seed: int = 0) -> Path:
+    sim = Path(sim_dir)
+    prepared = prepare_season(2024, "nflverse", data_dir, scoring="ffbench_v1")
+    from ..data import get_source
+
+    names = _Names(prepared, get_source("nflverse", data_dir).id_crosswalk)
+    actual = prepared.weekly.set_index(["player_id", "week"])["fantasy_points"]
+
+    # ---- who played which label: the Model column of the weekly results --------------------------------------
+    weeks = sorted(int(re.search(r"week_(\d+)_", p.name).group(1)) for p in (sim / "season_results").glob("week_*_results.csv"))
+    results = pd.concat([pd.read_csv(sim / "season_results" / f"week_{w}_results.csv") for w in weeks], ignore_index=True)
+    label_model = results.drop_duplicates("Team").set_index("Team")["Model"].to_dict()
+    teams = sorted(label_model)
+    agent = {t: f"llm:{label_model[t]}" for t in teams}
+    checks: dict[str, Any] = {}
+    draft_csv_models = {}
+    for f in (sim / "draft_results").glob("*_2024.csv"):
+        if f.name.startswith("TopPlayers"):
+            continue
+        df = pd.read_csv(f)
+        draft_csv_models[f.name[: -len("_2024.csv")]] = df["Model"].iloc[0]
+    # the draft files' Model column sometimes holds a display name instead of the model id: reported, not used
+    checks["draft_csv_model_mismatches"] = {k: [v, label_model.get(k)] for k, v in draft_csv_models.items()
+                                            if label_model.get(k) != v}
+    proj = pd.read_csv(sim / "draft_results" / "TopPlayers_2024_Projections_PPR.csv")
+    proj_by_name = {name_key(n): float(v) for n, v in zip(proj["Name"], proj["FantasyPoints"])}
+    pos_by_name = {name_key(n): p for n, p in zip(proj["Name"], proj["Position"])}
+    players = prepared.players.set_index("player_id")
+
+    state = LeagueState(teams=teams, agent_ids=agent, draft_order=[], schedule={})
+    decisions: list[dict[str, Any]] = []
+    run_id = f"ffb-{sim.name}"
+
+    def decision(team, kind, prompt, output, decided_by, week=None, pick=None, step=None, applied=None):
+        decisions.append({"run_id": run_id, "season": 2024, "week": week, "pick": pick, "step": step,
+                          "team": team, "agent": agent[team], "decision": kind, "view": {"prompt": prompt},
+                          "view_hash": None, "raw_answer": output, "applied": applied, "decided_by": decided_by,
+                          "reason": None if decided_by == "agent" else "empty or unreadable answer (old engine chose)"})
+
+    # ---- draft ----------------------------------------------------------------------------------------------
+    calls = _jsonl(_one(sim / "draft_results", "llm_calls_*.jsonl"))
+    season_calls = {(c["week"], c["team"]): c for c in _jsonl(_one(sim / "season_results", "llm_calls_season_*.jsonl"))}
+    first_week = {}
+    for (w, team), c in season_calls.items():
+        m = re.search(r"All names MUST be selected from this list: (.*?)\.\n", c["input"]["prompt"])
+        if m and (team not in first_week or w < first_week[team][0]):
+            first_week[team] = (w, [n.strip() for n in m.group(1).split(", ")])
+    pick, shortlist_of = 0, {}
+    for c in calls:
+        team = _label(c["team"])
+        prompt = (c.get("input") or {}).get("prompt")
+        obj = _as_obj(c.get("output"))
+        if c["call_type"] == "request_candidates":
+            cands = [str(x) for x in (obj or {}).get("candidates", [])]
+            shortlist_of[team] = cands
+            decision(team, "draft_shortlist", prompt, c.get("output"), "agent" if cands else "fallback",
+                     pick=pick + 1, applied=cands)
+            continue
+        pick += 1
+        name = (obj or {}).get("pick")
+        by = "agent"
+        if not name:  # an answer cut off by the old 800-token cap still names the pick first
+            m = re.search(r'"pick"\s*:\s*"([^"]+)"', str(c.get("output") or ""))
+            name = m.group(1) if m else None
+        if not name:  # empty answer: the old engine picked; take the team's first unassigned week-1 player
+            by = "fallback"
+            mine = {name_key(n) for n in (r["player_name"] for r in state.tables.get("draft_picks", [])
+                                          if r["team"] == team)}
+            taken = {name_key(r["player_name"]) for r in state.tables.get("draft_picks", [])}
+            pool = [n for n in first_week.get(team, (0, []))[1] if name_key(n) not in mine | taken]
+            name = pool[0] if pool else None
+        pid = names(name, pos_by_name.get(name_key(name))) if name else None
+        decision(team, "draft_pick", prompt, c.get("output"), by, pick=pick, applied=pid)
+        if pid is None:
+            continue
+        state.rosters[team].append(pid)
+        if len(state.draft_order) < len(teams) and team not in state.draft_order:
+            state.draft_order.append(team)
+        pos = names.position.get(pid, pos_by_name.get(name_key(name)))
+        prev = players["prev_points"].get(pid) if pid in players.index else None
+        adp = players["adp"].get(pid) if pid in players.index else None
+        state.add_rows("draft_picks", [{
+            "pick": pick, "round": (pick - 1) // len(teams) + 1, "team": team, "agent": agent[team],
+            "player_id": pid, "player_name": name, "position": pos, "proj_points": proj_by_name.get(name_key(name), 0.0),
+            "prev_points": float(prev) if prev is not None and pd.notna(prev) else 0.0,
+            "adp": float(adp) if adp is not None and pd.notna(adp) else None,
+            "shortlist": [names(n, pos_by_name.get(name_key(n))) for n in shortlist_of.get(team, [])],
+            "in_shortlist": name in shortlist_of.get(team, []), "decided_by": by, "reason": None}])
+
+    # ---- weeks ------------------------------------------------------------------------------------------------
+    trades = _jsonl(_one(sim / "season_results", "accepted_trades_*.jsonl"))
+    trade_calls = _jsonl(_one(sim / "season_results", "llm_calls_trades_*.jsonl"))
+    roster_now = {t: list(state.rosters[t]) for t in teams}
+    started_match = []
+    for w in weeks:
+        wk = results[results["Week"] == w]
+        # trades of this week happen before its lineups
+        for i, t in enumerate([t for t in trades if t["week"] == w]):
+            p, r = t["proposer"], t["receiver"]
+            gives = [names(n) for n in t["give"]]
+            gets = [names(n) for n in t["receive"]]
+            call = [c for c in trade_calls if c["week"] == w and c["proposer"] == p and c["receiver"] == r
+                    and c["stage"] == t["accepted_stage"]]
+            made_by = "agent" if call and (call[-1].get("output") or "").strip() else "fallback"
+            roster_now[p] = [x for x in roster_now[p] if x not in gives] + gets
+            roster_now[r] = [x for x in roster_now[r] if x not in gets] + gives
+            state.add_rows("trades", [{"week": w, "negotiation": f"w{w}-{p}-{r}", "proposer": p, "receiver": r,
+                                       "proposer_agent": agent[p], "receiver_agent": agent[r], "proposer_gives": gives,
+                                       "receiver_gives": gets, "accepted_step": STEP[t["accepted_stage"]],
+                                       "made_by": made_by}])
+        totals = {}
+        for team in teams:
+            rows = wk[(wk["Team"] == team) & (wk["Player"] != "TOTAL")]
+            total = wk[(wk["Team"] == team) & (wk["Player"] == "TOTAL")]["Points"]
+            totals[team] = float(total.iloc[0]) if len(total) else float(rows["Points"].sum())
+            call = season_calls.get((w, team))
+            prompt = (call or {}).get("input", {}).get("prompt", "")
+            m = re.search(r"All names MUST be selected from this list: (.*?)\.\n", prompt)
+            if m:
+                roster_now[team] = [names(n.strip()) for n in m.group(1).split(", ")]
+            obj = _as_obj((call or {}).get("output"))
+            flex_name = (obj or {}).get("flex")
+            by = "agent" if obj and flex_name else "fallback"
+            decision(team, "set_lineup", prompt, (call or {}).get("output"), by, week=w, applied=list(rows["Player"]))
+            counts = defaultdict(int)
+            need = {"QB": 1, "RB": 2, "WR": 2, "TE": 1}
+            lineup_rows, started = [], set()
+            flex_pid = names(flex_name) if flex_name else None
+            for r in rows.itertuples(index=False):
+                pid = names(r.ResolvedName if isinstance(r.ResolvedName, str) else r.Player, r.Position)
+                slot = r.Position
+                if pid == flex_pid or counts[slot] >= need.get(slot, 0):
+                    slot = "FLEX" if "FLEX" not in [x["slot"] for x in lineup_rows] else slot
+                counts[r.Position] += 1
+                started.add(pid)
+                lineup_rows.append({"week": w, "team": team, "agent": agent[team], "slot": slot, "player_id": pid,
+                                    "position": r.Position, "points": float(r.Points), "decided_by": by})
+                ours = actual.get((pid, w))
+                started_match.append(abs(float(ours if ours is not None else 0.0) - float(r.Points)) < 0.011)
+            state.add_rows("lineups", lineup_rows)
+            bench = [p for p in roster_now[team] if p not in started]
+            state.add_rows("bench", [{"week": w, "team": team, "agent": agent[team], "player_id": p,
+                                      "position": names.position.get(p), "points": float(actual.get((p, w), 0.0))}
+                                     for p in bench])
+            state.add_rows("rosters", [{"week": w, "team": team, "agent": agent[team], "player_id": p,
+                                        "position": names.position.get(p)} for p in sorted(set(roster_now[team]) | started)])
+        mrows = []
+        for team in teams:
+            opp = wk[wk["Team"] == team]["Opponent"].iloc[0]
+            pf, pa = totals[team], totals[opp]
+            res = "W" if pf > pa else "L" if pf < pa else "T"
+            rec = state.records[team]
+            rec.wins += res == "W"
+            rec.losses += res == "L"
+            rec.ties += res == "T"
+            rec.points_for = round(rec.points_for + pf, 2)
+            rec.points_against = round(rec.points_against + pa, 2)
+            mrows.append({"week": w, "team": team, "agent": agent[team], "opponent": opp, "points_for": pf,
+                          "points_against": pa, "result": res})
+        state.add_rows("matchups", mrows)
+        state.add_rows("standings", [{"week": w, "team": t, "agent": agent[t], "wins": state.records[t].wins,
+                                      "losses": state.records[t].losses, "ties": state.records[t].ties,
+                                      "points_for": state.records[t].points_for,
+                                      "points_against": state.records[t].points_against, "rank": i + 1}
+                                     for i, t in enumerate(state.standings_order())])
+    for c in trade_calls:
+        obj = _as_obj(c.get("output"))
+        actor = c["proposer"] if c["stage"] in ("propose", "proposer_react") else c["receiver"]
+        action = (obj or {}).get("decision") or ("propose" if c["stage"] == "propose" and obj else None)
+        by = "agent" if obj else "fallback"
+        state.add_rows("trade_steps", [{
+            "week": c["week"], "negotiation": f"w{c['week']}-{c['proposer']}-{c['receiver']}", "step": STEP[c["stage"]],
+            "actor": actor, "agent": agent.get(actor), "action": action or "unreadable", "proposer": c["proposer"],
+            "receiver": c["receiver"], "proposer_gives": [], "receiver_gives": [],
+            "rationale": (obj or {}).get("rationale"), "decided_by": by, "reason": None}])
+        decision(actor, DECISION[c["stage"]], None, c.get("output"), by, week=c["week"], step=STEP[c["stage"]])
+
+    final = pd.read_csv(sim / "season_results" / "final_standings_2024.csv").set_index("Team")
+    checks["final_standings_match"] = all(
+        int(final.loc[t, "Wins"]) == state.records[t].wins and abs(float(final.loc[t, "PointsFor"]) - state.records[t].points_for) < 0.05
+        for t in teams)
+    checks["starter_points_match_nflverse_rate"] = round(sum(started_match) / max(1, len(started_match)), 4)
+    checks["unresolved_names"] = sorted(names.unresolved)
+    sizes = pd.DataFrame(state.tables["lineups"]).groupby(["week", "team"]).size()
+    checks["team_weeks_short_of_starters"] = int((sizes < 7).sum())  # the old engine fielded empty slots
+    state.phase = f"week:{weeks[-1]}"
+
+    league = League.model_validate({
+        "name": run_id, "season": 2024, "weeks": weeks[-1], "seed": seed, "scoring": "ffbench_v1",
+        "trades": {"weeks": sorted({t["week"] for t in trades}) or [1]},
+        "teams": [{"name": t, "agent": {"kind": "llm", "model": label_model[t]}} for t in teams]})
+    rd = RunDir(out)
+    rd.start(dump_config(league), {})
+    for rec in decisions:
+        state.log_bytes["decisions.jsonl"] = rd.append("decisions.jsonl", rec)
+    state.decisions = len(decisions)
+    rd.write_tables(state)
+    rd.checkpoint(state)
+    write_json(rd.file("run.json"), {"run_id": run_id, "seed": seed, "season": 2024, "status": "complete",
+                                     "phase": state.phase, "imported_from": str(sim), "agents": agent,
+                                     "unsupported_metrics": UNSUPPORTED, "checks": checks})
+    return Path(out)
