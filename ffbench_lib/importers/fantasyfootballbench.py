@@ -274,6 +274,9 @@ def import_reference_run(sim_dir: str | Path, out: str | Path, data_dir: str | P
         for t in teams)
     checks["starter_points_match_nflverse_rate"] = round(sum(started_match) / max(1, len(started_match)), 4)
     checks["unresolved_names"] = sorted(names.unresolved)
+    picks = pd.DataFrame(state.tables["draft_picks"])
+    # the old engine let two teams draft the same player; kept as played, listed here
+    checks["duplicate_draft_picks"] = sorted(picks.loc[picks["player_id"].duplicated(), "player_name"])
     sizes = pd.DataFrame(state.tables["lineups"]).groupby(["week", "team"]).size()
     checks["team_weeks_short_of_starters"] = int((sizes < 7).sum())  # the old engine fielded empty slots
     state.phase = f"week:{weeks[-1]}"
