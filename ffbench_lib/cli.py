@@ -92,18 +92,31 @@ def _cmd_import(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_batch(args: argparse.Namespace) -> int:
+    from .batch import run_batch
+
+    summary = run_batch(args.spec, workers=args.workers, progress=not args.quiet)
+    print(f"batch {summary['name']}: {summary['complete']}/{summary['runs']} runs complete")
+    for f in summary["failed"]:
+        print(f"  seed {f['seed']} failed: {f['error']}")
+    for nb, st in summary.get("analysis", {}).items():
+        print(f"  analysis {nb}: {st}")
+    return 0 if not summary["failed"] else 1
+
+
 def _cmd_demo(args: argparse.Namespace) -> int:
+    """The README's main job: prepare the 2024 data (notebook 01), then the demo batch to figures."""
+    from .batch import load_batch, run_batch
     from .notebooks import execute
 
-    out = Path(args.out).resolve()
-    prepared = out / "prepared-2024-nflverse-ppr"
-    execute("01_prepare_data.ipynb", out / "01_prepare_data.ipynb",
-            {"season": 2024, "source": "nflverse", "out": str(prepared)})
-    run = out / "runs" / "demo-s1"
-    execute("02_simulate_season.ipynb", out / "02_simulate_season.ipynb",
-            {"config": "params/demo.yaml", "seed": 1, "out": str(run)})
-    print(f"demo done: executed notebooks in {out}; prepared tables in {prepared}; run directory {run}")
-    return 0
+    spec, _ = load_batch(args.spec)
+    out = Path(spec.out)
+    execute("01_prepare_data.ipynb", out / "notebooks" / "01_prepare_data.ipynb",
+            {"season": 2024, "source": "nflverse", "out": str((out / "prepared-2024").resolve())})
+    summary = run_batch(args.spec, progress=True)
+    print(f"demo batch: {summary['complete']}/{summary['runs']} runs complete; figures and tables in "
+          f"{out / 'analysis'}")
+    return 0 if not summary["failed"] else 1
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -151,8 +164,14 @@ def build_parser() -> argparse.ArgumentParser:
     im.add_argument("--data-dir", default=None, help="default: $FFBENCH_DATA_DIR")
     im.set_defaults(func=_cmd_import)
 
-    dm = sub.add_parser("demo", help="the README's main job")
-    dm.add_argument("--out", default="outputs/demo")
+    bt = sub.add_parser("batch", help="run a batch of seasons with papermill, then the analysis notebooks")
+    bt.add_argument("spec", help="batch YAML, e.g. params/batch_demo.yaml")
+    bt.add_argument("--workers", type=int, default=None, help="override the spec's worker count")
+    bt.add_argument("--quiet", action="store_true")
+    bt.set_defaults(func=_cmd_batch)
+
+    dm = sub.add_parser("demo", help="the README's main job: the demo batch to figures")
+    dm.add_argument("--spec", default="params/batch_demo.yaml")
     dm.set_defaults(func=_cmd_demo)
     return p
 

@@ -1,0 +1,167 @@
+"""Batches: many seasons across seeds, each executed as ``notebooks/02_simulate_season.ipynb`` by papermill in
+a pool of worker processes, then the analysis notebooks over all finished runs and a batch summary.
+
+* one failed run never stops the others; it is reported with its error;
+* re-running the same command skips finished runs and resumes partial ones (the engine's checkpoints);
+* a provider's ``max_concurrency`` holds for the whole batch: each worker gets ``1/workers`` of it;
+* ``design: rotate`` gives every agent every draft slot equally often across ``n_teams`` consecutive seeds.
+"""
+from __future__ import annotations
+
+import json
+import os
+import time
+import traceback
+from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+from pathlib import Path
+from typing import Any, Literal
+
+import pandas as pd
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from tqdm.auto import tqdm
+
+from .atomic import write_csv, write_json, write_text
+from .config import ConfigError, format_validation_error, load_config, parse_config
+
+ANALYSIS = ("03_standings", "04_positions", "05_draft", "06_start_sit", "07_trades", "08_model_comparison")
+
+
+class BatchSpec(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    name: str = "batch"
+    base: Path = Field(description="league YAML the runs start from (path relative to the batch file)")
+    agents: list[dict[str, Any]] | None = Field(None, description="replace the base teams: [{name, agent}, ...]")
+    seeds: list[int] = Field(min_length=1)
+    design: Literal["rotate", "random"] = "rotate"
+    workers: int = Field(1, ge=1, le=32)
+    out: Path = Path("outputs/batches/batch")
+    kernel: str = "python3"
+    cell_timeout_s: int = Field(3600, gt=0)
+    analysis: bool = True
+    seed_overrides: dict[int, dict[str, Any]] = Field(default_factory=dict,
+                                                      description="per-seed top-level config changes")
+
+    @model_validator(mode="after")
+    def _unique_seeds(self) -> "BatchSpec":
+        if len(set(self.seeds)) != len(self.seeds):
+            raise ValueError("seeds: a seed is listed twice")
+        return self
+
+
+def load_batch(path: str | Path) -> tuple[BatchSpec, Path]:
+    p = Path(path)
+    if not p.is_file():
+        raise ConfigError([f"file not found: {p} (give a batch YAML such as params/batch_demo.yaml)"])
+    data = yaml.safe_load(p.read_text())
+    try:
+        spec = BatchSpec.model_validate(data)
+    except ValidationError as exc:
+        raise ConfigError(format_validation_error(exc), str(p)) from None
+    base = spec.base if spec.base.is_absolute() else (p.parent / spec.base)
+    if not base.exists() and (Path.cwd() / spec.base).exists():
+        base = Path.cwd() / spec.base
+    return spec, base
+
+
+def run_configs(spec: BatchSpec, base: Path) -> dict[int, dict[str, Any] | str]:
+    """The resolved league config for every seed, or the error that makes it unusable."""
+    league = load_config(base).model_dump(mode="json")
+    if spec.agents is not None:
+        league["teams"] = spec.agents
+    league["draft"]["order"] = spec.design
+    out: dict[int, dict[str, Any] | str] = {}
+    for seed in spec.seeds:
+        cfg = {**league, "seed": seed, "name": spec.name, **spec.seed_overrides.get(seed, {})}
+        try:
+            out[seed] = parse_config(cfg, f"(batch {spec.name}, seed {seed})").model_dump(mode="json")
+        except ConfigError as exc:
+            out[seed] = str(exc)
+    return out
+
+
+def _run_one(seed: int, config_path: str, run_dir: str, log_dir: str, kernel: str, timeout: int,
+             share: int) -> dict[str, Any]:
+    """Worker: execute the simulation notebook for one seed (its own process, its own kernel)."""
+    os.environ["FFBENCH_CONCURRENCY_SHARE"] = str(share)
+    from .notebooks import execute
+
+    t0 = time.perf_counter()
+    try:
+        execute("02_simulate_season.ipynb", Path(log_dir) / f"seed-{seed}.ipynb",
+                {"config": config_path, "seed": seed, "out": run_dir, "resume": True, "progress": False},
+                timeout_s=timeout, kernel=kernel)
+        status = json.loads((Path(run_dir) / "run.json").read_text()).get("status")
+        return {"seed": seed, "status": status, "error": None, "seconds": round(time.perf_counter() - t0, 1)}
+    except Exception as exc:  # noqa: BLE001 - reported, the batch goes on
+        msg = str(exc).strip().splitlines()
+        return {"seed": seed, "status": "failed", "error": (msg[-1] if msg else type(exc).__name__)[:500],
+                "seconds": round(time.perf_counter() - t0, 1), "trace": traceback.format_exc()[-2000:]}
+
+
+def run_batch(spec_path: str | Path, workers: int | None = None, progress: bool = True) -> dict[str, Any]:
+    spec, base = load_batch(spec_path)
+    workers = workers or spec.workers
+    out = Path(spec.out)
+    runs_dir, cfg_dir, log_dir = out / "runs", out / "configs", out / "notebooks"
+    for d in (runs_dir, cfg_dir, log_dir):
+        d.mkdir(parents=True, exist_ok=True)
+    configs = run_configs(spec, base)
+    results: dict[int, dict[str, Any]] = {}
+    todo = []
+    for seed, cfg in configs.items():
+        run_dir = runs_dir / f"seed-{seed}"
+        if isinstance(cfg, str):
+            results[seed] = {"seed": seed, "status": "failed", "error": cfg, "seconds": 0.0}
+            continue
+        meta = run_dir / "run.json"
+        if meta.exists() and json.loads(meta.read_text()).get("status") == "complete":
+            results[seed] = {"seed": seed, "status": "complete", "error": None, "seconds": 0.0, "skipped": True}
+            continue
+        cfg_path = cfg_dir / f"seed-{seed}.yaml"
+        write_text(cfg_path, yaml.safe_dump(cfg, sort_keys=False))
+        todo.append((seed, str(cfg_path.resolve()), str(run_dir.resolve())))
+
+    bar = tqdm(total=len(configs), desc=f"batch {spec.name}", unit="run", disable=not progress)
+    bar.update(len(results))
+    failed = sum(r["status"] == "failed" for r in results.values())
+    with ProcessPoolExecutor(max_workers=workers) as pool:
+        pending = {pool.submit(_run_one, seed, cfg, rd, str(log_dir.resolve()), spec.kernel, spec.cell_timeout_s,
+                               workers): seed for seed, cfg, rd in todo}
+        while pending:
+            bar.set_postfix(running=min(workers, len(pending)), failed=failed)
+            done, _ = wait(pending, return_when=FIRST_COMPLETED)
+            for fut in done:
+                seed = pending.pop(fut)
+                res = fut.result()
+                results[seed] = res
+                failed += res["status"] != "complete"
+                bar.update(1)
+        bar.set_postfix(running=0, failed=failed)
+    bar.close()
+
+    table = pd.DataFrame([results[s] for s in spec.seeds]).drop(columns=["trace"], errors="ignore")
+    write_csv(out / "batch_runs.csv", table)
+    summary: dict[str, Any] = {"name": spec.name, "runs": len(table), "complete": int((table["status"] == "complete").sum()),
+                               "failed": table.loc[table["status"] != "complete", ["seed", "error"]].to_dict("records")}
+    complete = [str((runs_dir / f"seed-{s}").resolve()) for s in spec.seeds if results[s]["status"] == "complete"]
+    if spec.analysis and complete:
+        summary["analysis"] = analyse(complete, out / "analysis", spec.kernel, spec.cell_timeout_s)
+    write_json(out / "batch_summary.json", summary)
+    return summary
+
+
+def analyse(runs: list[str], out: Path, kernel: str = "python3", timeout: int = 3600) -> dict[str, str]:
+    """Execute every analysis notebook over ``runs``; returns notebook -> 'ok' or the error."""
+    from .notebooks import execute
+
+    status = {}
+    for name in ANALYSIS:
+        try:
+            execute(f"{name}.ipynb", out / f"{name}.ipynb", {"runs": runs, "out": str(out.resolve())},
+                    timeout_s=timeout, kernel=kernel)
+            status[name] = "ok"
+        except Exception as exc:  # noqa: BLE001 - one notebook's failure is reported, the others still run
+            status[name] = f"failed: {str(exc).strip().splitlines()[-1][:300] if str(exc).strip() else exc}"
+    return status

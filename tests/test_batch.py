@@ -1,0 +1,109 @@
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections import defaultdict
+
+import pandas as pd
+import pytest
+import yaml
+
+from ffbench_lib.batch import load_batch, run_batch, run_configs
+from ffbench_lib.config import ConfigError, League
+from ffbench_lib.rules.draft import draft_order
+from ffbench_lib.testing.fake_openai import FakeOpenAIServer
+
+from engine_helpers import REPO, run_engine
+
+BASE = REPO / "params" / "demo.yaml"
+
+
+def spec_file(tmp_path, **kw):
+    d = {"name": "t", "base": str(BASE), "seeds": [0, 1], "workers": 1, "out": str(tmp_path / "batch"),
+         "analysis": False, **kw}
+    f = tmp_path / "batch.yaml"
+    f.write_text(yaml.safe_dump(d))
+    return f
+
+
+def test_committed_batch_spec_is_valid():
+    spec, base = load_batch(REPO / "params" / "batch_demo.yaml")
+    assert base.resolve() == BASE.resolve() and len(spec.seeds) >= 4 and spec.workers == 2
+    cfgs = run_configs(spec, base)
+    assert all(isinstance(c, dict) and len(c["teams"]) == 10 and c["season"] == 2024 for c in cfgs.values())
+
+
+def test_batch_spec_errors_name_the_field(tmp_path):
+    with pytest.raises(ConfigError, match="seeds: Value error|seeds: a seed is listed twice|a seed is listed twice"):
+        load_batch(spec_file(tmp_path, seeds=[1, 1]))
+    with pytest.raises(ConfigError, match="worker: unknown key"):
+        load_batch(spec_file(tmp_path, worker=2))
+
+
+def test_rotate_design_balances_draft_slots(tmp_path):
+    spec, base = load_batch(spec_file(tmp_path, seeds=list(range(10))))
+    slots = defaultdict(list)
+    for seed, cfg in run_configs(spec, base).items():
+        league = League.model_validate(cfg)
+        for i, team in enumerate(draft_order([t.name for t in league.teams], league.draft.order, seed)):
+            slots[team].append(i)
+    assert all(sorted(v) == list(range(10)) for v in slots.values())
+
+
+@pytest.mark.slow
+def test_batch_reports_a_broken_run_and_finishes_the_rest(tmp_path, data_dir):
+    f = spec_file(tmp_path, seeds=[0, 1, 2], workers=2, seed_overrides={1: {"weeks": 99}},
+                  analysis=True)
+    env = {**os.environ, "FFBENCH_DATA_DIR": str(data_dir)}
+    r = subprocess.run([sys.executable, "-m", "ffbench_lib", "batch", str(f), "--quiet"], capture_output=True,
+                       text=True, env=env, cwd=REPO)
+    assert r.returncode == 1, r.stderr
+    assert "seed 1 failed" in r.stdout and "weeks" in r.stdout
+    runs = pd.read_csv(tmp_path / "batch" / "batch_runs.csv").set_index("seed")
+    assert runs.loc[0, "status"] == "complete" and runs.loc[2, "status"] == "complete"
+    assert runs.loc[1, "status"] == "failed" and "less than or equal to 18" in runs.loc[1, "error"]
+    summary = json.loads((tmp_path / "batch" / "batch_summary.json").read_text())
+    assert set(summary["analysis"].values()) == {"ok"}
+    assert (tmp_path / "batch" / "analysis" / "win_rate_ci.png").exists()
+    assert (tmp_path / "batch" / "notebooks" / "seed-0.ipynb").exists()
+
+
+@pytest.mark.slow
+def test_killed_batch_resumes_without_redoing_finished_runs(tmp_path, data_dir, monkeypatch):
+    monkeypatch.setenv("FFBENCH_DATA_DIR", str(data_dir))
+    f = spec_file(tmp_path, seeds=[0, 1, 2], workers=1)
+    env = {**os.environ, "FFBENCH_DATA_DIR": str(data_dir)}
+    proc = subprocess.Popen([sys.executable, "-m", "ffbench_lib", "batch", str(f), "--quiet"], env=env, cwd=REPO,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    first = tmp_path / "batch" / "runs" / "seed-0" / "run.json"
+    deadline = time.time() + 300
+    while time.time() < deadline:
+        if first.exists() and json.loads(first.read_text()).get("status") == "complete":
+            break
+        time.sleep(0.05)
+    os.killpg(proc.pid, signal.SIGKILL)  # the batch, its workers and their kernels
+    proc.wait()
+    done_before = first.stat().st_mtime_ns
+    statuses = {p.parent.name: json.loads(p.read_text())["status"]
+                for p in (tmp_path / "batch" / "runs").glob("*/run.json")}
+    assert statuses["seed-0"] == "complete" and "seed-2" not in statuses or statuses.get("seed-2") != "complete"
+    summary = run_batch(f, progress=False)
+    assert summary["complete"] == 3 and summary["failed"] == []
+    assert first.stat().st_mtime_ns == done_before  # not redone
+    runs = pd.read_csv(tmp_path / "batch" / "batch_runs.csv").set_index("seed")
+    assert bool(runs.loc[0, "skipped"]) is True
+
+
+def test_concurrency_limit_is_shared_between_workers(prepared_2024, tmp_path, monkeypatch):
+    """Each of W workers gets 1/W of a provider's limit, so a batch never exceeds it."""
+    from test_llm import llm_league
+
+    monkeypatch.setenv("FFBENCH_CONCURRENCY_SHARE", "2")
+    with FakeOpenAIServer(latency_s=0.05) as srv:
+        d = llm_league(srv.api_base, tmp_path / "cache", weeks=2).model_dump(mode="json")
+        for t in d["teams"]:
+            t["agent"]["max_concurrency"] = 4
+        run_engine(League.model_validate(d), prepared_2024, tmp_path / "run")
+        assert srv.max_inflight == 2
