@@ -34,8 +34,8 @@ case "$cmd" in
     ;;
   demo)
     if [ -z "${FFBENCH_DATA_DIR:-}" ]; then
-      echo "FFBENCH_DATA_DIR is not set: downloading nflverse 2022-2024 into outputs/data" >&2
-      "$VENV/bin/ffbench" data download --seasons 2022-2024 --out outputs/data
+      echo "FFBENCH_DATA_DIR is not set: downloading nflverse 2021-2024 into outputs/data" >&2
+      "$VENV/bin/ffbench" data download --seasons 2021-2024 --out outputs/data
       FFBENCH_DATA_DIR="$(pwd)/outputs/data"
       export FFBENCH_DATA_DIR
     fi

@@ -287,28 +287,7 @@ class Engine:
             state.add_rows("rosters", [{"week": w, "team": team, "agent": agent, "player_id": p,
                                         "position": self.positions[p]} for p in sorted(state.rosters[team])])
             totals[team] = round(sum(r["points"] for r in rows), 2)
-        self._score(state, w, totals)
-
-    def _score(self, state: LeagueState, w: int, totals: dict[str, float]) -> None:
-        rows = []
-        for a, b in state.schedule[str(w)]:
-            for team, opp in ((a, b), (b, a)):
-                pf, pa = totals[team], totals[opp]
-                result = "W" if pf > pa else "L" if pf < pa else "T"
-                rec = state.records[team]
-                rec.wins += result == "W"
-                rec.losses += result == "L"
-                rec.ties += result == "T"
-                rec.points_for = round(rec.points_for + pf, 2)
-                rec.points_against = round(rec.points_against + pa, 2)
-                rows.append({"week": w, "team": team, "agent": state.agent_ids[team], "opponent": opp,
-                             "points_for": pf, "points_against": pa, "result": result})
-        state.add_rows("matchups", rows)
-        state.add_rows("standings", [{"week": w, "team": t, "agent": state.agent_ids[t], "wins": state.records[t].wins,
-                                      "losses": state.records[t].losses, "ties": state.records[t].ties,
-                                      "points_for": state.records[t].points_for,
-                                      "points_against": state.records[t].points_against, "rank": i + 1}
-                                     for i, t in enumerate(state.standings_order())])
+        state.record_week(w, state.schedule[str(w)], totals)
 
     # -------------------------------------------------------------------------------------------- trades
     async def trades(self, state: LeagueState, w: int) -> None:

@@ -62,6 +62,28 @@ class LeagueState:
         """Win percentage, then points for, then team name (deterministic)."""
         return sorted(self.teams, key=lambda t: (-self.records[t].win_pct, -self.records[t].points_for, t))
 
+    def record_week(self, week: int, pairs: list[list[str]], totals: dict[str, float]) -> None:
+        """Score a week's matchups: update records, append the matchups and the standings after the week."""
+        rows = []
+        for a, b in pairs:
+            for team, opp in ((a, b), (b, a)):
+                pf, pa = totals[team], totals[opp]
+                result = "W" if pf > pa else "L" if pf < pa else "T"
+                rec = self.records[team]
+                rec.wins += result == "W"
+                rec.losses += result == "L"
+                rec.ties += result == "T"
+                rec.points_for = round(rec.points_for + pf, 2)
+                rec.points_against = round(rec.points_against + pa, 2)
+                rows.append({"week": week, "team": team, "agent": self.agent_ids[team], "opponent": opp,
+                             "points_for": pf, "points_against": pa, "result": result})
+        self.add_rows("matchups", rows)
+        self.add_rows("standings", [{"week": week, "team": t, "agent": self.agent_ids[t],
+                                     "wins": self.records[t].wins, "losses": self.records[t].losses,
+                                     "ties": self.records[t].ties, "points_for": self.records[t].points_for,
+                                     "points_against": self.records[t].points_against, "rank": i + 1}
+                                    for i, t in enumerate(self.standings_order())])
+
     def add_rows(self, table: str, rows: list[dict[str, Any]]) -> None:
         self.tables.setdefault(table, []).extend(rows)
 

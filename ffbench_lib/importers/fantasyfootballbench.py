@@ -237,25 +237,13 @@ def import_reference_run(sim_dir: str | Path, out: str | Path, data_dir: str | P
                                      for p in bench])
             state.add_rows("rosters", [{"week": w, "team": team, "agent": agent[team], "player_id": p,
                                         "position": names.position.get(p)} for p in sorted(set(roster_now[team]) | started)])
-        mrows = []
+        pairs, seen = [], set()
         for team in teams:
             opp = wk[wk["Team"] == team]["Opponent"].iloc[0]
-            pf, pa = totals[team], totals[opp]
-            res = "W" if pf > pa else "L" if pf < pa else "T"
-            rec = state.records[team]
-            rec.wins += res == "W"
-            rec.losses += res == "L"
-            rec.ties += res == "T"
-            rec.points_for = round(rec.points_for + pf, 2)
-            rec.points_against = round(rec.points_against + pa, 2)
-            mrows.append({"week": w, "team": team, "agent": agent[team], "opponent": opp, "points_for": pf,
-                          "points_against": pa, "result": res})
-        state.add_rows("matchups", mrows)
-        state.add_rows("standings", [{"week": w, "team": t, "agent": agent[t], "wins": state.records[t].wins,
-                                      "losses": state.records[t].losses, "ties": state.records[t].ties,
-                                      "points_for": state.records[t].points_for,
-                                      "points_against": state.records[t].points_against, "rank": i + 1}
-                                     for i, t in enumerate(state.standings_order())])
+            if team not in seen:
+                pairs.append([team, opp])
+                seen.update((team, opp))
+        state.record_week(w, pairs, totals)
     for c in trade_calls:
         obj = _as_obj(c.get("output"))
         actor = c["proposer"] if c["stage"] in ("propose", "proposer_react") else c["receiver"]
