@@ -67,6 +67,10 @@ SLOT_ORDER = ["QB", "RB", "WR", "TE", "FLEX"]
 SLOT_COLORS = {**POSITION_COLORS, "FLEX": "#DD8452"}
 
 
+def _rotate_x(ax: plt.Axes) -> None:
+    plt.setp(ax.get_xticklabels(), rotation=30, ha="right", rotation_mode="anchor")
+
+
 def agent_palette(agents) -> dict[str, str]:
     """The same colour for an agent in every figure of a report (sorted names -> tab10/tab20)."""
     names = sorted(set(agents))
@@ -91,7 +95,7 @@ def points_by_position(slot_points: pd.DataFrame) -> plt.Figure:
         bottom += mean[c]
     ax.set(ylabel="points per season (mean over runs)", title="Where the points came from: starting slots")
     ax.legend(title="slot", bbox_to_anchor=(1.01, 1), loc="upper left", frameon=False)
-    ax.tick_params(axis="x", rotation=30)
+    _rotate_x(ax)
     sns.despine(fig)
     return fig
 
@@ -107,7 +111,7 @@ def draft_performance(draft: pd.DataFrame) -> plt.Figure:
     fig, ax = plt.subplots(figsize=(max(6, 0.9 * len(m) + 2), 4.5))
     sns.barplot(data=long, x="agent", y="points", hue="measure", palette=["#9aa5b1", "#4C72B0", "#55A868"], ax=ax)
     ax.set(xlabel="", ylabel="points of the drafted roster (mean per season)", title="Draft: what each agent drafted")
-    ax.tick_params(axis="x", rotation=30)
+    _rotate_x(ax)
     ax.legend(frameon=False, title="")
     sns.despine(fig)
     return fig
@@ -121,7 +125,7 @@ def start_sit_regret(ci: pd.DataFrame, palette: dict[str, str]) -> plt.Figure:
            yerr=[ci["mean"] - ci["ci_low"].fillna(ci["mean"]), ci["ci_high"].fillna(ci["mean"]) - ci["mean"]],
            capsize=4)
     ax.set(ylabel="points left on the table per season", title="Start/sit: points left on the table (lower is better)")
-    ax.tick_params(axis="x", rotation=30)
+    _rotate_x(ax)
     sns.despine(fig)
     return fig
 
@@ -140,7 +144,7 @@ def trade_value_bars(summary: pd.DataFrame) -> plt.Figure:
                     xytext=(0, 3 if y >= 0 else -3), textcoords="offset points")
     ax.axhline(0, color="0.3", lw=0.8)
     ax.set(ylabel="points gained minus given (rest of season)", title="Trades: value gained per agent")
-    ax.tick_params(axis="x", rotation=30)
+    _rotate_x(ax)
     sns.despine(fig)
     return fig
 

@@ -333,3 +333,19 @@ def test_oracle_can_never_play():
                    {"name": "b", "agent": {"kind": "bot", "strategy": "adp"}}]}
     with pytest.raises(ConfigError, match="teams\\[0\\].agent.strategy"):
         parse_config(d)
+
+
+def test_several_runs_share_one_process(prepared_2024, tmp_path):
+    """Two seasons on one event loop end exactly as when each runs alone."""
+    import asyncio
+
+    from ffbench_lib.engine import Engine
+
+    async def both():
+        await asyncio.gather(*(Engine(demo_league(seed=s), prepared_2024, tmp_path / f"together-{s}",
+                                      progress=False).run() for s in (11, 12)))
+
+    asyncio.run(both())
+    for s in (11, 12):
+        run_engine(demo_league(seed=s), prepared_2024, tmp_path / f"alone-{s}")
+        assert digests(tmp_path / f"together-{s}") == digests(tmp_path / f"alone-{s}")
