@@ -126,6 +126,17 @@ def test_download_writes_the_local_layout(data_dir, tmp_path):
     pd.testing.assert_frame_equal(a, b)
 
 
+def test_download_failure_is_clear_and_keeps_finished_files(data_dir, tmp_path):
+    class Offline(LocalFetcher):
+        def injuries(self, season):
+            raise ConnectionError("Temporary failure in name resolution")
+
+    with pytest.raises(DataError, match="download of nflverse injuries 2024 failed.*ConnectionError"):
+        download([2024], tmp_path, fetcher=Offline(data_dir))
+    assert (tmp_path / "nflverse" / "stats_player_week_2024.csv.gz").exists()
+    assert not list((tmp_path / "nflverse").glob(".*.tmp"))
+
+
 def test_parse_seasons():
     assert parse_seasons("2022-2024") == [2022, 2023, 2024]
     assert parse_seasons("2024, 2022") == [2022, 2024]

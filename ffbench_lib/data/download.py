@@ -73,11 +73,20 @@ def download(seasons: list[int], out: str | Path, fetcher: Fetcher | None = None
     fetcher = fetcher or NflreadpyFetcher()
     folder = Path(out) / "nflverse"
     written: list[Path] = []
+
+    def fetch(what: str, call, *args):
+        try:
+            return call(*args)
+        except Exception as exc:  # noqa: BLE001 - network and release errors become one clear message
+            raise DataError(f"download of nflverse {what} failed ({type(exc).__name__}: {str(exc)[:200]}); "
+                            "check the internet connection, or set FFBENCH_DATA_DIR to a folder that already "
+                            "holds the data. Files written so far are complete and are kept.") from None
+
     for season in tqdm(seasons, desc="nflverse seasons", unit="season"):
-        written.append(write_csv(folder / f"stats_player_week_{season}.csv.gz", fetcher.player_stats(season),
-                                 compression="gzip"))
-        written.append(write_csv(folder / f"injuries_{season}.csv", fetcher.injuries(season)))
-        written.append(write_csv(folder / f"roster_{season}.csv", fetcher.rosters(season)))
-    written.append(write_csv(folder / "games.csv", fetcher.schedules()))
-    written.append(write_csv(folder / "db_playerids.csv", fetcher.ff_playerids()))
+        written.append(write_csv(folder / f"stats_player_week_{season}.csv.gz",
+                                 fetch(f"player stats {season}", fetcher.player_stats, season), compression="gzip"))
+        written.append(write_csv(folder / f"injuries_{season}.csv", fetch(f"injuries {season}", fetcher.injuries, season)))
+        written.append(write_csv(folder / f"roster_{season}.csv", fetch(f"rosters {season}", fetcher.rosters, season)))
+    written.append(write_csv(folder / "games.csv", fetch("schedules", fetcher.schedules)))
+    written.append(write_csv(folder / "db_playerids.csv", fetch("player ids", fetcher.ff_playerids)))
     return written
