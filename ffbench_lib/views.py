@@ -15,7 +15,6 @@ from __future__ import annotations
 import hashlib
 import json
 from dataclasses import dataclass
-from functools import lru_cache
 from typing import Any
 
 import numpy as np
@@ -82,6 +81,7 @@ class Firewall:
         self._pool_ids = list(self._pool["player_id"])
         self._pool_by_pos = {pos: list(self._pool.loc[self._pool["position"] == pos, "player_id"])
                              for pos in ("QB", "RB", "WR", "TE")}
+        self._weeks: dict[int, WeekKnowledge] = {}
         self.position = self._players["position"].to_dict()
         self.name = self._players["player_name"].to_dict()
         self.preseason_proj = self._players["proj_points"].fillna(0.0).to_dict()
@@ -156,9 +156,13 @@ class Firewall:
         return out
 
     # -------------------------------------------------------------------------------------------- weeks
-    @lru_cache(maxsize=32)
     def week(self, w: int) -> WeekKnowledge:
         """Build the week-``w`` knowledge from played weeks < w and pre-kickoff publications of week w."""
+        if w not in self._weeks:
+            self._weeks[w] = self._build_week(w)
+        return self._weeks[w]
+
+    def _build_week(self, w: int) -> WeekKnowledge:
         played = self._weekly[self._weekly["week"] < w]  # the firewall: nothing from week w on
         g = played.groupby("player_id")
         games = g["week"].nunique().to_dict()

@@ -10,7 +10,6 @@ import pytest
 from ffbench_lib import metrics, stats
 from ffbench_lib.config import Roster
 from ffbench_lib.rundir import RunDir, table_frame
-from ffbench_lib.state import LeagueState
 
 from engine_helpers import demo_league, run_engine
 

@@ -6,7 +6,6 @@ import sys
 import time
 from collections import Counter
 
-import pandas as pd
 import pytest
 
 from ffbench_lib.agents import make_bot

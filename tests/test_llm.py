@@ -7,7 +7,6 @@ from collections import Counter
 import pytest
 
 from ffbench_lib.config import League
-from ffbench_lib.engine import Engine
 from ffbench_lib.llm import ReplayMiss, parse_json
 from ffbench_lib.rundir import RunDir
 from ffbench_lib.testing.fake_openai import FakeOpenAIServer

@@ -13,7 +13,7 @@ The hindsight oracle is not an agent: it lives in :mod:`ffbench_lib.metrics` and
 from __future__ import annotations
 
 import math
-from typing import Any, Callable
+from typing import Callable
 
 from ..config import Roster
 from ..rules.lineup import best_lineup, lineup_value

@@ -102,15 +102,6 @@ def _points(df: pd.DataFrame | None, weights) -> pd.DataFrame | None:
     return df.assign(proj_points=fantasy_points(df, weights).to_numpy())
 
 
-def _first_by_id(*frames_cols: tuple[pd.DataFrame | None, str]) -> dict[str, pd.Series]:
-    out = {}
-    for df, col in frames_cols:
-        if df is not None and col in df:
-            d = df.dropna(subset=["player_id"]).drop_duplicates("player_id").set_index("player_id")[col]
-            out[col] = d
-    return out
-
-
 # -------------------------------------------------------------------------------------------------- prepare
 
 def prepare_season(season: int, source: str = "nflverse", data_dir: str | Path | None = None,

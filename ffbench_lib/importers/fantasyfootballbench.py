@@ -188,7 +188,7 @@ def import_reference_run(sim_dir: str | Path, out: str | Path, data_dir: str | P
     for w in weeks:
         wk = results[results["Week"] == w]
         # trades of this week happen before its lineups
-        for i, t in enumerate([t for t in trades if t["week"] == w]):
+        for t in [t for t in trades if t["week"] == w]:
             p, r = t["proposer"], t["receiver"]
             gives = [names(n) for n in t["give"]]
             gets = [names(n) for n in t["receive"]]
