@@ -18,6 +18,8 @@ class StandingsReplay:
         self.matchups = run.table("matchups")
         self.lineups = run.table("lineups")
         self.trades = run.table("trades")
+        picks = run.table("draft_picks")  # every rostered player was drafted (no waivers): names by id
+        self.names = dict(zip(picks["player_id"], picks["player_name"]))
         weeks = int(self.standings["week"].max())
         self.slider = w.IntSlider(value=1, min=1, max=weeks, description="week", continuous_update=False)
         self.play = w.Play(value=1, min=1, max=weeks, interval=interval_ms, description="play")
@@ -41,10 +43,15 @@ class StandingsReplay:
         m = self.matchups[(self.matchups["week"] == week)]
         m = m[m["team"] < m["opponent"]]
         lu = self.lineups[(self.lineups["week"] == week) & (self.lineups["team"] == self.team.value)]
+        lu = lu.assign(player=lu["player_id"].map(self.names).fillna(lu["player_id"]))
         tr = self.trades[self.trades["week"] == week] if not self.trades.empty else self.trades
+        if len(tr):
+            def named(ids):
+                return ", ".join(self.names.get(p, p) for p in ids)
+            tr = tr.assign(proposer_gives=tr["proposer_gives"].map(named), receiver_gives=tr["receiver_gives"].map(named))
         return {"standings": st[["rank", "team", "agent", "wins", "losses", "ties", "points_for"]],
                 "matchups": m[["team", "points_for", "points_against", "opponent"]],
-                "lineup": lu[["slot", "player_id", "points", "decided_by"]],
+                "lineup": lu[["slot", "player", "points", "decided_by"]],
                 "trades": tr[["proposer", "receiver", "proposer_gives", "receiver_gives"]] if len(tr) else tr}
 
     def render(self) -> None:
