@@ -5,6 +5,7 @@ import asyncio
 import hashlib
 from pathlib import Path
 
+from ffbench_lib.agents.base import DECISIONS
 from ffbench_lib.agents.bots import ADPBot
 from ffbench_lib.config import load_config
 from ffbench_lib.engine import Engine, build_agents
@@ -41,26 +42,15 @@ class ScriptedAgent(ADPBot):
             return self.script[name](view)
         return await default(view)
 
-    async def draft_shortlist(self, view):
-        return await self._maybe("draft_shortlist", view, super().draft_shortlist)
 
-    async def draft_pick(self, view):
-        return await self._maybe("draft_pick", view, super().draft_pick)
+def _scripted(name):
+    async def method(self, view):
+        return await self._maybe(name, view, getattr(super(ScriptedAgent, self), name))
+    return method
 
-    async def set_lineup(self, view):
-        return await self._maybe("set_lineup", view, super().set_lineup)
 
-    async def propose_trade(self, view):
-        return await self._maybe("propose_trade", view, super().propose_trade)
-
-    async def respond_to_offer(self, view):
-        return await self._maybe("respond_to_offer", view, super().respond_to_offer)
-
-    async def reply_to_counter(self, view):
-        return await self._maybe("reply_to_counter", view, super().reply_to_counter)
-
-    async def final_decision(self, view):
-        return await self._maybe("final_decision", view, super().final_decision)
+for _name in DECISIONS:
+    setattr(ScriptedAgent, _name, _scripted(_name))
 
 
 def agents_with(league, replacements: dict):

@@ -77,7 +77,24 @@ def check_answer(decision: str, answer: dict[str, Any], view: dict) -> list[str]
     return problems
 
 
+def _decision_method(decision: str):
+    """Every decision point is the same call with its own prompt template."""
+    async def method(self: "LLMAgent", view: dict) -> Answer:
+        return await self._decide(decision, view)
+
+    method.__name__ = decision
+    return method
+
+
 class LLMAgent(Agent):
+    draft_shortlist = _decision_method("draft_shortlist")
+    draft_pick = _decision_method("draft_pick")
+    set_lineup = _decision_method("set_lineup")
+    propose_trade = _decision_method("propose_trade")
+    respond_to_offer = _decision_method("respond_to_offer")
+    reply_to_counter = _decision_method("reply_to_counter")
+    final_decision = _decision_method("final_decision")
+
     def __init__(self, team: str, seed: int, spec: LLMSpec):
         super().__init__(team, seed)
         self.spec = spec
@@ -135,23 +152,3 @@ class LLMAgent(Agent):
             "cache_hit": call.cache_hit if call else False, "error": error,
         })
 
-    async def draft_shortlist(self, view):
-        return await self._decide("draft_shortlist", view)
-
-    async def draft_pick(self, view):
-        return await self._decide("draft_pick", view)
-
-    async def set_lineup(self, view):
-        return await self._decide("set_lineup", view)
-
-    async def propose_trade(self, view):
-        return await self._decide("propose_trade", view)
-
-    async def respond_to_offer(self, view):
-        return await self._decide("respond_to_offer", view)
-
-    async def reply_to_counter(self, view):
-        return await self._decide("reply_to_counter", view)
-
-    async def final_decision(self, view):
-        return await self._decide("final_decision", view)
