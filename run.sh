@@ -3,6 +3,7 @@
 # dev extras from pyproject.toml (reinstalled when pyproject.toml changes), then the job.
 #   ./run.sh demo   the main job (see README)
 #   ./run.sh test   the test suite (what CI runs)
+#   ./run.sh ffbench ARGS...   any ffbench command (e.g. ./run.sh ffbench validate params/demo.yaml)
 set -euo pipefail
 cd "$(dirname "$0")"
 VENV="${FFBENCH_VENV:-.venv}"
@@ -33,16 +34,17 @@ case "$cmd" in
     exec "$VENV/bin/python" -m pytest -n 2 "$@"
     ;;
   demo)
-    if [ -z "${FFBENCH_DATA_DIR:-}" ]; then
+    if [ -z "${FFBENCH_DATA_DIR:-}" ] && [ ! -d outputs/data/nflverse ]; then
       echo "FFBENCH_DATA_DIR is not set: downloading nflverse 2021-2024 into outputs/data" >&2
       "$VENV/bin/ffbench" data download --seasons 2021-2024 --out outputs/data
-      FFBENCH_DATA_DIR="$(pwd)/outputs/data"
-      export FFBENCH_DATA_DIR
     fi
     exec "$VENV/bin/python" -m ffbench_lib demo "$@"
     ;;
+  ffbench)
+    exec "$VENV/bin/python" -m ffbench_lib "$@"
+    ;;
   *)
-    echo "usage: ./run.sh demo | ./run.sh test [pytest args]" >&2
+    echo "usage: ./run.sh demo | ./run.sh test [pytest args] | ./run.sh ffbench COMMAND [args]" >&2
     exit 2
     ;;
 esac

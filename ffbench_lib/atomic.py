@@ -13,6 +13,8 @@ from typing import Any, Iterator
 
 import pandas as pd
 
+from .secrets import scrub, scrub_frame
+
 _UMASK = os.umask(0)
 os.umask(_UMASK)
 
@@ -36,9 +38,18 @@ def atomic_path(path: str | os.PathLike[str]) -> Iterator[Path]:
             tmp_path.unlink()
 
 
+def remove_stale_temps(folder: str | os.PathLike[str]) -> list[Path]:
+    """Delete the temporary files a killed writer left in ``folder`` (``.name.XXXX.tmp``); call it only while
+    holding the folder's lock, so no live writer's file is removed."""
+    stale = sorted(Path(folder).glob(".*.tmp"))
+    for p in stale:
+        p.unlink(missing_ok=True)
+    return stale
+
+
 def write_text(path: str | os.PathLike[str], text: str) -> Path:
     with atomic_path(path) as tmp:
-        tmp.write_text(text, encoding="utf-8")
+        tmp.write_text(scrub(text), encoding="utf-8")  # every text and JSON writer: no credential reaches disk
     return Path(path)
 
 
@@ -50,11 +61,11 @@ def write_json(path: str | os.PathLike[str], obj: Any, compact: bool = False) ->
 def write_parquet(path: str | os.PathLike[str], df: pd.DataFrame) -> Path:
     """Parquet through pyarrow, without the pandas index, deterministic for the same frame."""
     with atomic_path(path) as tmp:
-        df.to_parquet(tmp, engine="pyarrow", index=False)
+        scrub_frame(df).to_parquet(tmp, engine="pyarrow", index=False)
     return Path(path)
 
 
 def write_csv(path: str | os.PathLike[str], df: pd.DataFrame, **kwargs: Any) -> Path:
     with atomic_path(path) as tmp:
-        df.to_csv(tmp, index=False, **kwargs)
+        scrub_frame(df).to_csv(tmp, index=False, **kwargs)
     return Path(path)

@@ -22,7 +22,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 from tqdm.auto import tqdm
 
 from .atomic import write_csv, write_json, write_text
-from .config import ConfigError, format_validation_error, load_config, parse_config
+from .config import ConfigError, format_validation_error, load_config, load_yaml, parse_config
 
 ANALYSIS = ("03_standings", "04_positions", "05_draft", "06_start_sit", "07_trades", "08_model_comparison")
 
@@ -51,17 +51,29 @@ class BatchSpec(BaseModel):
 
 
 def load_batch(path: str | Path) -> tuple[BatchSpec, Path]:
+    """The validated spec and its base league file; :class:`ConfigError` for anything unusable."""
     p = Path(path)
-    if not p.is_file():
-        raise ConfigError([f"file not found: {p} (give a batch YAML such as params/batch_demo.yaml)"])
-    data = yaml.safe_load(p.read_text())
+    data = load_yaml(p, "batch file")
+    if isinstance(data, dict) and "teams" in data and "base" not in data:
+        raise ConfigError([f"this is a league file (it has teams, no base); run it with `ffbench run {p} --out "
+                           "DIR`, or give a batch file such as params/batch_demo.yaml"], str(p), "batch file")
+    if not isinstance(data, dict):
+        raise ConfigError([f"(top level): expected a mapping of keys to values, got {type(data).__name__}"],
+                          str(p), "batch file")
     try:
         spec = BatchSpec.model_validate(data)
     except ValidationError as exc:
-        raise ConfigError(format_validation_error(exc), str(p)) from None
+        raise ConfigError(format_validation_error(exc), str(p), "batch file") from None
+    taken = next((q for q in (spec.out, *spec.out.parents) if q.exists()), None)
+    if taken is not None and not taken.is_dir():
+        raise ConfigError([f"out: {spec.out} cannot be a folder: {taken} is a file; choose another out"],
+                          str(p), "batch file")
     base = spec.base if spec.base.is_absolute() else (p.parent / spec.base)
     if not base.exists() and (Path.cwd() / spec.base).exists():
         base = Path.cwd() / spec.base
+    if not base.is_file():
+        raise ConfigError([f"base: league file {base} not found (relative paths start at the batch file's folder)"],
+                          str(p), "batch file")
     return spec, base
 
 
@@ -102,6 +114,13 @@ def _run_one(seed: int, config_path: str, run_dir: str, log_dir: str, kernel: st
 
 def run_batch(spec_path: str | Path, workers: int | None = None, progress: bool = True) -> dict[str, Any]:
     spec, base = load_batch(spec_path)
+    from .rundir import exclusive
+
+    with exclusive(spec.out, "batch directory"):  # one batch process per out folder (RunLocked otherwise)
+        return _run_batch(spec, base, workers, progress)
+
+
+def _run_batch(spec: BatchSpec, base: Path, workers: int | None, progress: bool) -> dict[str, Any]:
     workers = workers or spec.workers
     out = Path(spec.out)
     runs_dir, cfg_dir, log_dir = out / "runs", out / "configs", out / "notebooks"
@@ -147,17 +166,18 @@ def run_batch(spec_path: str | Path, workers: int | None = None, progress: bool 
                                "failed": table.loc[table["status"] != "complete", ["seed", "error"]].to_dict("records")}
     complete = [str((runs_dir / f"seed-{s}").resolve()) for s in spec.seeds if results[s]["status"] == "complete"]
     if spec.analysis and complete:
-        summary["analysis"] = analyse(complete, out / "analysis", spec.kernel, spec.cell_timeout_s)
+        summary["analysis"] = analyse(complete, out / "analysis", spec.kernel, spec.cell_timeout_s, progress)
     write_json(out / "batch_summary.json", summary)
     return summary
 
 
-def analyse(runs: list[str], out: Path, kernel: str = "python3", timeout: int = 3600) -> dict[str, str]:
+def analyse(runs: list[str], out: Path, kernel: str = "python3", timeout: int = 3600,
+            progress: bool = False) -> dict[str, str]:
     """Execute every analysis notebook over ``runs``; returns notebook -> 'ok' or the error."""
     from .notebooks import execute
 
     status = {}
-    for name in ANALYSIS:
+    for name in tqdm(ANALYSIS, desc="analysis notebooks", unit="notebook", disable=not progress):
         try:
             execute(f"{name}.ipynb", out / f"{name}.ipynb", {"runs": runs, "out": str(out.resolve())},
                     timeout_s=timeout, kernel=kernel)

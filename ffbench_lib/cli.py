@@ -1,21 +1,64 @@
-"""The ``ffbench`` command. Errors a user can fix exit with status 2 and one clear message, no traceback."""
+"""The ``ffbench`` command. Errors a user can fix exit with status 2 and one clear message, no traceback.
+
+Exit status: 0 done; 1 a failed run in a batch, or a bug; 2 an error the user can fix; 3 ``run`` stopped at the
+LLM budget (resumable); 130 / 143 stopped by SIGINT / SIGTERM (resumable). The stop messages give the exact
+``--resume`` command.
+"""
 from __future__ import annotations
 
 import argparse
+import glob
+import os
 import sys
 from pathlib import Path
 
 from .config import ConfigError, load_config
+from .secrets import scrub
 
 
 class UsageError(Exception):
     pass
 
 
+def _count(low: int, high: int | None = None):
+    """An argparse type: an integer in low..high, else a usage error naming the option (exit 2)."""
+    def parse(text: str) -> int:
+        try:
+            n = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+        if n < low or (high is not None and n > high):
+            allowed = f"{low}..{high}" if high is not None else f"{low} or more"
+            raise argparse.ArgumentTypeError(f"must be {allowed} (got {n})")
+        return n
+    return parse
+
+
+def _out_folder(text: str) -> str:
+    """An argparse type: a folder we can create or reuse (not a file, not inside a file, writable)."""
+    p = Path(text).expanduser().absolute()
+    existing = next(q for q in (p, *p.parents) if q.exists())
+    if not existing.is_dir():
+        raise argparse.ArgumentTypeError(f"{text} cannot be a folder: {existing} is a file")
+    try:  # os.access says yes to root even on /proc or a read-only mount: try a throw-away file
+        import tempfile
+
+        tempfile.TemporaryFile(dir=existing).close()
+    except OSError as exc:
+        raise argparse.ArgumentTypeError(f"{existing} is not writable ({exc.strerror})") from None
+    return text
+
+
 def _cmd_validate(args: argparse.Namespace) -> int:
+    from .data.prepare import check_inputs
+
     league = load_config(args.config)
+    check_inputs(league)  # every file the run will read is there, readable and has its columns, else DataError
+    history = "; data.allow_missing_history: true (a missing previous season is allowed)" if (
+        league.data.allow_missing_history) else ""
     print(f"ok: {args.config}: {len(league.teams)} teams, season {league.season}, {league.weeks} weeks, "
-          f"roster of {league.roster.size}, scoring {league.scoring.preset or 'custom'}")
+          f"roster of {league.roster.size}, scoring {league.scoring.preset or 'custom'}; "
+          f"{league.data.source} data in {league.data.resolved_dir()}{history}")
     return 0
 
 
@@ -27,7 +70,8 @@ def _cmd_prepare(args: argparse.Namespace) -> int:
         league = load_config(args.config)
         scoring = league.scoring_weights
     prepared = prepare_season(args.season, args.source, args.data_dir, scoring=scoring,
-                              projection_source=args.projections, out=args.out, force=args.force)
+                              projection_source=args.projections, out=args.out, force=args.force,
+                              allow_missing_history=args.allow_missing_history)
     m = prepared.manifest
     print(f"prepared {args.season} from {args.source} -> {args.out}: "
           + ", ".join(f"{k} {v}" for k, v in m["rows"].items()))
@@ -72,6 +116,11 @@ def _cmd_run(args: argparse.Namespace) -> int:
         raise UsageError(str(exc)) from None
     from .rundir import RunDir
 
+    meta = RunDir(out).meta()
+    if meta.get("status") == "stopped_budget":
+        print(f"stopped at phase {meta.get('phase')}: {meta.get('reason')}: edit {args.config}, then run: "
+              f"{_resume_command(args)}", file=sys.stderr)
+        return EXIT_BUDGET
     st = RunDir(out).table("standings")
     final = st[st["week"] == st["week"].max()].sort_values("rank")
     print(final[["rank", "team", "agent", "wins", "losses", "ties", "points_for"]].to_string(index=False))
@@ -79,13 +128,43 @@ def _cmd_run(args: argparse.Namespace) -> int:
     return 0
 
 
+EXIT_BUDGET = 3
+
+
+def _resume_command(args: argparse.Namespace) -> str:
+    """The exact command that continues the run in ``args.out`` (its seed from run.json if not given)."""
+    import json
+    import shlex
+
+    seed = args.seed
+    if seed is None:
+        try:
+            seed = json.loads((Path(args.out) / "run.json").read_text())["seed"]
+        except (OSError, ValueError, KeyError, TypeError):
+            pass
+    return shlex.join(["ffbench", "run", str(args.config), *(["--seed", str(seed)] if seed is not None else []),
+                       "--out", str(args.out), "--resume"])
+
+
+def _expand_folders(patterns: list[str]) -> list[Path]:
+    """Folders named or matched by ``patterns``: absolute or relative, quoted (we glob) or expanded by the shell.
+    A pattern that matches no folder is an error: importing fewer runs than asked would be silently wrong."""
+    found: dict[Path, None] = {}
+    for pattern in patterns:
+        expanded = os.path.expanduser(pattern)
+        literal = Path(expanded)  # a folder whose name holds [ ] or * is taken as it is
+        hits = [literal] if literal.is_dir() else sorted(Path(h) for h in glob.glob(expanded) if Path(h).is_dir())
+        if not hits:
+            raise UsageError(f"no folder matches {pattern!r} (give simulation_* folders, e.g. "
+                             f"\"$FFBENCH_DATA_DIR/reference_runs/simulation_*\")")
+        found.update(dict.fromkeys(hits))
+    return list(found)
+
+
 def _cmd_import(args: argparse.Namespace) -> int:
     from .importers.fantasyfootballbench import import_reference_run
 
-    sims = sorted(p for pattern in args.sim_dirs for p in Path().glob(pattern)) if not all(
-        Path(s).exists() for s in args.sim_dirs) else [Path(s) for s in args.sim_dirs]
-    if not sims:
-        raise UsageError(f"no simulation folders match {args.sim_dirs}")
+    sims = _expand_folders(args.sim_dirs)
     for i, sim in enumerate(sims):
         out = import_reference_run(sim, Path(args.out) / sim.name, args.data_dir, seed=i)
         print(f"imported {sim} -> {out}")
@@ -106,17 +185,41 @@ def _cmd_batch(args: argparse.Namespace) -> int:
 
 def _cmd_demo(args: argparse.Namespace) -> int:
     """The README's main job: prepare the 2024 data (notebook 01), then the demo batch to figures."""
-    from .batch import load_batch, run_batch
-    from .notebooks import execute
+    from .batch import ANALYSIS, load_batch, run_batch
+    from .notebooks import NotebookError, execute
+    from .paths import find_data_dir, project_root
 
-    spec, _ = load_batch(args.spec)
-    out = Path(spec.out)
-    execute("01_prepare_data.ipynb", out / "notebooks" / "01_prepare_data.ipynb",
-            {"season": 2024, "source": "nflverse", "out": str((out / "prepared-2024").resolve())})
-    summary = run_batch(args.spec, progress=True)
+    data = find_data_dir()
+    if data is None or not (data / "nflverse").is_dir():
+        where = f"FFBENCH_DATA_DIR={data} has no nflverse/ folder" if data else "no NFL data found"
+        raise UsageError(f"{where}: set FFBENCH_DATA_DIR to the data folder (the one holding nflverse/), or "
+                         "download it with `./run.sh demo` (does it for you) or `ffbench data download "
+                         "--seasons 2021-2024 --out outputs/data`")
+    os.environ["FFBENCH_DATA_DIR"] = str(data)  # the notebooks' kernels inherit it
+    spec_path = args.spec
+    if spec_path is None:  # the project's demo, wherever it is started from: its out is under the root
+        os.chdir(project_root())
+        spec_path = "params/batch_demo.yaml"
+    spec, _ = load_batch(spec_path)
+    out = Path(spec.out).resolve()
+    print(f"[1/2] preparing the 2024 season from {data} (notebook 01_prepare_data)", file=sys.stderr, flush=True)
+    try:
+        execute("01_prepare_data.ipynb", out / "notebooks" / "01_prepare_data.ipynb",
+                {"season": 2024, "source": "nflverse", "out": str(out / "prepared-2024")})
+    except NotebookError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    print(f"[2/2] batch {spec.name}: {len(spec.seeds)} seasons on {spec.workers} workers, then "
+          f"{len(ANALYSIS)} analysis notebooks", file=sys.stderr, flush=True)
+    summary = run_batch(spec_path, progress=True)
     print(f"demo batch: {summary['complete']}/{summary['runs']} runs complete; figures and tables in "
           f"{out / 'analysis'}")
-    return 0 if not summary["failed"] else 1
+    for f in summary["failed"]:
+        print(f"  seed {f['seed']} failed: {f['error']}")
+    for nb, st in summary.get("analysis", {}).items():
+        if st != "ok":
+            print(f"  analysis {nb}: {st}")
+    return 0 if not summary["failed"] and set(summary.get("analysis", {}).values()) <= {"ok"} else 1
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -132,11 +235,13 @@ def build_parser() -> argparse.ArgumentParser:
     pr.add_argument("--season", type=int, required=True)
     pr.add_argument("--source", choices=["nflverse", "sportsdataio"], default="nflverse")
     pr.add_argument("--data-dir", default=None, help="default: $FFBENCH_DATA_DIR")
-    pr.add_argument("--out", required=True)
+    pr.add_argument("--out", required=True, type=_out_folder)
     pr.add_argument("--scoring", default="ppr", choices=["ppr", "half_ppr", "standard", "ffbench_v1"])
     pr.add_argument("--config", default=None, help="take the scoring from this league YAML instead")
     pr.add_argument("--projections", default="builtin", choices=["builtin", "sportsdataio", "fantasypros"])
     pr.add_argument("--force", action="store_true", help="rewrite even if the inputs are unchanged")
+    pr.add_argument("--allow-missing-history", action="store_true",
+                    help="prepare a season whose previous season's stats are missing (recorded in the manifest)")
     pr.set_defaults(func=_cmd_prepare)
 
     dl = data.add_parser("download", help="fetch nflverse releases with nflreadpy into a local folder")
@@ -152,8 +257,8 @@ def build_parser() -> argparse.ArgumentParser:
     rp.set_defaults(func=_cmd_report)
     rn = sub.add_parser("run", help="run one season of a league")
     rn.add_argument("config")
-    rn.add_argument("--seed", type=int, default=None, help="default: the config's seed")
-    rn.add_argument("--out", required=True, help="run directory")
+    rn.add_argument("--seed", type=_count(0), default=None, help="default: the config's seed")
+    rn.add_argument("--out", required=True, type=_out_folder, help="run directory")
     rn.add_argument("--resume", action="store_true", help="continue a killed run from its last checkpoint")
     rn.add_argument("--quiet", action="store_true", help="no progress bar")
     rn.set_defaults(func=_cmd_run)
@@ -166,12 +271,12 @@ def build_parser() -> argparse.ArgumentParser:
 
     bt = sub.add_parser("batch", help="run a batch of seasons with papermill, then the analysis notebooks")
     bt.add_argument("spec", help="batch YAML, e.g. params/batch_demo.yaml")
-    bt.add_argument("--workers", type=int, default=None, help="override the spec's worker count")
+    bt.add_argument("--workers", type=_count(1, 32), default=None, help="override the spec's worker count")
     bt.add_argument("--quiet", action="store_true")
     bt.set_defaults(func=_cmd_batch)
 
     dm = sub.add_parser("demo", help="the README's main job: the demo batch to figures")
-    dm.add_argument("--spec", default="params/batch_demo.yaml")
+    dm.add_argument("--spec", default=None, help="batch YAML (default: params/batch_demo.yaml of the project)")
     dm.set_defaults(func=_cmd_demo)
     return p
 
@@ -179,16 +284,27 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     from .data.base import DataError
     from .llm import FatalLLMError, ReplayMiss
+    from .rundir import RunDirError, RunInterrupted
 
     args = build_parser().parse_args(argv)
     try:
         return args.func(args)
-    except (ConfigError, DataError, UsageError, FatalLLMError, ReplayMiss) as exc:
-        print(f"error: {exc}", file=sys.stderr)
+    except (ConfigError, DataError, UsageError, FatalLLMError, ReplayMiss, RunDirError) as exc:
+        print(f"error: {scrub(str(exc))}", file=sys.stderr)
         return 2
-    except KeyboardInterrupt:
-        print("interrupted", file=sys.stderr)
-        return 130
+    except OSError as exc:  # a folder that is a file, a full disk, no permission: the path says what to fix
+        where = f": {exc.filename}" if exc.filename else ""
+        print(scrub(f"error: {exc.strerror or exc}{where}"), file=sys.stderr)
+        return 2
+    except (KeyboardInterrupt, RunInterrupted) as exc:
+        resume = f"; continue with: {_resume_command(args)}" if args.command == "run" else ""
+        print(f"interrupted ({exc or 'SIGINT'}){resume}", file=sys.stderr)
+        return 128 + getattr(exc, "signum", 2)
+    except Exception:  # a bug: the traceback is shown, with any credential in it masked
+        import traceback
+
+        sys.stderr.write(scrub(traceback.format_exc()))
+        return 1
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -7,6 +7,7 @@ so a user can fix the file without reading a traceback.
 from __future__ import annotations
 
 import os
+import reprlib
 from pathlib import Path
 from typing import Annotated, Any, Literal, Union
 
@@ -25,10 +26,10 @@ SEASONS = (2021, 2022, 2023, 2024, 2025)
 class ConfigError(ValueError):
     """A config file that cannot be used; ``str()`` is the user-facing message (one line per problem)."""
 
-    def __init__(self, problems: list[str], source: str | None = None):
+    def __init__(self, problems: list[str], source: str | None = None, what: str = "league config"):
         self.problems = problems
         self.source = source
-        head = f"invalid league config{f' {source}' if source else ''}:"
+        head = f"invalid {what}{f' {source}' if source else ''}:"
         super().__init__("\n".join([head, *(f"  {p}" for p in problems)]))
 
 
@@ -56,6 +57,10 @@ class LLMAgent(_Strict):
     input_cost_per_token: float | None = Field(None, ge=0, description="price for models litellm does not know")
     output_cost_per_token: float | None = Field(None, ge=0)
     extra: dict[str, Any] = Field(default_factory=dict, description="further litellm.completion arguments")
+    max_prompt_tokens: int | None = Field(None, gt=0, description="prompt budget (litellm's tokenizer): longer "
+                                          "prompts are shortened (other teams' tables, histories, old re-asks)")
+    system_in_user: bool = Field(False, description="fold the system text into the first user message (chat "
+                                 "templates that drop the system role, e.g. llama.cpp's gemma)")
 
     @field_validator("api_key_env")
     @classmethod
@@ -80,9 +85,10 @@ class Scoring(_Strict):
     @field_validator("weights")
     @classmethod
     def _known_stats(cls, v: dict[str, float]) -> dict[str, float]:
-        bad = [k for k in v if k not in scoring.SCORABLE_STATS]
-        if bad:
-            raise ValueError(f"unknown stat {bad[0]!r}; allowed: {', '.join(scoring.SCORABLE_STATS)}")
+        for stat, w in v.items():
+            problem = scoring.weight_problem(stat, w)
+            if problem:
+                raise ValueError(problem)
         return v
 
     def resolved(self) -> dict[str, float]:
@@ -119,6 +125,16 @@ class Roster(_Strict):
                 raise ValueError(f"caps.{pos}={cap} is below the {need} starting {pos} slot(s); raise the cap")
         if self.size < 1:
             raise ValueError("the roster has no slots")
+        # The draft must be able to fill every slot under the caps: FLEX from the flex positions' spare caps,
+        # the whole roster from all caps together.
+        spare = sum(self.caps.get(p, self.size) - getattr(self, p) for p in self.flex_positions)
+        if self.FLEX > spare:
+            raise ValueError(f"FLEX={self.FLEX} cannot be filled: the caps of {'/'.join(self.flex_positions)} leave "
+                             f"{spare} player(s) beyond their own starting slots; raise a cap or lower FLEX")
+        total = sum(self.caps.get(p, self.size) for p in SKILL_POSITIONS)
+        if total < self.size:
+            raise ValueError(f"the caps allow {total} players in all, fewer than the roster's {self.size} "
+                             "slots; raise a cap or lower BENCH")
         return self
 
 
@@ -127,15 +143,20 @@ class DataConfig(_Strict):
     dir: Path | None = Field(None, description="data directory; default $FFBENCH_DATA_DIR")
     projections: Literal["builtin", "sportsdataio", "fantasypros"] = "builtin"
     prepared_dir: Path | None = Field(None, description="where prepared seasons are cached; default outputs/prepared")
+    allow_missing_history: bool = Field(False, description="run a season whose previous season's stats are "
+                                        "missing (veterans then have no history: prev_points 0, projections from "
+                                        "rookie priors and ADP only); recorded in the prepared manifest")
 
     def resolved_dir(self) -> Path:
         if self.dir is not None:
             return self.dir
-        env = os.environ.get("FFBENCH_DATA_DIR")
-        if not env:
+        from .paths import find_data_dir
+
+        found = find_data_dir()
+        if found is None:
             raise ConfigError(["data.dir: not set and FFBENCH_DATA_DIR is empty; set one of them to the data "
                                "directory (see README, 'Data')"])
-        return Path(env)
+        return found
 
 
 class Draft(_Strict):
@@ -160,8 +181,12 @@ class LLMSettings(_Strict):
     budget_usd: float | None = Field(None, gt=0, description="stop cleanly at the next checkpoint past this spend")
     cache_dir: Path | None = Field(None, description="replay cache; default outputs/llm_cache")
     replay_only: bool = Field(False, description="never call a provider; a cache miss stops the run")
-    prompt_version: str = "v1"
+    prompt_version: Literal["v1", "v2"] = Field("v2", description="templates in ffbench_lib/prompts/<version>; "
+                                                             "v1 only to replay caches recorded with it")
     sequential: bool = Field(False, description="ask one agent at a time (for timing comparisons only)")
+    max_fallback_rate: float | None = Field(0.25, ge=0, le=1, description="stop the run when an LLM team's share "
+                                            "of engine-repaired decisions exceeds this (null: never)")
+    fallback_min_decisions: int = Field(20, ge=1, description="decisions a team makes before max_fallback_rate applies")
 
 
 class League(_Strict):
@@ -170,7 +195,7 @@ class League(_Strict):
     name: str = "league"
     season: int = Field(2024, description="NFL season played")
     weeks: int = Field(17, ge=1, le=18)
-    seed: int = 0
+    seed: int = Field(0, ge=0)
     schedule: Literal["random", "round_robin"] = "random"
     teams: list[Team] = Field(min_length=2)
     roster: Roster = Field(default_factory=Roster)
@@ -213,11 +238,13 @@ class League(_Strict):
 # ----------------------------------------------------------------------------------------------- errors
 
 def _loc(loc: tuple[Any, ...]) -> str:
-    out = ""
+    out, prev = "", None
     for part in loc:
+        tag = prev == "agent" and part in ("bot", "llm")  # the agent union's discriminator, not a key
+        prev = part
         if isinstance(part, int):
             out += f"[{part}]"
-        elif part in ("bot", "llm") or str(part).startswith(("function-", "literal[")):
+        elif tag or str(part).startswith(("function-", "literal[")):
             continue  # discriminator tags and validator wrappers are not part of the user's path
         else:
             out += f".{part}" if out else str(part)
@@ -236,7 +263,19 @@ def _explain(err: dict[str, Any], model_fields: dict[str, Any] | None = None) ->
     msg = msg.removeprefix("Value error, ")
     if any(word in path.lower() for word in ("key", "secret", "token")) and "max_tokens" not in path:
         return f"{path}: {msg} (value hidden)"  # never echo something that may be a credential
-    return f"{path}: {msg} (got {value!r})"
+    if isinstance(value, (dict, list)) and typ == "value_error":
+        # a rule over a whole section: its message names the field and value; the section itself is noise
+        return msg if not err["loc"] else f"{path}: {msg}"
+    return f"{path}: {msg} (got {_short(value)})"
+
+
+_repr = reprlib.Repr()
+_repr.maxstring, _repr.maxother, _repr.maxdict, _repr.maxlist, _repr.maxlevel = 60, 60, 4, 6, 2
+
+
+def _short(value: Any) -> str:
+    """A value as the user wrote it, cut short: a mapping or list shows a few entries, never pages of config."""
+    return _repr.repr(value)
 
 
 def format_validation_error(exc: ValidationError) -> list[str]:
@@ -253,17 +292,103 @@ def parse_config(data: Any, source: str | None = None) -> League:
         raise ConfigError(format_validation_error(exc), source) from None
 
 
-def load_config(path: str | os.PathLike[str], **overrides: Any) -> League:
-    """Read and validate a league YAML file. ``overrides`` replace top-level keys (e.g. ``seed=3``)."""
+# ------------------------------------------------------------------------------------------------- YAML
+
+#: Limits for config files: they are small, so anything bigger is a mistake or an attack (alias bombs).
+MAX_YAML_BYTES = 1_000_000
+MAX_YAML_ALIASES = 100
+MAX_YAML_NODES = 100_000  # nodes after expanding every alias
+_MERGE_TAG = "tag:yaml.org,2002:merge"
+
+
+class _LimitedLoader(yaml.SafeLoader):
+    """SafeLoader that counts aliases and refuses duplicate keys (with their line numbers)."""
+
+    def __init__(self, stream: str):
+        super().__init__(stream)
+        self.aliases = 0
+        self._checked: set[int] = set()
+
+    def compose_node(self, parent, index):  # noqa: ANN001 - PyYAML's signature
+        if self.check_event(yaml.AliasEvent):
+            self.aliases += 1
+            if self.aliases > MAX_YAML_ALIASES:
+                raise yaml.composer.ComposerError(None, None, f"more than {MAX_YAML_ALIASES} aliases (*name); "
+                                                  "write the values out", self.peek_event().start_mark)
+        return super().compose_node(parent, index)
+
+    def construct_mapping(self, node, deep=False):  # noqa: ANN001
+        if isinstance(node, yaml.MappingNode) and id(node) not in self._checked:
+            self._checked.add(id(node))
+            seen: dict[Any, int] = {}
+            for key_node, _ in node.value:
+                if key_node.tag == _MERGE_TAG:
+                    continue
+                key = self.construct_object(key_node, deep=True)
+                try:
+                    first = seen.setdefault(key, key_node.start_mark.line + 1)
+                except TypeError:
+                    continue  # unhashable key: PyYAML reports it itself
+                if first != key_node.start_mark.line + 1:
+                    raise yaml.constructor.ConstructorError(
+                        None, None, f"duplicate key {key!r} (first at line {first}); keep one", key_node.start_mark)
+        return super().construct_mapping(node, deep)
+
+
+def _expanded_nodes(node: yaml.Node, memo: dict[int, int]) -> int:
+    """Number of nodes once every alias is expanded (shared nodes counted once per use)."""
+    if id(node) in memo:
+        return memo[id(node)]
+    n = 1
+    if isinstance(node, yaml.SequenceNode):
+        n += sum(_expanded_nodes(child, memo) for child in node.value)
+    elif isinstance(node, yaml.MappingNode):
+        n += sum(_expanded_nodes(k, memo) + _expanded_nodes(v, memo) for k, v in node.value)
+    memo[id(node)] = min(n, MAX_YAML_NODES + 1)
+    return memo[id(node)]
+
+
+def load_yaml(path: str | os.PathLike[str], what: str = "league config") -> Any:
+    """Parse one YAML file with limits (size, aliases, expansion) and no duplicate keys; the one loader for
+    league and batch files. Raises :class:`ConfigError` naming the file and line."""
     p = Path(path)
     if not p.is_file():
-        raise ConfigError([f"file not found: {p} (give the path to a YAML file such as params/demo.yaml)"])
+        example = "params/batch_demo.yaml" if "batch" in what else "params/demo.yaml"
+        raise ConfigError([f"file not found: {p} (give the path to a YAML file such as {example})"], what=what)
+    size = p.stat().st_size
+    if size > MAX_YAML_BYTES:
+        raise ConfigError([f"file is {size:,} bytes; a {what} is at most {MAX_YAML_BYTES:,}"], str(p), what)
+    raw = p.read_bytes()
     try:
-        data = yaml.safe_load(p.read_text(encoding="utf-8"))
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = raw[: exc.start].count(b"\n") + 1
+        raise ConfigError([f"not UTF-8 text (byte 0x{raw[exc.start]:02x} at line {line}); save the file as UTF-8"],
+                          str(p), what) from None
+    loader = _LimitedLoader(text)
+    try:
+        node = loader.get_single_node()
+        if node is not None and _expanded_nodes(node, {}) > MAX_YAML_NODES:
+            raise ConfigError([f"the file expands to more than {MAX_YAML_NODES:,} values through aliases "
+                               "(*name); write the values out"], str(p), what)
+        return loader.construct_document(node) if node is not None else None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
-        raise ConfigError([f"not valid YAML{where}: {getattr(exc, 'problem', exc)}"], str(p)) from None
+        raise ConfigError([f"not valid YAML{where}: {getattr(exc, 'problem', None) or exc}"], str(p), what) from None
+    except RecursionError:
+        raise ConfigError(["not valid YAML: nested too deeply"], str(p), what) from None
+    finally:
+        loader.dispose()
+
+
+def load_config(path: str | os.PathLike[str], **overrides: Any) -> League:
+    """Read and validate a league YAML file. ``overrides`` replace top-level keys (e.g. ``seed=3``)."""
+    p = Path(path)
+    data = load_yaml(p)
+    if isinstance(data, dict) and "teams" not in data and ("base" in data or "seeds" in data):
+        raise ConfigError(["this is a batch file (it has base/seeds, no teams); run it with "
+                           f"`ffbench batch {p}`"], str(p))
     if isinstance(data, dict):
         data = {**data, **{k: v for k, v in overrides.items() if v is not None}}
     return parse_config(data, str(p))

@@ -1,29 +1,36 @@
 """The season loop: ask agents, validate and apply through the rules, write the run directory.
 
 Draft (sequential, snake) -> for each week: trades on trade weeks (seeded order, one negotiation per team),
-then all lineups concurrently, then scoring with actual points and standings. A checkpoint follows the draft
-and every week, so ``resume`` continues a killed run and ends identical to an uninterrupted one.
+then all lineups concurrently, then scoring with actual points and standings. A checkpoint follows every draft
+round and every week, so ``resume`` continues a killed run and ends identical to an uninterrupted one; the budget
+is checked at each checkpoint, so a budget stop is always resumable. One process at a time runs a directory.
 """
 from __future__ import annotations
 
 import asyncio
 import os
+import re
+import signal
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
 import numpy as np
+import yaml
 from tqdm.auto import tqdm
 
 from .agents import Agent, make_bot
 from .llm import Budget, FatalLLMError, ReplayCache, ReplayMiss
-from .config import League, dump_config
+from .llm.guard import FallbackGuard
+from .atomic import remove_stale_temps
+from .config import ConfigError, League, dump_config, parse_config
 from .data.prepare import PreparedSeason
 from .rules import draft as draft_rules
 from .rules import lineup as lineup_rules
 from .rules import trades as trade_rules
 from .rules.schedule import make_schedule
-from .rundir import RunDir
+from .paths import outputs_dir
+from .rundir import CheckpointError, RunDir, RunDirError, RunExists, RunInterrupted
 from .secrets import scrub
 from .state import LeagueState
 from .views import Firewall, view_hash
@@ -43,8 +50,16 @@ class SimulatedCrash(RuntimeError):
     """Raised by ``crash_after`` (tests and drills): the run dies right after that checkpoint."""
 
 
-class RunExists(RuntimeError):
-    pass
+class ResumeMismatch(RunDirError):
+    """``--resume`` with a config (or data) other than the run's: the result would be neither run."""
+
+
+#: Config keys a resume may change: how calls are made and paid for, never what shapes an answer or the game.
+RESUMABLE = ("llm.budget_usd", "llm.replay_only", "llm.cache_dir", "llm.retries", "llm.backoff_s", "data.dir",
+             "data.prepared_dir", "teams[].agent.api_base", "teams[].agent.api_key_env", "teams[].agent.timeout_s",
+             "teams[].agent.max_concurrency")
+
+__all__ = ["Engine", "RunExists", "ResumeMismatch", "RunInterrupted", "SimulatedCrash", "build_agents"]
 
 
 def build_agents(league: League, seed: int, llm_factory: Callable[..., Agent] | None = None) -> dict[str, Agent]:
@@ -72,15 +87,27 @@ class Engine:
         self.progress = progress
         self.run_id = f"{league.name}-s{league.seed}"
         self.positions = self.fw.position
+        self.budget = Budget(league.llm.budget_usd)
+        self._resumes: list[dict[str, Any]] = []  # every resume of this run and the config keys it changed
+        self._task: asyncio.Task | None = None  # the task playing the season, while it can still be interrupted
+        self._signal: int | None = None
+        self.guard = FallbackGuard(league.llm.max_fallback_rate, league.llm.fallback_min_decisions)
         weekly = prepared.weekly
         self._actual = {w: dict(zip(g["player_id"], g["fantasy_points"].astype(float)))
                         for w, g in weekly.groupby("week")}
 
     # ------------------------------------------------------------------------------------------ plumbing
-    def _meta(self, status: str, state: LeagueState) -> dict[str, Any]:
-        return {"run_id": self.run_id, "seed": self.league.seed, "season": self.league.season,
+    def _meta(self, status: str, state: LeagueState, reason: str | None = None) -> dict[str, Any]:
+        meta = {"run_id": self.run_id, "seed": self.league.seed, "season": self.league.season,
                 "status": status, "phase": state.phase, "data_fingerprint": self.prepared.manifest.get("fingerprint"),
                 "agents": state.agent_ids}
+        if reason:
+            meta["reason"] = reason
+        if self.league.llm.budget_usd is not None:  # the limit in force (a resume may have raised it)
+            meta["budget"] = {"limit_usd": self.budget.limit_usd, "spent_usd": round(self.budget.spent_usd, 6)}
+        if self._resumes:
+            meta["resumes"] = self._resumes
+        return meta
 
     def _log(self, state: LeagueState, *, team: str, decision: str, view: dict, answer: Any, applied: Any,
              decided_by: str, problems: list[str], week: int | None = None, pick: int | None = None,
@@ -91,6 +118,7 @@ class Engine:
                   "reason": "; ".join(problems) or None, **(extra or {})}
         state.decisions += 1
         state.log_bytes["decisions.jsonl"] = self.rundir.append("decisions.jsonl", record)
+        self.guard.record(team, state.agent_ids[team], decided_by)  # stops a run the engine mostly played
 
     async def _ask(self, team: str, method: str, view: dict) -> tuple[Any, list[str]]:
         """Call an agent; an exception is an invalid answer (the rules then repair), never a crashed run."""
@@ -110,30 +138,39 @@ class Engine:
 
     # --------------------------------------------------------------------------------------------- run
     async def run(self, resume: bool = False, crash_after: str | None = None) -> LeagueState:
-        state = None
-        if self.rundir.exists():
-            if not resume:
-                raise RunExists(f"{self.rundir.path} already holds a run; pass --resume to continue it or choose "
-                                "another --out")
-            state = self.rundir.load_state()
-        if state is None:
-            state = self._new_state()
-            self.rundir.start(dump_config(self.league), self._meta("running", state))
+        """Play the season into the run directory (with ``resume``, continue the run it holds). The directory
+        is locked for the whole call: a second writer gets :class:`RunLocked` at once."""
+        with self.rundir.exclusive():
+            state, finished = self._open(resume)
+            if finished:
+                return state
+            return await self._play(state, crash_after)
+
+    def interrupt(self, signum: int) -> None:
+        """Stop the run at its next await (called by a signal handler): run.json records why; ``--resume``
+        continues from the last checkpoint."""
+        if self._task is not None and not self._task.done():
+            self._signal = signum
+            self._task.cancel()
+
+    async def _play(self, state: LeagueState, crash_after: str | None) -> LeagueState:
+        lg, rounds = self.league, self.league.roster.size
         self._bind_agents(state)
-        total = self.league.weeks + 1
-        bar = tqdm(total=total, desc=self.run_id, unit="phase", disable=not self.progress, leave=False)
-        bar.update(0 if state.phase == "new" else 1 + state.last_completed_week())
+        self._task, self._signal = asyncio.current_task(), None
+        bar = tqdm(total=lg.weeks + 1, desc=self.run_id, unit="phase", disable=not self.progress, leave=False)
+        bar.update((state.rounds_done(rounds) == rounds) + state.last_completed_week())
+        status, reason = "complete", None
         try:
-            if state.phase == "new":
-                await self.draft(state)
-                state.phase = "drafted"
-                self.rundir.write_tables(state)
-                self._checkpoint(state, crash_after)
-                bar.update(1)
-            for w in range(state.last_completed_week() + 1, self.league.weeks + 1):
+            if state.rounds_done(rounds) < rounds:
+                if await self.draft(state, crash_after):
+                    bar.update(1)
+                else:
+                    status, reason = "stopped_budget", self._budget_reason()
+            for w in range(state.last_completed_week() + 1, lg.weeks + 1) if status == "complete" else ():
                 if self.budget.exceeded:
-                    return self._stop_for_budget(state)
-                if w in self.league.trades.weeks:
+                    status, reason = "stopped_budget", self._budget_reason()
+                    break
+                if w in lg.trades.weeks:
                     await self.trades(state, w)
                 await self.play_week(state, w)
                 state.phase = f"week:{w}"
@@ -141,27 +178,117 @@ class Engine:
                 bar.update(1)
         except SimulatedCrash:
             raise
-        except BaseException:
-            self.rundir.write_tables(state)
-            self.rundir.write_meta(self._meta("failed", state))
+        except (asyncio.CancelledError, KeyboardInterrupt):
+            self._task = None
+            name = signal.Signals(self._signal).name if self._signal else "KeyboardInterrupt or cancellation"
+            self._stop(state, "interrupted", f"stopped by {name} during {self._next_phase(state)}; "
+                                             "--resume continues from the last checkpoint")
+            if self._signal:
+                raise RunInterrupted(name, self._signal) from None
+            raise
+        except BaseException as exc:
+            self._task = None
+            self._stop(state, "failed", scrub(f"{type(exc).__name__}: {exc}")[:500])
             raise
         finally:
+            self._task = None
             bar.close()
+        return self._stop(state, status, reason)
+
+    def _stop(self, state: LeagueState, status: str, reason: str | None = None) -> LeagueState:
+        """The tables and run.json as the run ends (complete) or stops early; an early stop leaves the
+        checkpoint as it was, so ``--resume`` continues from it."""
         self.rundir.write_tables(state)
-        self.rundir.write_meta(self._meta("complete", state))
+        self.rundir.write_meta(self._meta(status, state, reason))
         return state
 
-    def _stop_for_budget(self, state: LeagueState) -> LeagueState:
-        """A clean stop at a checkpoint; ``--resume`` (with a larger budget) continues from here."""
-        self.rundir.write_tables(state)
-        meta = self._meta("stopped_budget", state)
-        meta["budget"] = {"limit_usd": self.budget.limit_usd, "spent_usd": round(self.budget.spent_usd, 6)}
-        self.rundir.write_meta(meta)
-        return state
+    def _budget_reason(self) -> str:
+        return (f"LLM budget of {self.budget.limit_usd} USD reached ({self.budget.spent_usd:.4f} USD spent on live "
+                "calls); raise llm.budget_usd and resume")
+
+    def _next_phase(self, state: LeagueState) -> str:
+        rounds = self.league.roster.size
+        done = state.rounds_done(rounds)
+        return f"draft round {done + 1}" if done < rounds else f"week {state.last_completed_week() + 1}"
+
+    # ------------------------------------------------------------------------------------------ resume
+    def _open(self, resume: bool) -> tuple[LeagueState, bool]:
+        """The state to play from, and whether the run is already complete. A new run starts fresh; a resumed
+        one must be this config's run (:data:`RESUMABLE` keys aside, recorded in run.json), its checkpoint
+        must fit the league and the logs, and every log is cut back to the checkpoint."""
+        rd, lg = self.rundir, self.league
+        remove_stale_temps(rd.path)
+        if not rd.exists():
+            state = self._new_state()
+            rd.start(dump_config(lg), self._meta("running", state))
+            return state, False
+        if not resume:
+            raise RunExists(f"{rd.path} already holds a run; pass --resume to continue it or choose another --out")
+        meta = rd.read_json("run.json")
+        if not isinstance(meta, dict):
+            raise CheckpointError(f"cannot resume {rd.path}: run.json is not a JSON object; the directory is "
+                                  "damaged: start the run again with another --out")
+        changes = self._config_changes()
+        was, now = meta.get("data_fingerprint"), self.prepared.manifest.get("fingerprint")
+        if was and now and was != now:
+            raise ResumeMismatch(f"cannot resume {rd.path}: the prepared data changed since the run started "
+                                 f"(fingerprint {was} -> {now}: other data files or another ffbench version); "
+                                 "resume with the same data, or start a new run with another --out")
+        state = rd.load_state()
+        problems = rd.log_problems(state)
+        if state is not None:
+            problems = state.problems(self._new_state(), lg.roster.size, lg.weeks, dict(lg.roster.caps),
+                                      self.positions) + problems
+        if problems:
+            more = f" (and {len(problems) - 3} more)" if len(problems) > 3 else ""
+            raise CheckpointError(f"cannot resume {rd.path}: checkpoint.json does not fit the league or the logs: "
+                                  f"{'; '.join(problems[:3])}{more}; it was damaged or edited: start the run again "
+                                  "with another --out")
+        if state is not None and meta.get("status") == "complete" and state.phase == f"week:{lg.weeks}":
+            return state, True
+        earlier = meta.get("resumes")
+        self._resumes = [*(earlier if isinstance(earlier, list) else []),
+                         {"from_status": meta.get("status"), "from_phase": state.phase if state else "new",
+                          "changes": changes}]
+        if state is None:  # killed before the first checkpoint: start over
+            state = self._new_state()
+            rd.start(dump_config(lg), self._meta("running", state))
+            return state, False
+        rd.rewind_logs(state)
+        for d in rd.decisions():  # the fallback guard counts as if the run had never stopped
+            self.guard.record(d["team"], d["agent"], d["decided_by"])
+        if changes:
+            rd.write_config(dump_config(lg))  # config.yaml always holds the config in force
+        rd.write_meta(self._meta("running", state))
+        return state, False
+
+    def _config_changes(self) -> dict[str, list[Any]]:
+        """Config keys that differ from the run's config.yaml, as [before, now]; :class:`ResumeMismatch` if any
+        of them is not resumable."""
+        path = self.rundir.file("config.yaml")
+        try:
+            raw = yaml.safe_load(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError, yaml.YAMLError) as exc:
+            first = str(exc).splitlines()[0][:200] if str(exc) else type(exc).__name__
+            raise CheckpointError(f"cannot resume {self.rundir.path}: config.yaml is unreadable ({first}); start "
+                                  "the run again with another --out") from None
+        try:
+            before = parse_config(raw).model_dump(mode="json")
+        except ConfigError:
+            before = raw if isinstance(raw, dict) else {}
+        diff = _diff(_flatten(before), _flatten(self.league.model_dump(mode="json")))
+        refused = {k: v for k, v in diff.items() if re.sub(r"\[\d+\]", "[]", k) not in RESUMABLE}
+        if refused:
+            what = "; ".join(f"{k}: {a!r} in the run, {b!r} now" for k, (a, b) in list(refused.items())[:4])
+            more = f" (and {len(refused) - 4} more)" if len(refused) > 4 else ""
+            raise ResumeMismatch(f"cannot resume {self.rundir.path} with another config: {what}{more}. Resume with "
+                                 f"the run's own config ({path}) and seed, or start a new run with another --out; "
+                                 f"only {', '.join(RESUMABLE)} may change on resume")
+        return diff
 
     def _bind_agents(self, state: LeagueState) -> None:
         settings = self.league.llm
-        folder = settings.cache_dir or Path(os.environ.get("FFBENCH_LLM_CACHE", "outputs/llm_cache"))
+        folder = settings.cache_dir or Path(os.environ.get("FFBENCH_LLM_CACHE") or outputs_dir() / "llm_cache")
         self.budget = Budget(settings.budget_usd, state.llm_cost_usd)
 
         def log(record: dict) -> None:
@@ -181,14 +308,22 @@ class Engine:
             raise SimulatedCrash(f"simulated crash after {crash_after}")
 
     # --------------------------------------------------------------------------------------------- draft
-    async def draft(self, state: LeagueState) -> None:
+    async def draft(self, state: LeagueState, crash_after: str | None = None) -> bool:
         """Snake draft. With ``draft.on_deck`` the next team's shortlist is requested while the team on the
         clock makes its pick (its view is the board before that pick: a shortlisted player taken meanwhile
-        is dropped, and if all were taken the team is asked again with the current board)."""
+        is dropped, and if all were taken the team is asked again with the current board).
+
+        A checkpoint follows every round: the snake turns there (one team picks twice), so no on-deck request
+        is pending and a resumed draft asks exactly what an uninterrupted one asks. Returns False if the budget
+        stops the draft before a round."""
         lg = self.league
         seq = draft_rules.snake(state.draft_order, lg.roster.size)
+        n = len(state.teams)
         pending: dict[int, tuple[dict, asyncio.Task]] = {}
-        for i, (pick, rnd, team) in enumerate(seq):
+        for i in range(state.rounds_done(lg.roster.size) * n, len(seq)):
+            pick, rnd, team = seq[i]
+            if i % n == 0 and self.budget.exceeded:
+                return False
             if pick in pending:
                 view, task = pending.pop(pick)
                 answer, errs = await task
@@ -227,6 +362,13 @@ class Engine:
                 "adp": None if adp is None or np.isnan(adp) else float(adp), "shortlist": shortlist,
                 "in_shortlist": True, "decided_by": "fallback" if (repaired or repaired2) else "agent",
                 "reason": "; ".join(problems + problems2) or None}])
+            if (i + 1) % n == 0:  # the round is complete
+                assert not pending, "an on-deck request is pending at a round's end"
+                state.phase = "drafted" if rnd == lg.roster.size else f"draft:{rnd}"
+                if state.phase == "drafted":
+                    self.rundir.write_tables(state)
+                self._checkpoint(state, crash_after)
+        return True
 
     def _draft_view(self, state: LeagueState, team: str, pick: int, rnd: int) -> dict:
         view = self.fw.draft_view(state, team, pick, rnd)
@@ -426,3 +568,18 @@ class Engine:
                 return  # reject / withdraw (or a repaired answer)
             remember(step, actor, action, new_offer, rationale(ans))
             current = new_offer
+
+
+def _flatten(obj: Any, prefix: str = "") -> dict[str, Any]:
+    """A config as ``{"llm.budget_usd": 2.0, "teams[3].agent.model": ...}`` (lists of mappings indexed)."""
+    if isinstance(obj, dict) and obj:
+        return {k: v for key, val in obj.items()
+                for k, v in _flatten(val, f"{prefix}.{key}" if prefix else str(key)).items()}
+    if isinstance(obj, list) and obj and all(isinstance(x, dict) for x in obj):
+        return {k: v for i, val in enumerate(obj) for k, v in _flatten(val, f"{prefix}[{i}]").items()}
+    return {prefix: obj}
+
+
+def _diff(before: dict[str, Any], now: dict[str, Any]) -> dict[str, list[Any]]:
+    return {k: [before.get(k), now.get(k)] for k in dict.fromkeys([*before, *now])
+            if k not in before or k not in now or before[k] != now[k]}

@@ -14,11 +14,16 @@ import numpy as np
 import pandas as pd
 import yaml
 
-from .config import Roster
+from .config import LLMSettings, Roster
 from .rules.lineup import best_lineup, lineup_value
 from .rundir import TABLES, RunDir, table_frame
 
 Runs = dict[str, pd.DataFrame]
+
+#: An agent whose decisions the engine repaired more often than this is marked in every figure and table: its
+#: results are mostly the engine's. The same number as the config's ``llm.max_fallback_rate`` default.
+MAX_FALLBACK_RATE: float = LLMSettings.model_fields["max_fallback_rate"].default
+DRAFT_DECISIONS = ("draft_shortlist", "draft_pick")
 
 
 def expand_paths(runs: str | Path | Iterable[str | Path]) -> list[Path]:
@@ -84,6 +89,50 @@ def draft_slots(runs: Runs) -> pd.DataFrame:
     return r1.assign(draft_slot=r1.groupby("run_id")["pick"].rank().astype(int))[["run_id", "team", "agent", "draft_slot"]]
 
 
+def team_agents(runs: Runs) -> pd.DataFrame:
+    """Who played each team: ``agent`` (its season: lineups, trades, results) and ``draft_agent`` (who drafted
+    it). They differ only in imported runs of the earlier benchmark, whose teams changed hands after the draft."""
+    st = runs["standings"].drop_duplicates(["run_id", "team"])[["run_id", "team", "agent"]]
+    return st.merge(draft_agents(runs), on=["run_id", "team"], how="left")
+
+
+def draft_agents(runs: Runs) -> pd.DataFrame:
+    dp = runs["draft_picks"]
+    return dp.drop_duplicates(["run_id", "team"])[["run_id", "team", "agent"]].rename(columns={"agent": "draft_agent"})
+
+
+def fallback_rates(runs: Runs, draft: bool = False) -> pd.DataFrame:
+    """Per agent: the share of its season decisions (lineups, trade steps; ``draft=True``: draft decisions) that
+    the engine made, and ``flagged`` when that share is above :data:`MAX_FALLBACK_RATE`."""
+    d = runs["decisions"]
+    cols = ["agent", "decisions", "fallbacks", "fallback_rate", "flagged"]
+    if d.empty:
+        return pd.DataFrame(columns=cols)
+    d = d[d["applied"].astype(str) != "superseded"]
+    d = d[d["decision"].isin(DRAFT_DECISIONS) == draft].assign(fb=lambda x: (x["decided_by"] == "fallback").astype(int))
+    g = d.groupby("agent").agg(decisions=("fb", "size"), fallbacks=("fb", "sum"))
+    g["fallback_rate"] = g["fallbacks"] / g["decisions"].clip(lower=1)
+    g["flagged"] = g["fallback_rate"] > MAX_FALLBACK_RATE
+    return g.reset_index()[cols]
+
+
+def agent_info(runs: Runs) -> pd.DataFrame:
+    """One row per (season) agent for labelling figures and tables: its season and draft fallback rates, whether
+    either is above :data:`MAX_FALLBACK_RATE`, and ``drafted_by`` (the other models that drafted its teams)."""
+    agents = sorted(set(runs["standings"]["agent"]))
+    season = fallback_rates(runs).set_index("agent")
+    draft = fallback_rates(runs, draft=True).set_index("agent")
+    ta = team_agents(runs)
+    by = {a: sorted(set(g["draft_agent"].dropna()) - {a}) for a, g in ta.groupby("agent")}
+    out = pd.DataFrame({"agent": agents})
+    out["fallback_rate"] = out["agent"].map(season["fallback_rate"]).fillna(0.0)
+    out["draft_fallback_rate"] = out["agent"].map(draft["fallback_rate"]).fillna(0.0)
+    out["flagged"] = out["fallback_rate"] > MAX_FALLBACK_RATE
+    out["draft_flagged"] = out["draft_fallback_rate"] > MAX_FALLBACK_RATE
+    out["drafted_by"] = out["agent"].map(lambda a: ", ".join(by.get(a, [])))
+    return out
+
+
 # -------------------------------------------------------------------------------------------- standings
 def standings(runs: Runs) -> pd.DataFrame:
     """Final record per team: W-L-T, win rate (ties count half), points for and against, rank, draft slot."""
@@ -91,9 +140,10 @@ def standings(runs: Runs) -> pd.DataFrame:
     last = st[st["week"] == st.groupby("run_id")["week"].transform("max")].copy()
     games = last["wins"] + last["losses"] + last["ties"]
     last["win_rate"] = (last["wins"] + 0.5 * last["ties"]) / games
-    last = last.merge(draft_slots(runs), on=["run_id", "team", "agent"], how="left")
-    return last[["run_id", "seed", "team", "agent", "wins", "losses", "ties", "win_rate", "points_for",
-                 "points_against", "rank", "draft_slot"]].reset_index(drop=True)
+    last = last.merge(draft_slots(runs).drop(columns="agent"), on=["run_id", "team"], how="left")
+    last = last.merge(draft_agents(runs), on=["run_id", "team"], how="left")
+    return last[["run_id", "seed", "team", "agent", "draft_agent", "wins", "losses", "ties", "win_rate",
+                 "points_for", "points_against", "rank", "draft_slot"]].reset_index(drop=True)
 
 
 def all_play(runs: Runs) -> pd.DataFrame:
@@ -142,14 +192,28 @@ def draft_quality(runs: Runs) -> pd.DataFrame:
     pts = player_week_points(runs).groupby(["run_id", "player_id"])["points"].sum()
     out = dp[["run_id", "seed", "pick", "round", "team", "agent", "player_id", "player_name", "position",
               "prev_points", "proj_points", "adp", "decided_by"]].copy()
+    season = team_agents(runs).set_index(["run_id", "team"])["agent"]
+    out.insert(6, "season_agent", [season.get((r, t)) for r, t in zip(out["run_id"], out["team"])])
     out["actual_points"] = [float(pts.get((r, p), 0.0)) for r, p in zip(out["run_id"], out["player_id"])]
     return out
 
 
 def draft_summary(runs: Runs) -> pd.DataFrame:
+    """Per team-draft (``agent`` = the drafting agent): sums over the drafted players. ``proj_points`` sums the
+    projected players only and ``unprojected`` counts the others (a missing projection is not 0)."""
     dq = draft_quality(runs)
-    return dq.groupby(["run_id", "team", "agent"], as_index=False)[["prev_points", "proj_points",
-                                                                       "actual_points"]].sum()
+    g = dq.groupby(["run_id", "team", "agent", "season_agent"], as_index=False)
+    out = g[["prev_points", "actual_points"]].sum()
+    proj = g["proj_points"].sum(min_count=1)["proj_points"]
+    out.insert(5, "proj_points", proj.to_numpy())
+    out["unprojected"] = g["proj_points"].agg(lambda x: int(x.isna().sum()))["proj_points"].to_numpy()
+    return out
+
+
+def unprojected_picks(runs: Runs) -> pd.DataFrame:
+    """Every drafted player without a preseason projection (shown, never counted as 0)."""
+    dq = draft_quality(runs)
+    return dq[dq["proj_points"].isna()][["run_id", "pick", "team", "agent", "player_id", "player_name", "position"]]
 
 
 # ------------------------------------------------------------------------------------------------ start/sit
@@ -187,47 +251,82 @@ def trade_value(runs: Runs) -> pd.DataFrame:
     """One row per side of every accepted trade: incoming minus outgoing players' points over the remaining
     weeks (from the trade week, since trades happen before that week's lineups). ``value_all_weeks`` counts
     every point those players scored; ``value_started`` counts the incoming players' points in weeks this team
-    started them minus the outgoing players' points in weeks their new team started them."""
+    started them minus the outgoing players' points in weeks their new team started them. ``made_by`` is per
+    side: ``agent`` only if every step that side took in the negotiation up to the acceptance was its own
+    (``trade_steps.decided_by``); a trade the engine proposed is not the proposer's."""
     tr = runs["trades"]
     if tr.empty:
         return pd.DataFrame(columns=["run_id", "week", "negotiation", "team", "agent", "counterparty",
-                                     "made_by", "n_players", "value_all_weeks", "value_started"])
+                                     "counterparty_agent", "made_by", "n_players", "value_all_weeks", "value_started"])
     pw = player_week_points(runs)
     started = runs["lineups"].dropna(subset=["player_id"])
+    steps = runs.get("trade_steps", pd.DataFrame())
+    side_by: dict[tuple, str] = {}
+    if not steps.empty:
+        for (run_id, neg, actor), g in steps.groupby(["run_id", "negotiation", "actor"]):
+            side_by[(run_id, neg, actor)] = g[["step", "decided_by"]].to_numpy().tolist()
     rows = []
     for t in tr.itertuples(index=False):
         later = pw[(pw["run_id"] == t.run_id) & (pw["week"] >= t.week)]
         st = started[(started["run_id"] == t.run_id) & (started["week"] >= t.week)]
         total = later.drop_duplicates(["week", "player_id"]).groupby("player_id")["points"].sum()
-        for team, agent, other, gets, gives in (
-                (t.proposer, t.proposer_agent, t.receiver, list(t.receiver_gives), list(t.proposer_gives)),
-                (t.receiver, t.receiver_agent, t.proposer, list(t.proposer_gives), list(t.receiver_gives))):
+        for team, agent, other, other_agent, gets, gives in (
+                (t.proposer, t.proposer_agent, t.receiver, t.receiver_agent, list(t.receiver_gives),
+                 list(t.proposer_gives)),
+                (t.receiver, t.receiver_agent, t.proposer, t.proposer_agent, list(t.proposer_gives),
+                 list(t.receiver_gives))):
+            own = side_by.get((t.run_id, t.negotiation, team))
+            made_by = t.made_by if own is None else (
+                "agent" if all(by == "agent" for step, by in own if step <= t.accepted_step) else "fallback")
             incoming_all = float(total.reindex(gets).fillna(0).sum())
             outgoing_all = float(total.reindex(gives).fillna(0).sum())
             incoming_started = float(st[(st["team"] == team) & st["player_id"].isin(gets)]["points"].sum())
             outgoing_started = float(st[(st["team"] == other) & st["player_id"].isin(gives)]["points"].sum())
             rows.append({"run_id": t.run_id, "week": t.week, "negotiation": t.negotiation, "team": team,
-                         "agent": agent, "counterparty": other, "made_by": t.made_by, "n_players": len(gets),
+                         "agent": agent, "counterparty": other, "counterparty_agent": other_agent,
+                         "made_by": made_by, "n_players": len(gets),
                          "value_all_weeks": round(incoming_all - outgoing_all, 2),
                          "value_started": round(incoming_started - outgoing_started, 2)})
     return pd.DataFrame(rows)
 
 
 def trade_summary(runs: Runs) -> pd.DataFrame:
-    """Per agent: trades, agent-made vs fallback-made, and value totals (agent-made trades only)."""
+    """Per agent, over all runs: trades, agent-made vs fallback-made, and value totals (agent-made sides only).
+    A trade between two teams of one agent counts once (its value is the sum of both sides)."""
     tv = trade_value(runs)
     agents = sorted(set(runs["standings"]["agent"]))
     if tv.empty:
         return pd.DataFrame({"agent": agents, "trades": 0, "fallback_trades": 0, "value_all_weeks": 0.0,
                              "value_started": 0.0, "value_per_trade": 0.0})
     own = tv[tv["made_by"] == "agent"]
-    g = own.groupby("agent").agg(trades=("negotiation", "count"), value_all_weeks=("value_all_weeks", "sum"),
-                                 value_started=("value_started", "sum"))
-    g["fallback_trades"] = tv[tv["made_by"] != "agent"].groupby("agent").size()
+    g = own.groupby("agent").agg(value_all_weeks=("value_all_weeks", "sum"),
+                                 value_started=("value_started", "sum")).round(2)
+    g["trades"] = own.drop_duplicates(["agent", "run_id", "negotiation"]).groupby("agent").size()
+    fb = tv[tv["made_by"] != "agent"].drop_duplicates(["agent", "run_id", "negotiation"])
+    g["fallback_trades"] = fb.groupby("agent").size()
     g = g.reindex(agents).fillna(0)
     g["value_per_trade"] = np.where(g["trades"] > 0, g["value_all_weeks"] / g["trades"].clip(lower=1), 0.0)
     return g.reset_index()[["agent", "trades", "fallback_trades", "value_all_weeks", "value_started",
                             "value_per_trade"]].astype({"trades": int, "fallback_trades": int})
+
+
+def trade_value_per_run(runs: Runs) -> pd.DataFrame:
+    """Per (run, agent): the summed value of its agent-made trade sides in that run (0 for a run without any), for
+    means and intervals over runs; ``trades`` counts distinct trades, ``own_team_trades`` those between two teams
+    of the agent (they net to 0 for it)."""
+    tv = trade_value(runs)
+    own = tv[tv["made_by"] == "agent"] if not tv.empty else tv
+    base = runs["standings"].drop_duplicates(["run_id", "agent"])[["run_id", "agent"]]
+    if own.empty:
+        return base.assign(value_all_weeks=0.0, value_started=0.0, trades=0, own_team_trades=0).reset_index(drop=True)
+    own = own.assign(internal=own["negotiation"].where(own["agent"] == own["counterparty_agent"]))
+    g = own.groupby(["run_id", "agent"]).agg(value_all_weeks=("value_all_weeks", "sum"),
+                                             value_started=("value_started", "sum"),
+                                             trades=("negotiation", "nunique"),
+                                             own_team_trades=("internal", "nunique")).reset_index()
+    out = base.merge(g, on=["run_id", "agent"], how="left").round({"value_all_weeks": 2, "value_started": 2})
+    return out.fillna({"value_all_weeks": 0.0, "value_started": 0.0, "trades": 0, "own_team_trades": 0}).astype(
+        {"trades": int, "own_team_trades": int})
 
 
 # ------------------------------------------------------------------------------------------------ reliability
@@ -282,14 +381,20 @@ def headline(runs: Runs) -> pd.DataFrame:
     n_runs = runs["meta"]["run_id"].nunique()
     table["trades_per_run"] = ts["trades"].reindex(table.index).fillna(0) / n_runs
     table["trade_value_per_run"] = ts["value_all_weeks"].reindex(table.index).fillna(0) / n_runs
+    info = agent_info(runs).set_index("agent")
+    for c in ("fallback_rate", "draft_fallback_rate", "flagged", "drafted_by"):
+        table[c] = info[c].reindex(table.index)
     return table.sort_values("win_rate", ascending=False).reset_index()
 
 
 def weekly_standings(runs: Runs, run_id: str | None = None) -> pd.DataFrame:
+    """The standings after every week of one run (default: the first), with ``draft_agent``."""
     st = runs["standings"]
-    return st[st["run_id"] == (run_id or st["run_id"].iloc[0])]
+    one = st[st["run_id"] == (run_id or st["run_id"].iloc[0])]
+    return one.merge(draft_agents(runs), on=["run_id", "team"], how="left")
 
 
 __all__ = ["load_runs", "expand_paths", "standings", "all_play", "points_by_slot", "draft_quality", "draft_summary",
            "start_sit", "start_sit_season", "trade_value", "trade_summary", "reliability", "llm_usage", "per_agent",
-           "headline", "draft_slots", "player_week_points", "weekly_standings"]
+           "headline", "draft_slots", "player_week_points", "weekly_standings", "team_agents", "draft_agents",
+           "fallback_rates", "agent_info", "unprojected_picks", "trade_value_per_run", "MAX_FALLBACK_RATE"]

@@ -4,21 +4,54 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from .secrets import register_league, scrub, scrub_file
+
 REPO = Path(__file__).resolve().parents[1]
 NOTEBOOKS = REPO / "notebooks"
 KERNEL = "python3"
+# The kernel's own log says "Kernel is running over TCP without encryption" once per kernel start (11 times in the
+# demo). The kernel only listens on 127.0.0.1 for this one process; its errors are still shown.
+KERNEL_ARGS = ["--IPKernelApp.log_level=ERROR"]
+
+
+class NotebookError(Exception):
+    """A cell of an executed notebook raised: one line naming the notebook, the cell and the exception."""
 
 
 def execute(name: str, out: str | Path, parameters: dict[str, Any], timeout_s: int = 1800,
             kernel: str = KERNEL) -> Path:
     """Run ``notebooks/<name>`` into ``out`` (the executed copy, with outputs) and return its path."""
     import papermill as pm
+    from papermill.exceptions import PapermillExecutionError
 
     src = NOTEBOOKS / name
     if not src.exists():
         raise FileNotFoundError(f"no notebook {src}")
     out = Path(out)
     out.parent.mkdir(parents=True, exist_ok=True)
-    pm.execute_notebook(str(src), str(out), parameters=parameters, kernel_name=kernel,
-                        execution_timeout=timeout_s, cwd=str(REPO), progress_bar=False)
+    _register_keys(parameters.get("config"))
+    try:
+        pm.execute_notebook(str(src), str(out), parameters=parameters, kernel_name=kernel,
+                            execution_timeout=timeout_s, cwd=str(REPO), progress_bar=False,
+                            extra_arguments=KERNEL_ARGS)
+    except PapermillExecutionError as exc:
+        evalue = scrub(" ".join(str(exc.evalue).split()))
+        raise NotebookError(f"{name}: cell {exc.exec_count} raised {exc.ename}: {evalue} "
+                            f"(executed copy with the traceback: {out})") from None
+    finally:  # the kernel prints what it likes (tracebacks, echoed answers): no credential stays in the copy
+        scrub_file(out)
     return out
+
+
+def _register_keys(config: Any) -> None:
+    """The keys a season notebook's teams name in ``api_key_env`` are masked here too (the kernel is another
+    process; this one scrubs its output)."""
+    if not isinstance(config, (str, Path)):
+        return
+    from .config import load_config
+
+    path = Path(config) if Path(config).exists() else REPO / config
+    try:
+        register_league(load_config(path))
+    except Exception:  # noqa: BLE001 - an unreadable config fails inside the notebook, before any call
+        return

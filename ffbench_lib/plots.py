@@ -15,15 +15,13 @@ from .atomic import atomic_path  # noqa: E402
 POSITION_COLORS = {"QB": "#4C72B0", "RB": "#55A868", "WR": "#C44E52", "TE": "#8172B3"}
 
 
-def save(fig: plt.Figure, folder: str | Path, name: str) -> list[Path]:
-    """Write ``name.png`` (150 dpi) and ``name.svg`` atomically into ``folder``."""
-    paths = []
+def save(fig: plt.Figure, folder: str | Path, name: str) -> None:
+    """Write ``name.png`` (150 dpi) and ``name.svg`` atomically into ``folder`` (returns nothing, so a notebook
+    cell ending with it shows the figure only)."""
     for ext in ("png", "svg"):
         target = Path(folder) / f"{name}.{ext}"
         with atomic_path(target) as tmp:
             fig.savefig(tmp, format=ext, dpi=150, bbox_inches="tight")
-        paths.append(target)
-    return paths
 
 
 def season_points_by_position(weekly: pd.DataFrame, top: dict[str, int] | None = None,
@@ -83,97 +81,216 @@ def short(agent: str) -> str:
     return agent.split(":", 1)[-1].split("/")[-1]
 
 
-def points_by_position(slot_points: pd.DataFrame) -> plt.Figure:
+DAGGER = "\u2020"
+HATCH = "///"
+
+
+def agent_labels(info: pd.DataFrame | None, draft: bool = False) -> dict[str, str]:
+    """Labels per agent from :func:`metrics.agent_info`: ``season model (drafted by X)`` where another model
+    drafted its teams, and a dagger where the engine made more than the threshold of its decisions (season
+    decisions; ``draft=True``: draft decisions)."""
+    if info is None or info.empty:
+        return {}
+    out = {}
+    for r in info.itertuples(index=False):
+        by = ", ".join(short(a) for a in r.drafted_by.split(", ")) if r.drafted_by else ""
+        label = short(r.agent) + (f" (drafted by {by})" if by else "")
+        out[r.agent] = label + (f" {DAGGER}" if (r.draft_flagged if draft else r.flagged) else "")
+    return out
+
+
+def flagged_agents(info: pd.DataFrame | None, draft: bool = False) -> set[str]:
+    if info is None or info.empty:
+        return set()
+    return set(info.loc[info["draft_flagged" if draft else "flagged"], "agent"])
+
+
+def fallback_note(ax: plt.Axes, flagged: set[str], what: str = "lineups and trades",
+                  notes: list[str] | None = None, **legend) -> None:
+    """Add the dagger's meaning (only when an agent is flagged) and any ``notes`` to the axes' legend."""
+    from matplotlib.patches import Patch
+
+    from .metrics import MAX_FALLBACK_RATE
+
+    handles, labels = ax.get_legend_handles_labels()
+    if flagged:
+        handles.append(Patch(facecolor="white", edgecolor="0.3", hatch=HATCH))
+        labels.append(f"{DAGGER} >{MAX_FALLBACK_RATE:.0%} engine fallbacks ({what}):\nmostly the engine's results")
+    for note in notes or []:
+        handles.append(Patch(visible=False))
+        labels.append(note)
+    if flagged or notes:
+        ax.legend(handles, labels, **({"frameon": False, "fontsize": 8} | legend))
+
+
+def _label(labels: dict[str, str], agent: str) -> str:
+    return labels.get(agent, short(agent))
+
+
+def points_by_position(slot_points: pd.DataFrame, info: pd.DataFrame | None = None) -> plt.Figure:
     """Stacked bars: mean season points per agent from each starting slot."""
     cols = [c for c in SLOT_ORDER if c in slot_points.columns]
     mean = slot_points.groupby("agent")[cols].mean()
     mean = mean.loc[mean.sum(axis=1).sort_values(ascending=False).index]
+    labels, flagged = agent_labels(info), flagged_agents(info)
     fig, ax = plt.subplots(figsize=(max(6, 0.8 * len(mean) + 2), 4.5))
     bottom = pd.Series(0.0, index=mean.index)
     for c in cols:
-        ax.bar([short(a) for a in mean.index], mean[c], bottom=bottom, color=SLOT_COLORS[c], label=c)
+        ax.bar([_label(labels, a) for a in mean.index], mean[c], bottom=bottom, color=SLOT_COLORS[c], label=c,
+               hatch=[HATCH if a in flagged else "" for a in mean.index], edgecolor="white", linewidth=0.5)
         bottom += mean[c]
     ax.set(ylabel="points per season (mean over runs)", title="Where the points came from: starting slots")
     ax.legend(title="slot", bbox_to_anchor=(1.01, 1), loc="upper left", frameon=False)
+    fallback_note(ax, flagged & set(mean.index), title="slot", bbox_to_anchor=(1.01, 1), loc="upper left")
     _rotate_x(ax)
     sns.despine(fig)
     return fig
 
 
-def draft_performance(draft: pd.DataFrame) -> plt.Figure:
-    """Grouped bars per agent: drafted players' previous-season, projected and actual points."""
+def draft_performance(draft: pd.DataFrame, info: pd.DataFrame | None = None) -> plt.Figure:
+    """Grouped bars per drafting agent (:func:`metrics.draft_summary`): drafted players' previous-season,
+    projected and actual points. Where another model played the season, the label says so; players without a
+    projection are left out of the projected bar (counted in a note), never counted as 0."""
     m = draft.groupby("agent")[["prev_points", "proj_points", "actual_points"]].mean()
     m = m.sort_values("actual_points", ascending=False)
+    played = draft.groupby("agent")["season_agent"].agg(lambda x: sorted(set(x)))
+    flagged = flagged_agents(info, draft=True)
+    names = {}
+    for a in m.index:
+        others = [short(s) for s in played.get(a, []) if s != a]
+        names[a] = (short(a) + (f" (season: {', '.join(others)})" if others else "")
+                    + (f" {DAGGER}" if a in flagged else ""))
     long = m.reset_index().melt(id_vars="agent", var_name="measure", value_name="points")
-    long["agent"] = long["agent"].map(short)
+    long["label"] = long["agent"].map(names)
     long["measure"] = long["measure"].map({"prev_points": "previous season", "proj_points": "projected",
                                            "actual_points": "actual"})
     fig, ax = plt.subplots(figsize=(max(6, 0.9 * len(m) + 2), 4.5))
-    sns.barplot(data=long, x="agent", y="points", hue="measure", palette=["#9aa5b1", "#4C72B0", "#55A868"], ax=ax)
-    ax.set(xlabel="", ylabel="points of the drafted roster (mean per season)", title="Draft: what each agent drafted")
+    sns.barplot(data=long, x="label", y="points", hue="measure", palette=["#9aa5b1", "#4C72B0", "#55A868"], ax=ax)
+    ax.set(xlabel="", ylabel="points of the drafted roster (mean per season)",
+           title="Draft: what each agent drafted (draft-time rosters)")
     _rotate_x(ax)
-    ax.legend(frameon=False, title="")
+    order = [t.get_text() for t in ax.get_xticklabels()]
+    hatched = {i for i, t in enumerate(order) if t.endswith(DAGGER)}
+    for bar in ax.patches:
+        if hatched and round(bar.get_x() + bar.get_width() / 2) in hatched and bar.get_height() > 0:
+            bar.set_hatch(HATCH)
+            bar.set_edgecolor("white")
+    ax.legend(frameon=False, title="", bbox_to_anchor=(1.01, 1), loc="upper left")
+    missing = int(draft["unprojected"].sum()) if "unprojected" in draft else 0
+    notes = [f"{missing} drafted player{'s' if missing != 1 else ''} without a\npreseason projection: left out of\n"
+             "'projected' (not counted as 0)"] if missing else []
+    fallback_note(ax, flagged & set(m.index), "draft decisions", notes, bbox_to_anchor=(1.01, 1), loc="upper left")
     sns.despine(fig)
     return fig
 
 
-def start_sit_regret(ci: pd.DataFrame, palette: dict[str, str]) -> plt.Figure:
+def start_sit_regret(ci: pd.DataFrame, palette: dict[str, str], info: pd.DataFrame | None = None) -> plt.Figure:
     """Bars with CIs: points per season left on the bench against the hindsight-optimal lineup (lower is better)."""
     ci = ci.sort_values("mean")
+    labels, flagged = agent_labels(info), flagged_agents(info)
     fig, ax = plt.subplots(figsize=(max(6, 0.8 * len(ci) + 2), 4.5))
-    ax.bar([short(a) for a in ci["agent"]], ci["mean"], color=[palette[a] for a in ci["agent"]],
+    ax.bar([_label(labels, a) for a in ci["agent"]], ci["mean"], color=[palette[a] for a in ci["agent"]],
            yerr=[ci["mean"] - ci["ci_low"].fillna(ci["mean"]), ci["ci_high"].fillna(ci["mean"]) - ci["mean"]],
-           capsize=4)
-    ax.set(ylabel="points left on the table per season", title="Start/sit: points left on the table (lower is better)")
+           capsize=4, hatch=[HATCH if a in flagged else "" for a in ci["agent"]], edgecolor="white")
+    n = int(ci["runs"].max()) if len(ci) else 0
+    ax.set(ylabel=f"points left on the table per season\n(mean over {n} runs, 95% bootstrap CI)",
+           title="Start/sit: points left on the table (lower is better)")
     _rotate_x(ax)
+    fallback_note(ax, flagged & set(ci["agent"]), "lineups and trades")
     sns.despine(fig)
     return fig
 
 
-def trade_value_bars(summary: pd.DataFrame) -> plt.Figure:
-    """Trade value per agent (agent-made trades, remaining-season points), green positive / red negative,
-    labelled with the number of trades."""
-    s = summary.sort_values("value_all_weeks", ascending=False)
-    fig, ax = plt.subplots(figsize=(max(6, 0.8 * len(s) + 2), 4.5))
-    colors = ["#2ca02c" if v >= 0 else "#d62728" for v in s["value_all_weeks"]]
-    bars = ax.bar([short(a) for a in s["agent"]], s["value_all_weeks"], color=colors)
-    for bar, n in zip(bars, s["trades"]):
-        y = bar.get_height()
-        ax.annotate(f"{int(n)} trade{'s' if n != 1 else ''}", (bar.get_x() + bar.get_width() / 2, y),
-                    ha="center", va="bottom" if y >= 0 else "top", fontsize=8,
-                    xytext=(0, 3 if y >= 0 else -3), textcoords="offset points")
+def trade_value_bars(ci: pd.DataFrame, palette: dict[str, str], info: pd.DataFrame | None = None) -> plt.Figure:
+    """Trade value per agent and run with a bootstrap CI over runs (``ci`` = :func:`stats.agent_means` of
+    :func:`metrics.trade_value_per_run` plus its ``trades`` total), coloured by agent, labelled with the number
+    of agent-made trades; says "no trades" instead of drawing empty axes."""
+    n_runs = int(ci["runs"].max()) if len(ci) else 0
+    fig, ax = plt.subplots(figsize=(max(6, 0.8 * len(ci) + 2), 4.5))
+    total = int(ci["trades"].sum()) if len(ci) else 0
+    internal = int(ci["own_team_trades"].sum()) if "own_team_trades" in ci and len(ci) else 0
+    if total == 0 or total == internal:
+        runs_txt = f"{n_runs} run{'s' if n_runs != 1 else ''}"
+        text = (f"no trades (agent-made) in {runs_txt}" if total == 0 else
+                f"no trades between different agents in {runs_txt}:\nall {total} were between two teams of one "
+                "agent\n(they net to 0 for it)")
+        ax.text(0.5, 0.5, text, ha="center", va="center", fontsize=12, color="0.3", transform=ax.transAxes)
+        ax.set_axis_off()
+        ax.set_title("Trades: value gained per agent")
+        return fig
+    s = ci.sort_values("mean", ascending=False)
+    labels, flagged = agent_labels(info), flagged_agents(info)
+    bars = ax.bar([_label(labels, a) for a in s["agent"]], s["mean"], color=[palette[a] for a in s["agent"]],
+                  yerr=[s["mean"] - s["ci_low"].fillna(s["mean"]), s["ci_high"].fillna(s["mean"]) - s["mean"]],
+                  capsize=4, hatch=[HATCH if a in flagged else "" for a in s["agent"]], edgecolor="white")
+    own = s["own_team_trades"] if "own_team_trades" in s else pd.Series(0, index=s.index)
+    for bar, n, k, hi in zip(bars, s["trades"], own, s["ci_high"].fillna(s["mean"])):
+        text = f"{int(n)} trade{'s' if n != 1 else ''}" + (f"\n({int(k)} own-team)" if k else "")
+        ax.annotate(text, (bar.get_x() + bar.get_width() / 2, max(hi, 0)),
+                    ha="center", va="bottom", fontsize=8, xytext=(0, 3), textcoords="offset points")
     ax.axhline(0, color="0.3", lw=0.8)
-    ax.set(ylabel="points gained minus given (rest of season)", title="Trades: value gained per agent")
+    ax.set(ylabel=f"points gained minus given per run\n(weeks after each trade; mean over {n_runs} runs, 95% CI)",
+           title="Trades: value gained per agent (agent-made trades only)")
     _rotate_x(ax)
+    fallback_note(ax, flagged & set(s["agent"]), "lineups and trades")
     sns.despine(fig)
     return fig
 
 
-def win_rate_ci(ci: pd.DataFrame, palette: dict[str, str]) -> plt.Figure:
+def win_rate_ci(ci: pd.DataFrame, palette: dict[str, str], info: pd.DataFrame | None = None,
+                seasons: list[int] | None = None) -> plt.Figure:
+    """Win rate per agent, mean over runs with a bootstrap CI; the axis says how many runs of which season(s)."""
     ci = ci.sort_values("mean")
+    labels, flagged = agent_labels(info), flagged_agents(info)
     fig, ax = plt.subplots(figsize=(6.5, max(3, 0.45 * len(ci) + 1.5)))
     y = range(len(ci))
     ax.errorbar(ci["mean"], list(y), xerr=[ci["mean"] - ci["ci_low"].fillna(ci["mean"]),
                                            ci["ci_high"].fillna(ci["mean"]) - ci["mean"]],
                 fmt="none", ecolor="0.4", capsize=4)
     ax.scatter(ci["mean"], list(y), c=[palette[a] for a in ci["agent"]], s=60, zorder=3)
-    ax.set_yticks(list(y), [f"{short(a)} (n={n})" for a, n in zip(ci["agent"], ci["runs"])])
+    for yy, a, m in zip(y, ci["agent"], ci["mean"]):
+        if a in flagged:
+            ax.scatter([m], [yy], s=140, facecolors="none", edgecolors="0.2", hatch=HATCH, zorder=4)
+    ax.set_yticks(list(y), [f"{_label(labels, a)} (n={n})" for a, n in zip(ci["agent"], ci["runs"])])
     ax.axvline(0.5, color="0.7", ls="--", lw=1)
-    ax.set(xlabel="win rate (mean over seasons, 95% bootstrap CI)", xlim=(0, 1), title="Win rate")
+    n = int(ci["runs"].max()) if len(ci) else 0
+    where = ("season " + ", ".join(str(s) for s in sorted(set(seasons)))) if seasons else "the season"
+    ax.set(xlabel=f"win rate over {n} runs (seeds) of {where} (mean, 95% bootstrap CI)", xlim=(0, 1),
+           title="Win rate")
+    fallback_note(ax, flagged & set(ci["agent"]), "lineups and trades", bbox_to_anchor=(0.5, -0.16),
+                  loc="upper center")
     sns.despine(fig)
     return fig
 
 
-def standings_by_week(weekly: pd.DataFrame, palette: dict[str, str]) -> plt.Figure:
-    """Rank of every team after each week of one run, coloured by agent."""
+LINESTYLES = ["-", "--", ":", "-."]
+MARKERS = ["o", "s", "^", "D", "v", "P"]
+
+
+def standings_by_week(weekly: pd.DataFrame, palette: dict[str, str], info: pd.DataFrame | None = None,
+                      run_label: str | None = None, n_runs: int = 1) -> plt.Figure:
+    """Rank of every team after each week of ONE run (the title says which, and of how many), coloured by agent;
+    an agent's several teams differ by line style and marker; every rank is labelled, 1 = top."""
     final = weekly[weekly["week"] == weekly["week"].max()].sort_values("rank")
+    labels, flagged = agent_labels(info), flagged_agents(info)
     fig, ax = plt.subplots(figsize=(9, 4.8))
+    seen: dict[str, int] = {}
     for team in final["team"]:
         g = weekly[weekly["team"] == team].sort_values("week")
         agent = g["agent"].iloc[0]
-        ax.plot(g["week"], g["rank"], marker="o", ms=3, color=palette[agent], label=f"{team} ({short(agent)})")
-    ax.invert_yaxis()
-    ax.set(xlabel="week", ylabel="rank", title="Standings week by week")
+        k = seen[agent] = seen.get(agent, -1) + 1
+        drafted = g["draft_agent"].iloc[0] if "draft_agent" in g and pd.notna(g["draft_agent"].iloc[0]) else agent
+        who = short(agent) + (f" (drafted by {short(drafted)})" if drafted != agent else "")
+        who += f" {DAGGER}" if agent in flagged else ""
+        ax.plot(g["week"], g["rank"], marker=MARKERS[k % len(MARKERS)], ms=4, ls=LINESTYLES[k % len(LINESTYLES)],
+                color=palette[agent], label=f"{team}: {who}")
+    n = int(weekly["rank"].max())
+    ax.set_yticks(range(1, n + 1), [f"{r} (top)" if r == 1 else str(r) for r in range(1, n + 1)])
+    ax.set_ylim(n + 0.5, 0.5)
+    where = f"run {run_label}" if run_label else "one run"
+    more = f" (1 of {n_runs} runs)" if n_runs > 1 else ""
+    ax.set(xlabel="week", ylabel="rank after the week", title=f"Standings week by week: {where}{more}")
     ax.legend(bbox_to_anchor=(1.01, 1), loc="upper left", frameon=False, fontsize=8)
+    fallback_note(ax, flagged & set(final["agent"]), "lineups and trades", bbox_to_anchor=(1.01, 1), loc="upper left")
     sns.despine(fig)
     return fig

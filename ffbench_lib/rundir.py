@@ -2,8 +2,9 @@
 
 =========================  ==============================================================================
 ``config.yaml``            the fully resolved league config
-``run.json``               run id, seed, status (running / complete / failed), phase, data fingerprint
-``checkpoint.json``        league state after the last completed phase (draft, then every week)
+``run.json``               run id, seed, status (running / complete / failed / interrupted / stopped_budget)
+                           and its reason, phase, data fingerprint, budget, every resume and what it changed
+``checkpoint.json``        league state after the last completed phase (each draft round, then every week)
 ``decisions.jsonl``        every agent decision: the exact view, the raw answer, what was applied, by whom
 ``llm_calls.jsonl``        every LLM call (ledger): messages, raw response, parsed answer, tokens, cost, latency,
                            every attempt's error, re-asks, cache hits
@@ -18,25 +19,74 @@
 ``trades.parquet``         accepted trades
 =========================  ==============================================================================
 
-Every file is written atomically; ``decisions.jsonl`` is append-only and truncated back to the checkpoint's
-length on resume, so a resumed run ends byte-identical to an uninterrupted one. The parquet tables are written
-after the draft, at the end of the run, and when it fails; while it runs, ``checkpoint.json`` holds their rows.
+Every file is written atomically; the logs are append-only and truncated back to the checkpoint's length on
+resume (to empty before the first checkpoint), so a resumed run ends byte-identical to an uninterrupted one.
+The parquet tables are written after the draft, at the end of the run, and when it stops early; while it runs,
+``checkpoint.json`` holds their rows. One process at a time writes a run directory: :meth:`RunDir.exclusive`
+holds an OS file lock (``.lock``), which the OS releases if the process dies.
 """
 from __future__ import annotations
 
 import json
 import os
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator
 
 import pandas as pd
+from filelock import FileLock, Timeout
 
 from .atomic import write_json, write_parquet, write_text
 from .secrets import scrub
-from .state import LeagueState
+from .state import LeagueState, StateError
 
 LOGS = ("decisions.jsonl", "llm_calls.jsonl")
 TABLES = ("draft_picks", "lineups", "bench", "rosters", "matchups", "standings", "trade_steps", "trades")
+LOCK = ".lock"
+#: Every file a run writes (what a fresh start may replace); anything else makes a folder "not a run's".
+OWN_FILES = ("config.yaml", "run.json", "checkpoint.json", *LOGS, "llm_summary.parquet",
+             *(f"{t}.parquet" for t in TABLES))
+
+
+class RunDirError(Exception):
+    """A run (or batch) directory that cannot be used as asked; ``str()`` is the one-line message for the user."""
+
+
+class RunLocked(RunDirError):
+    pass
+
+
+class RunExists(RunDirError):
+    pass
+
+
+class CheckpointError(RunDirError):
+    """A damaged or edited run directory: a resume would not continue the run that was started."""
+
+
+class RunInterrupted(Exception):
+    """The run was stopped by a signal (SIGINT, SIGTERM); run.json says so and ``--resume`` continues it."""
+
+    def __init__(self, signame: str, signum: int):
+        super().__init__(f"stopped by {signame}")
+        self.signame, self.signum = signame, signum
+
+
+@contextmanager
+def exclusive(folder: str | os.PathLike[str], what: str = "run directory") -> Iterator[None]:
+    """Hold ``folder``'s lock for the block: a second writer gets :class:`RunLocked` at once, never a mixed folder."""
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    lock = FileLock(folder / LOCK, timeout=0)
+    try:
+        lock.acquire()
+    except Timeout:
+        raise RunLocked(f"{folder}: another process is writing this {what} (it holds {folder / LOCK}); wait for "
+                        f"it to finish or stop it, or choose another output folder") from None
+    try:
+        yield
+    finally:
+        lock.release()
 
 
 class RunDir:
@@ -46,12 +96,27 @@ class RunDir:
     def file(self, name: str) -> Path:
         return self.path / name
 
+    def exclusive(self):
+        return exclusive(self.path)
+
     # -- writing ---------------------------------------------------------------------------------------
     def start(self, config_yaml: str, meta: dict[str, Any]) -> None:
+        """A fresh run: whatever an earlier attempt wrote (killed before its first checkpoint) is replaced."""
         self.path.mkdir(parents=True, exist_ok=True)
+        foreign = sorted(p.name for p in self.path.iterdir() if p.name not in OWN_FILES and p.name != LOCK
+                         and not p.name.startswith("."))
+        if foreign:
+            raise RunExists(f"{self.path} is not empty and holds no run (it has {', '.join(foreign[:3])}"
+                            f"{', ...' if len(foreign) > 3 else ''}); choose a new or empty --out")
+        for name in OWN_FILES:
+            if self.file(name).exists():
+                self.file(name).unlink()
         write_text(self.file("config.yaml"), config_yaml)
         self.write_meta(meta)
         self.file("decisions.jsonl").touch()
+
+    def write_config(self, config_yaml: str) -> None:
+        write_text(self.file("config.yaml"), config_yaml)
 
     def write_meta(self, meta: dict[str, Any]) -> None:
         write_json(self.file("run.json"), meta)
@@ -71,8 +136,7 @@ class RunDir:
             if self.file(log).exists():
                 with open(self.file(log), "rb+") as fh:
                     os.fsync(fh.fileno())
-        text = json.dumps(state.to_dict(), sort_keys=True, default=str, separators=(",", ":"))
-        write_text(self.file("checkpoint.json"), scrub(text) + "\n")
+        write_text(self.file("checkpoint.json"), scrub(state.to_json()) + "\n")
 
     def write_tables(self, state: LeagueState) -> None:
         for name in TABLES:
@@ -89,17 +153,59 @@ class RunDir:
     def meta(self) -> dict[str, Any]:
         return json.loads(self.file("run.json").read_text())
 
+    def read_json(self, name: str) -> Any:
+        try:
+            return json.loads(self.file(name).read_bytes())
+        except (OSError, ValueError) as exc:
+            raise CheckpointError(f"cannot resume {self.path}: {name} is unreadable ({_short(exc)}); the directory "
+                                  "is damaged: start the run again with another --out") from None
+
     def load_state(self) -> LeagueState | None:
+        """The checkpoint, type-checked (None before the first one). Nothing is changed on disk here."""
         cp = self.file("checkpoint.json")
         if not cp.exists():
             return None
-        state = LeagueState.from_dict(json.loads(cp.read_text()))
-        for log in LOGS:  # drop what was logged after the checkpoint
+        try:
+            return LeagueState.from_json(cp.read_bytes())
+        except (OSError, StateError) as exc:
+            raise CheckpointError(f"cannot resume {self.path}: checkpoint.json is not a valid checkpoint "
+                                  f"({_short(exc)}); it was damaged or edited: start the run again with another "
+                                  "--out") from None
+
+    def log_problems(self, state: LeagueState | None) -> list[str]:
+        """Logs that do not hold what the checkpoint says was written before it."""
+        out = []
+        for log in LOGS:
+            n = state.log_bytes.get(log, 0) if state else 0
+            size = self.file(log).stat().st_size if self.file(log).exists() else 0
+            if n > size:
+                out.append(f"{log} holds {size} bytes, fewer than the {n} written before the checkpoint")
+                continue
+            head = b""
+            if n:
+                with open(self.file(log), "rb") as fh:
+                    head = fh.read(n)
+            if n and not head.endswith(b"\n"):
+                out.append(f"{log} does not end a line at the checkpoint's length {n}")
+            elif log == "decisions.jsonl" and state and (lines := head.count(b"\n")) != state.decisions:
+                    out.append(f"{log} holds {lines} decisions before the checkpoint, which counted {state.decisions}")
+        unknown = sorted(set(state.log_bytes) - set(LOGS)) if state else []
+        return out + [f"log_bytes names unknown log {u!r}" for u in unknown]
+
+    def rewind_logs(self, state: LeagueState) -> None:
+        """Cut every log back to the checkpoint: whatever was appended after it (a torn last line included)
+        is redone by the resumed run. A log the checkpoint never saw did not exist yet."""
+        for log in LOGS:
             path = self.file(log)
-            if path.exists():
-                with open(path, "rb+") as fh:
-                    fh.truncate(state.log_bytes.get(log, 0))
-        return state
+            if log not in state.log_bytes:
+                if path.exists():
+                    path.unlink()
+                continue
+            with open(path, "rb+") as fh:
+                fh.truncate(state.log_bytes[log])
+                os.fsync(fh.fileno())
+        if not self.file("decisions.jsonl").exists():
+            self.file("decisions.jsonl").touch()
 
     def table(self, name: str) -> pd.DataFrame:
         return pd.read_parquet(self.file(f"{name}.parquet"))
@@ -131,6 +237,11 @@ COLUMNS: dict[str, list[str]] = {
     "trades": ["week", "negotiation", "proposer", "receiver", "proposer_agent", "receiver_agent",
                "proposer_gives", "receiver_gives", "accepted_step", "made_by"],
 }
+
+
+def _short(exc: Exception) -> str:
+    text = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+    return text[:300]
 
 
 def table_frame(name: str, rows: list[dict[str, Any]]) -> pd.DataFrame:

@@ -6,6 +6,7 @@ schema is scored identically.
 """
 from __future__ import annotations
 
+import math
 from typing import Mapping
 
 import numpy as np
@@ -50,18 +51,34 @@ SCORABLE_STATS: tuple[str, ...] = (
 )
 
 
+def weight_problem(stat: object, weight: object) -> str | None:
+    """Why ``stat: weight`` cannot be a scoring rule (unknown stat, or not a finite number), else None.
+    A NaN weight would make every score NaN and every game a tie, silently."""
+    if stat not in SCORABLE_STATS:
+        return f"unknown stat {stat!r}; allowed: {', '.join(SCORABLE_STATS)}"
+    try:
+        ok = math.isfinite(float(weight))  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        ok = False
+    return None if ok else f"{stat} must be a finite number of points per unit (got {weight!r})"
+
+
+def check_weights(weights: Mapping[str, float]) -> dict[str, float]:
+    """``weights`` as floats, or ValueError naming the first bad entry (``scoring.weights.<stat>: ...``)."""
+    for stat, w in weights.items():
+        problem = weight_problem(stat, w)
+        if problem:
+            raise ValueError(f"scoring.weights.{stat}: {problem}")
+    return {stat: float(w) for stat, w in weights.items()}
+
+
 def resolve_weights(preset: str | None = "ppr", weights: Mapping[str, float] | None = None) -> dict[str, float]:
     """Preset weights, overridden or extended by explicit ``weights``."""
     if preset is None and not weights:
         raise ValueError("scoring: give a preset (ppr, half_ppr, standard, ffbench_v1) or explicit weights")
     if preset is not None and preset not in PRESETS:
         raise ValueError(f"scoring.preset: unknown preset {preset!r}; allowed: {', '.join(PRESETS)}")
-    out = dict(PRESETS[preset]) if preset else {}
-    for stat, w in (weights or {}).items():
-        if stat not in SCORABLE_STATS:
-            raise ValueError(f"scoring.weights.{stat}: unknown stat; allowed: {', '.join(SCORABLE_STATS)}")
-        out[stat] = float(w)
-    return out
+    return {**(dict(PRESETS[preset]) if preset else {}), **check_weights(weights or {})}
 
 
 def fantasy_points(stats: pd.DataFrame, weights: Mapping[str, float]) -> pd.Series:

@@ -2,29 +2,57 @@
 from __future__ import annotations
 
 import asyncio
+import signal
+import threading
 from pathlib import Path
 
 from .config import League, load_config
 from .data.prepare import prepared_for
 from .engine import Engine
+from .paths import outputs_dir
 
 
-def run_season(config: str | Path | League, seed: int | None = None, out: str | Path = "outputs/run",
+def run_season(config: str | Path | League, seed: int | None = None, out: str | Path | None = None,
                resume: bool = False, progress: bool = True, crash_after: str | None = None, **engine_kwargs) -> Path:
-    """Run (or, with ``resume``, continue) one season and return its run directory."""
+    """Run (or, with ``resume``, continue) one season and return its run directory (default ``outputs/run``
+    under the project root)."""
+    out = Path(out) if out is not None else outputs_dir() / "run"
     league = load_config(config, seed=seed) if not isinstance(config, League) else (
         config.model_copy(update={"seed": seed}) if seed is not None else config)
     prepared = prepared_for(league)
     engine = Engine(league, prepared, out, progress=progress, **engine_kwargs)
-    run_sync(engine.run(resume=resume, crash_after=crash_after))
+    run_sync(_with_signals(engine, resume=resume, crash_after=crash_after))
     return Path(out)
 
 
+async def _with_signals(engine: Engine, **kwargs):
+    """``engine.run`` with SIGINT and SIGTERM stopping it cleanly (run.json says so, ``--resume`` continues);
+    only where the loop can take signals (the main thread on POSIX), else the defaults stay."""
+    loop = asyncio.get_running_loop()
+    installed = []
+    if threading.current_thread() is threading.main_thread():
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            try:
+                loop.add_signal_handler(sig, engine.interrupt, sig)
+                installed.append(sig)
+            except (NotImplementedError, RuntimeError, ValueError):
+                pass
+    try:
+        return await engine.run(**kwargs)
+    finally:
+        for sig in installed:
+            loop.remove_signal_handler(sig)
+
+
 def run_sync(coro):
-    """``asyncio.run`` that also works inside Jupyter, whose kernel already runs an event loop."""
+    """``asyncio.run`` that also works inside Jupyter, whose kernel already runs an event loop (then the
+    coroutine runs on a loop of its own in a worker thread)."""
     try:
         asyncio.get_running_loop()
+        in_loop = True
     except RuntimeError:
+        in_loop = False
+    if not in_loop:  # decided outside the except block: an error of the run must not chain "no running loop"
         return asyncio.run(coro)
     import concurrent.futures
 

@@ -5,12 +5,27 @@ the state an uninterrupted run had at that point.
 """
 from __future__ import annotations
 
+import json
+import re
+from collections import Counter
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any
+
+from pydantic import ConfigDict, TypeAdapter, ValidationError
+
+#: ``new`` -> ``draft:<rounds done>`` -> ``drafted`` -> ``week:<last completed week>``
+PHASE = re.compile(r"new|draft:([1-9][0-9]*)|drafted|week:([1-9][0-9]*)")
+_STRICT = ConfigDict(extra="forbid", strict=True)  # a checkpoint is checked field by field, nothing coerced
+
+
+class StateError(ValueError):
+    """A serialised state that is not a valid league state; ``str()`` names the problems."""
 
 
 @dataclass
 class Record:
+    __pydantic_config__ = _STRICT
+
     wins: int = 0
     losses: int = 0
     ties: int = 0
@@ -28,13 +43,15 @@ class Record:
 
 @dataclass
 class LeagueState:
+    __pydantic_config__ = _STRICT
+
     teams: list[str]
     agent_ids: dict[str, str]
     draft_order: list[str]
     schedule: dict[str, list[list[str]]]  # week (as str for JSON) -> [[team_a, team_b], ...]
     rosters: dict[str, list[str]] = field(default_factory=dict)
     records: dict[str, Record] = field(default_factory=dict)
-    phase: str = "new"  # new -> drafted -> week:1 ... week:N (last completed) -> complete
+    phase: str = "new"  # see PHASE
     decisions: int = 0
     log_bytes: dict[str, int] = field(default_factory=dict)  # JSONL log -> length at this checkpoint
     llm_cost_usd: float = 0.0  # spent on live provider calls (replayed answers cost nothing)
@@ -57,6 +74,12 @@ class LeagueState:
 
     def last_completed_week(self) -> int:
         return int(self.phase.split(":")[1]) if self.phase.startswith("week:") else 0
+
+    def rounds_done(self, rounds: int) -> int:
+        """Draft rounds completed (``rounds`` is the roster size, i.e. all of them once drafted)."""
+        if self.phase == "new":
+            return 0
+        return int(self.phase.split(":")[1]) if self.phase.startswith("draft:") else rounds
 
     def standings_order(self) -> list[str]:
         """Win percentage, then points for, then team name (deterministic)."""
@@ -94,8 +117,87 @@ class LeagueState:
         d["records"] = {t: asdict(r) for t, r in self.records.items()}
         return d
 
+    def to_json(self) -> str:
+        """Compact JSON that keeps every dict's insertion order (rosters, records, rows): ``from_json`` gives
+        back a state whose every iteration order, and so every view and float sum, is the one saved."""
+        return json.dumps(self.to_dict(), separators=(",", ":"), ensure_ascii=False, default=_plain)
+
+    @classmethod
+    def from_json(cls, text: str | bytes) -> "LeagueState":
+        """Parse and type-check (strictly: no coercion, no unknown keys); :class:`StateError` names the fields."""
+        try:
+            return _ADAPTER.validate_json(text)
+        except ValidationError as exc:
+            raise StateError("; ".join(_explain(e) for e in exc.errors()[:3])
+                             + (f" (and {exc.error_count() - 3} more)" if exc.error_count() > 3 else "")) from None
+
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> "LeagueState":
-        d = dict(d)
-        d["records"] = {t: Record(**r) for t, r in d["records"].items()}
-        return cls(**d)
+        return cls.from_json(json.dumps(d))
+
+    # -- consistency ------------------------------------------------------------------------------------------
+    def problems(self, fresh: "LeagueState", rounds: int, weeks: int, caps: dict[str, int],
+                 position: dict[str, str]) -> list[str]:
+        """Why this state cannot be a point of the league whose starting state is ``fresh`` (same teams, agents,
+        draft order and schedule); ``rounds`` is the roster size, ``position`` knows every player id."""
+        out = [f"{name} does not match the config" for name in ("teams", "agent_ids", "draft_order", "schedule")
+               if getattr(self, name) != getattr(fresh, name)]
+        if out:
+            return out
+        m = PHASE.fullmatch(self.phase)
+        if not m:
+            return [f"phase {self.phase!r} is not one of new, draft:<round>, drafted, week:<week>"]
+        if m.group(1) and int(m.group(1)) >= rounds:
+            return [f"phase {self.phase}: the draft has only {rounds} rounds"]
+        week = self.last_completed_week()
+        if week > weeks:
+            return [f"phase {self.phase}: the league plays {weeks} weeks"]
+        done = self.rounds_done(rounds)
+        if list(self.rosters) != self.teams or list(self.records) != self.teams:
+            out.append("rosters and records must list exactly the league's teams")
+        owner: dict[str, str] = {}
+        for team, ids in self.rosters.items():
+            if len(ids) != done:
+                out.append(f"{team} holds {len(ids)} players; at phase {self.phase} every team holds {done}")
+            for pid in ids:
+                if pid not in position:
+                    out.append(f"{team} holds unknown player {pid!r}")
+                elif pid in owner:
+                    out.append(f"player {pid} is on two rosters ({owner[pid]} and {team})")
+                owner.setdefault(pid, team)
+            counts = Counter(position.get(p) for p in ids)
+            out += [f"{team} holds {counts[pos]} {pos}, above the cap of {cap}" for pos, cap in caps.items()
+                    if counts[pos] > cap]
+        picks = len(self.tables.get("draft_picks", []))
+        if picks != done * len(self.teams):
+            out.append(f"{picks} draft picks recorded; phase {self.phase} has {done * len(self.teams)}")
+        played = set(range(1, week + 1))
+        for table in ("standings", "matchups"):
+            seen = {r.get("week") for r in self.tables.get(table, [])}
+            if seen != played:
+                out.append(f"{table} cover weeks {sorted(seen, key=repr)}; phase {self.phase} has weeks 1..{week}")
+        for table in ("lineups", "bench", "rosters", "trade_steps", "trades"):
+            late = {r.get("week") for r in self.tables.get(table, [])} - played
+            if late:
+                out.append(f"{table} hold week(s) {sorted(late, key=repr)} beyond phase {self.phase}")
+        out += [f"{t}'s record has {r.games} games after {week} weeks" for t, r in self.records.items()
+                if r.games != week]
+        if any(n < 0 for n in self.log_bytes.values()) or self.decisions < 0:
+            out.append("negative log length or decision count")
+        return out
+
+
+def _plain(value: Any) -> Any:
+    """numpy scalars as Python numbers; anything else that is not JSON is a bug, never silently a string."""
+    if hasattr(value, "item") and callable(value.item):
+        return value.item()
+    raise TypeError(f"{type(value).__name__} in the league state is not JSON data")
+
+
+def _explain(err: dict[str, Any]) -> str:
+    path = "".join(f"[{p}]" if isinstance(p, int) else (f".{p}" if i else str(p)) for i, p in enumerate(err["loc"]))
+    msg = err["msg"] if err["type"] != "unexpected_keyword_argument" else "unknown field"
+    return f"{path or '(top level)'}: {msg}"
+
+
+_ADAPTER = TypeAdapter(LeagueState)

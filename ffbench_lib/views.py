@@ -242,8 +242,8 @@ class Firewall:
             "locked_players": sorted(locked or ()),  # traded earlier this week: cannot move again
             "my_roster": [self.player_week(p, w) for p in sorted(state.rosters[team])],
             "my_record": self._record(state, team), "my_strength": strength[team],
-            "league_avg_strength": {pos: round(float(np.mean([s[pos] for s in strength.values()])), 2)
-                                    for pos in ("QB", "RB", "WR", "TE")},
+            "league_avg_strength": {pos: round(float(np.mean([strength[t][pos] for t in sorted(strength)])), 2)
+                                    for pos in ("QB", "RB", "WR", "TE")},  # summed in one order, whatever the dict's
             "other_teams": [{"team": t, "record": self._record(state, t), "strength": strength[t],
                              "roster": [self.player_week(p, w) for p in sorted(state.rosters[t])]} for t in teams],
         }

@@ -20,6 +20,10 @@ class StandingsReplay:
         self.trades = run.table("trades")
         picks = run.table("draft_picks")  # every rostered player was drafted (no waivers): names by id
         self.names = dict(zip(picks["player_id"], picks["player_name"]))
+        # imported runs of the earlier benchmark: another model drafted the team; shown next to the season's
+        drafter = picks.drop_duplicates("team").set_index("team")["agent"]
+        season = self.standings.drop_duplicates("team").set_index("team")["agent"]
+        self.drafted_by = drafter if (drafter.reindex(season.index) != season).any() else None
         weeks = int(self.standings["week"].max())
         self.slider = w.IntSlider(value=1, min=1, max=weeks, description="week", continuous_update=False)
         self.play = w.Play(value=1, min=1, max=weeks, interval=interval_ms, description="play")
@@ -49,7 +53,11 @@ class StandingsReplay:
             def named(ids):
                 return ", ".join(self.names.get(p, p) for p in ids)
             tr = tr.assign(proposer_gives=tr["proposer_gives"].map(named), receiver_gives=tr["receiver_gives"].map(named))
-        return {"standings": st[["rank", "team", "agent", "wins", "losses", "ties", "points_for"]],
+        cols = ["rank", "team", "agent", "wins", "losses", "ties", "points_for"]
+        if self.drafted_by is not None:
+            st = st.assign(drafted_by=st["team"].map(self.drafted_by))
+            cols.insert(3, "drafted_by")
+        return {"standings": st[cols],
                 "matchups": m[["team", "points_for", "points_against", "opponent"]],
                 "lineup": lu[["slot", "player", "points", "decided_by"]],
                 "trades": tr[["proposer", "receiver", "proposer_gives", "receiver_gives"]] if len(tr) else tr}

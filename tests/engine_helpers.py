@@ -57,3 +57,16 @@ def agents_with(league, replacements: dict):
     agents = build_agents(league, league.seed)
     agents.update(replacements)
     return agents
+
+
+def same_run(whole: Path, resumed: Path) -> list[dict]:
+    """Assert that ``resumed`` holds byte for byte the files of ``whole``, except that its run.json also lists
+    its resumes; returns that list (for the caller to check)."""
+    import json
+
+    a, b = digests(whole), digests(resumed)
+    assert {k: v for k, v in a.items() if k != "run.json"} == {k: v for k, v in b.items() if k != "run.json"}
+    meta_a, meta_b = (json.loads((Path(d) / "run.json").read_text()) for d in (whole, resumed))
+    resumes = meta_b.pop("resumes", [])
+    assert "resumes" not in meta_a and meta_a == meta_b
+    return resumes

@@ -172,6 +172,23 @@ def test_importer_reproduces_the_recorded_seasons(imported, data_dir):
     assert (mine.loc[final["Team"], "wins"].to_numpy() == final["Wins"].to_numpy()).all()
     tv = metrics.trade_value(data)
     assert set(tv["made_by"]) <= {"agent", "fallback"} and (tv["made_by"] == "fallback").any()
+    # 22 of the 74 accepted trades were proposed by the old engine (an invalid proposal replaced by a swap sent to
+    # the alphabetically first team): their proposing side is not the model's; 30 of 148 sides in all
+    steps = data["trade_steps"]
+    proposals = data["trades"].merge(steps[steps["step"] == 1], on=["run_id", "negotiation"])
+    assert len(data["trades"]) == 74 and len(proposals) == 74
+    assert int((proposals["decided_by"] == "fallback").sum()) == 22
+    assert int((tv["made_by"] == "fallback").sum()) == 30
+    for r in proposals[proposals["decided_by"] == "fallback"].itertuples():
+        side = tv[(tv["run_id"] == r.run_id) & (tv["negotiation"] == r.negotiation) & (tv["team"] == r.proposer_x)]
+        assert list(side["made_by"]) == ["fallback"]
+    # the engine played gemini-2.5-pro's and gpt-oss-120b's seasons: flagged wherever they appear
+    info = metrics.agent_info(data).set_index("agent")
+    assert set(info.index[info["flagged"]]) >= {"llm:google/gemini-2.5-pro", "llm:openai/gpt-oss-120b"}
+    head = metrics.headline(data).set_index("agent")
+    assert head.loc["llm:google/gemini-2.5-pro", "flagged"] and not head.loc["llm:openai/gpt-5", "flagged"]
+    # the draft is the drafting model's (every team changed hands after it)
+    assert (st["agent"] != st["draft_agent"]).all() and len(st) == 50
 
 
 @pytest.mark.slow
@@ -196,6 +213,22 @@ def test_analysis_notebooks_execute(source, prepared_2024, imported, tmp_path):
         assert (out / f"{fig}.png").stat().st_size > 10_000 and (out / f"{fig}.svg").exists()
     head = pd.read_csv(out / "headline.csv")
     assert len(head) == (4 if source == "demo" else 10)
+    assert {"fallback_rate", "flagged", "drafted_by"} <= set(head.columns)
+
+    def texts(name):
+        cells = json.loads((out / f"{name}.ipynb").read_text())["cells"]
+        return [t if isinstance(t, str) else "".join(t) for c in cells for o in c.get("outputs", [])
+                for t in ([o.get("text", "")] + [o.get("data", {}).get(k, "") for k in ("text/plain", "text/markdown")])]
+    every = [t for name in names for t in texts(name)]
+    assert not [t for t in every if "PosixPath(" in t]  # save helpers return nothing
+    caveat = [t for t in every if "Imported runs" in t]
+    assert bool(caveat) == (source == "imported")  # the imported-runs caveat only where imported runs are
+    usage = " ".join(texts("08_model_comparison"))
+    assert ("no LLM teams in these runs" in usage) == (source == "demo")
+    assert "draft slot" in usage and "by_slot" not in usage  # a table, not a raw dict
+    if source == "imported":  # the trades table names players, never ids
+        trades = [t for t in texts("07_trades") if "proposer_gives" in t]
+        assert trades and not [t for t in trades if "00-00" in t]
     replay = json.loads((out / "03_standings.ipynb").read_text())
     assert any("application/vnd.jupyter.widget-view+json" in o.get("data", {})
                for c in replay["cells"] for o in c.get("outputs", []))

@@ -107,3 +107,17 @@ def test_concurrency_limit_is_shared_between_workers(prepared_2024, tmp_path, mo
             t["agent"]["max_concurrency"] = 4
         run_engine(League.model_validate(d), prepared_2024, tmp_path / "run")
         assert srv.max_inflight == 2
+
+
+@pytest.mark.slow
+def test_run_failing_inside_the_notebook_is_one_line_naming_notebook_and_cell(tmp_path):
+    """A run whose notebook raises is reported as notebook, cell and exception, never a traceback."""
+    (tmp_path / "nodata" / "nflverse").mkdir(parents=True)
+    f = spec_file(tmp_path, seeds=[1], seed_overrides={1: {"data": {"dir": str(tmp_path / "nodata")}}})
+    r = subprocess.run([sys.executable, "-m", "ffbench_lib", "batch", str(f), "--quiet"], capture_output=True,
+                       text=True, cwd=REPO)
+    assert r.returncode == 1 and "Traceback" not in r.stderr + r.stdout
+    (line,) = [ln for ln in r.stdout.splitlines() if ln.startswith("  seed 1 failed: ")]
+    assert "02_simulate_season.ipynb: cell" in line and "DataError" in line, line
+    error = pd.read_csv(tmp_path / "batch" / "batch_runs.csv").set_index("seed").loc[1, "error"]
+    assert "\n" not in error and "02_simulate_season.ipynb" in error

@@ -1,12 +1,16 @@
 """Baseline bots. They see exactly the views an LLM sees and answer in the same shapes, deterministically for a
 seed (randomness comes from :meth:`Agent.rng`, keyed by the decision).
 
-* ``random``      - uniform over legal actions;
+* ``random``      - uniform over the legal actions of each decision (OpenSpiel's uniform random policy): pass
+                    is one action among every legal offer, accept and reject two among every legal counter;
 * ``adp``         - drafts by ADP, starts by this week's projection, declines every trade;
 * ``vorp``        - drafts by value over replacement (the last starter the league will take), starters before
                     depth, starts by
                     projection, proposes and accepts trades that raise its projected starting value;
 * ``recent_form`` - drafts by projection, starts by the average of its last three games.
+
+Every bot chooses only among the legal actions the rules enumerate (:mod:`ffbench_lib.rules`), so no bot answer
+is ever repaired (``decided_by`` is always ``agent``); the engine still judges every answer.
 
 The hindsight oracle is not an agent: it lives in :mod:`ffbench_lib.metrics` and needs actual points.
 """
@@ -15,21 +19,56 @@ from __future__ import annotations
 import math
 from typing import Callable
 
+import numpy as np
+
 from ..config import Roster
-from ..rules.lineup import best_lineup, lineup_value
+from ..rules.draft import legal_players
+from ..rules.lineup import best_lineup, lineup_value, random_lineup
+from ..rules.trades import Market, Offer, OfferSpace
 from .base import Agent, Answer
 
 ZERO = -1.0  # value of a player flagged bye/out: benched unless nobody else can fill the slot
 
 
 def roster_rules(view: dict) -> Roster:
+    """The league's roster rules from a view (a slot the view omits has 0 places, e.g. ``FLEX: 0``)."""
     r = view["rules"]
-    return Roster(**r["roster_slots"], BENCH=r["bench"], flex_positions=tuple(r["flex_positions"]), caps=r["caps"])
+    slots = {s: r["roster_slots"].get(s, 0) for s in ("QB", "RB", "WR", "TE", "FLEX")}
+    return Roster(**slots, BENCH=r["bench"], flex_positions=tuple(r["flex_positions"]), caps=r["caps"])
 
 
 def _available(view: dict) -> list[dict]:
-    legal = set(view["legal_positions"])
-    return [p for pos, ps in view["available"].items() if pos in legal for p in ps]
+    return legal_players((p for ps in view["available"].values() for p in ps), view["legal_positions"])
+
+
+def trade_market(view: dict) -> Market:
+    """The trade rules' inputs as a trade view shows them (the teams it sees, positions, caps, locked players)."""
+    teams = [{"team": view["team"], "roster": view["my_roster"]}, *view["other_teams"]]
+    return Market(rosters={t["team"]: [c["id"] for c in t["roster"]] for t in teams},
+                  positions={c["id"]: c["pos"] for t in teams for c in t["roster"]}, roster=roster_rules(view),
+                  max_per_side=view["max_players_per_side"], locked=frozenset(view["locked_players"]))
+
+
+#: rejection draws before :func:`uniform_action` lists the legal set instead (only when it is a tiny share)
+MAX_DRAWS = 2000
+
+
+def uniform_action(rng: np.random.Generator, fixed: list[Answer], space: OfferSpace,
+                   answer: Callable[[Offer], Answer]) -> Answer:
+    """An action drawn uniformly from ``fixed`` (always legal: pass, accept, reject, withdraw) plus the legal
+    offers of ``space``. Draws index the whole space and redraw on an illegal offer, which is exactly uniform
+    over the legal set; after ``MAX_DRAWS`` misses the legal offers are listed and one index drawn (also
+    exact), so a fixed action gets only its own share, and all of it when no legal offer exists."""
+    total = len(fixed) + len(space)
+    for _ in range(MAX_DRAWS):
+        i = int(rng.integers(total))
+        if i < len(fixed):
+            return fixed[i]
+        offer = space[i - len(fixed)]
+        if space.is_legal(offer):
+            return answer(offer)
+    actions = fixed + [answer(o) for o in space.legal()]
+    return actions[int(rng.integers(len(actions)))]
 
 
 def _adp_key(p: dict) -> tuple:
@@ -82,9 +121,7 @@ class _Bot(Agent):
         return {"shortlist": [p["id"] for p in ranked], "rationale": f"{self.strategy} ranking"}
 
     async def draft_pick(self, view: dict) -> Answer:
-        legal = set(view["legal_positions"])
-        cands = [p for p in view["shortlist_detail"] if p["pos"] in legal]
-        best = self.rank(view, cands)[0]
+        best = self.rank(view, legal_players(view["shortlist_detail"], view["legal_positions"]))[0]
         return {"player_id": best["id"], "rationale": f"best of the shortlist by {self.strategy}"}
 
     async def set_lineup(self, view: dict) -> Answer:
@@ -174,6 +211,7 @@ class VORPBot(_Bot):
                     continue
                 v = min((val.get(i, 0.0) if i else 0.0) for i in ids) if ids else 0.0
                 floor[pos] = min(floor.get(pos, float("inf")), v)
+        market = trade_market(view)
         best: tuple[float, str, str, str] | None = None
         for other in view["other_teams"]:
             theirs = other["roster"]
@@ -188,10 +226,13 @@ class VORPBot(_Bot):
                     if my_gain <= 0.5:
                         continue
                     their_gain = _ros_value(_swap(theirs, [t["id"]], [g]), roster) - their_base
-                    if their_gain >= 0 and (best is None or (my_gain, other["team"], g["id"], t["id"]) > best):
-                        best = (my_gain, other["team"], g["id"], t["id"])
+                    cand = (my_gain, other["team"], g["id"], t["id"])
+                    if their_gain >= 0 and (best is None or cand > best) and market.problem(
+                            Offer(view["team"], other["team"], (g["id"],), (t["id"],))) is None:
+                        best = cand
         if best is None:
-            return {"action": "pass", "rationale": "no 1-for-1 trade raises my starting value without hurting theirs"}
+            return {"action": "pass",
+                    "rationale": "no legal 1-for-1 trade raises my starting value without hurting theirs"}
         gain, team, give, get = best
         return {"action": "propose", "to_team": team, "give": [give], "get": [get],
                 "rationale": f"raises my projected starting value by {gain:.1f} per week and does not lower yours"}
@@ -214,9 +255,12 @@ class VORPBot(_Bot):
 
 
 class RandomBot(_Bot):
+    """Uniform over the legal actions of every decision, each from a generator keyed by the decision."""
+
     strategy = "random"
 
     async def draft_shortlist(self, view):
+        """Uniform over full-size shortlists of the legal players the view shows."""
         avail = _available(view)
         rng = self.rng(f"shortlist:{view['pick']}")
         k = min(view["shortlist_size"], len(avail))
@@ -224,37 +268,38 @@ class RandomBot(_Bot):
         return {"shortlist": [avail[i]["id"] for i in sorted(idx)], "rationale": "random"}
 
     async def draft_pick(self, view):
-        legal = set(view["legal_positions"])
-        cands = [p for p in view["shortlist_detail"] if p["pos"] in legal]
+        cands = legal_players(view["shortlist_detail"], view["legal_positions"])
         return {"player_id": cands[int(self.rng(f"pick:{view['pick']}").integers(len(cands)))]["id"],
                 "rationale": "random"}
 
     async def set_lineup(self, view):
-        players = view["players"]
-        rng = self.rng(f"lineup:{view['week']}")
-        values = {p["id"]: float(v) for p, v in zip(players, rng.random(len(players)))}
-        return {"lineup": best_lineup({p["id"]: p["pos"] for p in players}, values, roster_rules(view)),
-                "rationale": "random legal lineup"}
+        positions = {p["id"]: p["pos"] for p in view["players"]}
+        lineup = random_lineup(positions, roster_rules(view), self.rng(f"lineup:{view['week']}"))
+        return {"lineup": lineup, "rationale": "random legal lineup"}
 
     async def propose_trade(self, view):
-        rng = self.rng(f"trade:{view['week']}")
-        other = view["other_teams"][int(rng.integers(len(view["other_teams"])))]
-        give = view["my_roster"][int(rng.integers(len(view["my_roster"])))]["id"]
-        get = other["roster"][int(rng.integers(len(other["roster"])))]["id"]
-        return {"action": "propose", "to_team": other["team"], "give": [give], "get": [get], "rationale": "random"}
+        space = OfferSpace(trade_market(view), view["team"], [t["team"] for t in view["other_teams"]])
+        return uniform_action(self.rng(f"trade:{view['week']}"), [{"action": "pass", "rationale": "random"}],
+                              space, lambda o: {"action": "propose", "to_team": o.b, "give": list(o.a_gives),
+                                                "get": list(o.b_gives), "rationale": "random"})
 
-    def _coin(self, view: dict, yes: str, no: str) -> Answer:
-        rng = self.rng(f"{view['decision']}:{view['week']}:{view.get('offer', {}).get('from_team')}")
-        return {"action": yes if rng.random() < 0.5 else no, "rationale": "random"}
+    def _reply(self, view: dict, fixed: tuple[str, ...], counter: str | None) -> Answer:
+        offer = view["offer"]
+        rng = self.rng(f"{view['decision']}:{view['week']}:{offer['from_team']}")
+        space = OfferSpace(trade_market(view), view["team"], [offer["from_team"]] if counter else [],
+                           size=len(offer["you_give"]))
+        return uniform_action(rng, [{"action": a, "rationale": "random"} for a in fixed], space,
+                              lambda o: {"action": counter, "give": list(o.a_gives), "get": list(o.b_gives),
+                                         "rationale": "random"})
 
     async def respond_to_offer(self, view):
-        return self._coin(view, "accept", "reject")
+        return self._reply(view, ("accept", "reject"), "counter")
 
     async def reply_to_counter(self, view):
-        return self._coin(view, "accept", "withdraw")
+        return self._reply(view, ("accept", "withdraw"), "final_counter")
 
     async def final_decision(self, view):
-        return self._coin(view, "accept", "reject")
+        return self._reply(view, ("accept", "reject"), None)
 
 
 BOTS: dict[str, Callable[[str, int], Agent]] = {

@@ -17,12 +17,14 @@ SOURCES = {"nflverse": NflverseDir, "sportsdataio": SportsDataIODir}
 
 
 def default_data_dir() -> Path:
-    """``$FFBENCH_DATA_DIR``, or a clear error saying how to set it."""
-    env = os.environ.get("FFBENCH_DATA_DIR")
-    if not env:
+    """``$FFBENCH_DATA_DIR`` (or the project's ``../shared/data`` / ``outputs/data``), or a clear error."""
+    from ..paths import find_data_dir
+
+    found = find_data_dir()
+    if found is None:
         raise DataError("FFBENCH_DATA_DIR is not set: point it at the data directory (the folder holding "
                         "nflverse/, sportsdataio/, projections/), or run `ffbench data download` first")
-    return Path(env)
+    return found
 
 
 def get_source(name: str, data_dir: str | os.PathLike[str] | None = None) -> DataSource:

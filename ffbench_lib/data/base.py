@@ -2,16 +2,53 @@
 from __future__ import annotations
 
 import re
+import textwrap
 import unicodedata
+import zlib
 from abc import ABC, abstractmethod
 from functools import cached_property
 from pathlib import Path
+from typing import Iterable
 
 import pandas as pd
 
 
 class DataError(RuntimeError):
     """Missing or malformed data files; the message names the file and what to do."""
+
+
+REFETCH = "replace it with a complete copy (nflverse files: `ffbench data download --seasons ... --out DIR`)"
+
+
+def csv_columns(path: Path, what: str) -> list[str]:
+    """The header of a CSV (plain or .gz), or a DataError naming the file."""
+    return list(read_csv(path, what, nrows=0).columns)
+
+
+def read_csv(path: Path, what: str, required: Iterable[str] = (), complete_lines: bool = False,
+             **kwargs) -> pd.DataFrame:
+    """``pd.read_csv`` whose failures (missing, truncated or corrupt file, missing columns) are one DataError
+    naming the file, what it is and the fix; ``required`` columns are checked on the header first.
+    ``complete_lines``: a machine-written plain CSV must end with a line break (else it was cut off)."""
+    path = Path(path)
+    if not path.is_file():
+        raise DataError(f"{what}: {path} not found; {REFETCH}")
+    if complete_lines and path.suffix == ".csv" and path.stat().st_size:
+        with path.open("rb") as fh:
+            fh.seek(-1, 2)
+            if fh.read(1) != b"\n":
+                raise DataError(f"{what}: {path} ends in the middle of a line: the file is truncated; {REFETCH}")
+    required = list(required)
+    if required:
+        missing = [c for c in required if c not in csv_columns(path, what)]
+        if missing:
+            raise DataError(f"{what}: {path} lacks column(s) {', '.join(missing)}; {REFETCH}")
+    try:
+        return pd.read_csv(path, **kwargs)
+    except (ValueError, OSError, EOFError, zlib.error) as exc:  # parser, encoding, gzip and zlib errors
+        detail = textwrap.shorten((str(exc).strip().splitlines() or [""])[0], width=200, placeholder=" [...]")
+        raise DataError(f"{what}: cannot read {path} ({type(exc).__name__}: {detail}); the file is truncated "
+                        f"or corrupt: {REFETCH}") from None
 
 
 _SUFFIX = re.compile(r"\b(jr|sr|ii|iii|iv|v)\b\.?")
@@ -58,13 +95,12 @@ class DataSource(ABC):
         nv = self._sub("nflverse")
         frames = []
         for path in sorted(nv.glob("db_playerids*.csv")):
-            ids = pd.read_csv(path, usecols=["gsis_id", "fantasy_data_id", "name", "position", "team"],
-                              dtype={"gsis_id": "string"})
+            cols = ["gsis_id", "fantasy_data_id", "name", "position", "team"]
+            ids = read_csv(path, "player id crosswalk", cols, usecols=cols, dtype={"gsis_id": "string"})
             frames.append(ids.rename(columns={"name": "full_name"}))
         for path in sorted(nv.glob("roster_*.csv")):
-            r = pd.read_csv(path, usecols=["gsis_id", "fantasy_data_id", "full_name", "position", "team"],
-                            dtype={"gsis_id": "string"})
-            frames.append(r)
+            cols = ["gsis_id", "fantasy_data_id", "full_name", "position", "team"]
+            frames.append(read_csv(path, "nflverse roster", cols, usecols=cols, dtype={"gsis_id": "string"}))
         if not frames:
             return pd.DataFrame(columns=["gsis_id", "fantasy_data_id", "full_name", "position", "team"])
         cw = pd.concat(frames, ignore_index=True)
@@ -107,6 +143,9 @@ class DataSource(ABC):
 
     def available_seasons(self) -> list[int]:
         return []
+
+    def check(self, season: int) -> None:
+        """Raise a DataError if a file the season's tables are read from is missing or lacks its columns."""
 
 
 

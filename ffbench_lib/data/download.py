@@ -6,6 +6,7 @@ The fetcher is a small object so the saving and layout logic can be tested with 
 """
 from __future__ import annotations
 
+import textwrap
 from pathlib import Path
 from typing import Protocol
 
@@ -50,6 +51,17 @@ class NflreadpyFetcher:
         return self.nfl.load_ff_playerids().to_pandas()
 
 
+def _reason(exc: BaseException, limit: int = 600) -> str:
+    """The error and its root cause in whole words (a blind cut at N characters left "exceeded with )")."""
+    root = exc
+    while root.__cause__ is not None or (root.__context__ is not None and not root.__suppress_context__):
+        root = root.__cause__ or root.__context__
+    text = " ".join(f"{type(exc).__name__}: {exc}".split())
+    if root is not exc:
+        text += " | cause: " + " ".join(f"{type(root).__name__}: {root}".split())
+    return textwrap.shorten(text, width=limit, placeholder=" [...]")
+
+
 def parse_seasons(text: str) -> list[int]:
     """'2022-2024' or '2022,2024' -> [2022, 2023, 2024] / [2022, 2024]."""
     out: list[int] = []
@@ -78,7 +90,7 @@ def download(seasons: list[int], out: str | Path, fetcher: Fetcher | None = None
         try:
             return call(*args)
         except Exception as exc:  # noqa: BLE001 - network and release errors become one clear message
-            raise DataError(f"download of nflverse {what} failed ({type(exc).__name__}: {str(exc)[:200]}); "
+            raise DataError(f"download of nflverse {what} failed ({_reason(exc)}); "
                             "check the internet connection, or set FFBENCH_DATA_DIR to a folder that already "
                             "holds the data. Files written so far are complete and are kept.") from None
 

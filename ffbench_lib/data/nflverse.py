@@ -8,11 +8,21 @@ The layout is what ``ffbench data download`` writes and what ``../shared/data/nf
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 import pandas as pd
 
 from . import schema
-from .base import DataError, DataSource
+from .base import REFETCH, DataError, DataSource, csv_columns, read_csv
+
+#: Columns every weekly file must have (after the legacy renames): ids, keys and every counting stat, so no
+#: scoring rule can silently score a missing stat as zero (``fumbles_lost`` is derived from its three parts).
+WEEKLY_REQUIRED = ("player_id", "player_name", "position", "team", "season", "week", "season_type",
+                   *(c for c in schema.WEEKLY_STATS if c != "fumbles_lost"))
+SCHEDULE_REQUIRED = (*schema.SCHEDULE_COLUMNS, "game_type")
+INJURY_REQUIRED = ("season", "week", "game_type", "gsis_id", "full_name", "team", "position", "report_status",
+                   "practice_status", "report_primary_injury", "date_modified")
+ROSTER_REQUIRED = ("gsis_id", "full_name", "position", "team", "draft_club", "draft_number", "rookie_year")
 
 
 class NflverseDir(DataSource):
@@ -24,24 +34,54 @@ class NflverseDir(DataSource):
 
     def available_seasons(self) -> list[int]:
         seasons = set()
-        for p in self.folder.glob("*stats*_week_*.csv*"):
-            m = re.search(r"_(\d{4})\.csv", p.name)
-            if m:
-                seasons.add(int(m.group(1)))
+        for pattern in ("stats_player_week_*.csv.gz", "player_stats_week_*.csv"):  # not stats_team_week_*
+            for p in self.folder.glob(pattern):
+                m = re.search(r"_(\d{4})\.csv", p.name)
+                if m:
+                    seasons.add(int(m.group(1)))
         return sorted(seasons)
 
-    def raw_weekly(self, season: int) -> pd.DataFrame:
-        """The weekly file as published (current schema preferred, legacy renamed to current names)."""
+    def weekly_file(self, season: int) -> Path:
+        """The season's weekly stats file: the current release if present, else the legacy one."""
         current = self.folder / f"stats_player_week_{season}.csv.gz"
         legacy = self.folder / f"player_stats_week_{season}.csv"
-        if current.exists():
-            df = pd.read_csv(current, low_memory=False, dtype={"player_id": "string"})
-        elif legacy.exists():
-            df = pd.read_csv(legacy, low_memory=False, dtype={"player_id": "string"})
-            df = df.rename(columns=schema.LEGACY_RENAMES)
-        else:
-            raise DataError(f"nflverse weekly stats for {season}: neither {current.name} nor {legacy.name} in "
-                            f"{self.folder}; available seasons: {self.available_seasons() or 'none'}")
+        for path in (current, legacy):
+            if path.exists():
+                return path
+        raise DataError(f"nflverse weekly stats for {season}: neither {current.name} nor {legacy.name} in "
+                        f"{self.folder}; available seasons: {self.available_seasons() or 'none'}")
+
+    @staticmethod
+    def _require_weekly(path: Path, columns) -> None:
+        have = {schema.LEGACY_RENAMES.get(c, c) for c in columns}
+        missing = [c for c in WEEKLY_REQUIRED if c not in have]
+        if missing:
+            raise DataError(f"nflverse weekly stats: {path} lacks column(s) {', '.join(missing)}; {REFETCH}")
+
+    def check(self, season: int) -> None:
+        """Read the files :meth:`weekly`, :meth:`schedule` and :meth:`injuries` need (a DataError if one is
+        missing, truncated, or lacks its columns)."""
+        self.raw_weekly(season)
+        self.schedule(season)
+        self.injuries(season)
+
+    def raw_weekly(self, season: int) -> pd.DataFrame:
+        """The weekly file as published (current schema preferred, legacy renamed to current names); read
+        once per source object (the input check and the preparation share it). Callers must not modify it."""
+        cache = self.__dict__.setdefault("_raw_weekly", {})
+        if season not in cache:
+            cache[season] = self._read_weekly(season)
+        return cache[season]
+
+    def _read_weekly(self, season: int) -> pd.DataFrame:
+        path = self.weekly_file(season)
+        df = read_csv(path, f"nflverse weekly stats {season}", complete_lines=True, low_memory=False,
+                      dtype={"player_id": "string"})
+        self._require_weekly(path, df.columns)
+        df = df.rename(columns=schema.LEGACY_RENAMES)
+        for col in ("season", "week"):
+            if not pd.api.types.is_numeric_dtype(df[col]):
+                raise DataError(f"nflverse weekly stats: {path} column {col!r} is not numeric; {REFETCH}")
         return df
 
     def weekly(self, season: int) -> pd.DataFrame:
@@ -54,7 +94,7 @@ class NflverseDir(DataSource):
 
     def schedule(self, season: int) -> pd.DataFrame:
         path = self._file(self.folder, "games*.csv", "nflverse schedules")
-        g = pd.read_csv(path, low_memory=False)
+        g = read_csv(path, "nflverse schedules", SCHEDULE_REQUIRED, low_memory=False)
         g = g[(g["season"] == season) & (g["game_type"] == "REG")]
         if g.empty:
             raise DataError(f"nflverse schedules: no {season} regular-season games in {path}")
@@ -63,11 +103,24 @@ class NflverseDir(DataSource):
     def byes(self, season: int) -> pd.DataFrame:
         return byes_from_schedule(self.schedule(season))
 
-    def injuries(self, season: int) -> pd.DataFrame:
+    def injury_file(self, season: int) -> Path:
+        """The season's official injury report file with its columns, else a DataError saying what to do."""
         path = self.folder / f"injuries_{season}.csv"
         if not path.exists():
-            raise DataError(f"nflverse injuries for {season}: {path.name} missing in {self.folder}")
-        inj = pd.read_csv(path, low_memory=False, dtype={"gsis_id": "string"})
+            raise DataError(f"nflverse injuries for {season}: {path.name} missing in {self.folder}; the weekly "
+                            f"views need the official injury report: add it (`ffbench data download --seasons "
+                            f"{season} --out DIR`) or choose a season that has one")
+        missing = [c for c in INJURY_REQUIRED if c not in csv_columns(path, f"nflverse injuries {season}")]
+        if missing:
+            raise DataError(f"nflverse injuries {season}: {path} lacks column(s) {', '.join(missing)}; {REFETCH}")
+        return path
+
+    def injuries(self, season: int) -> pd.DataFrame:
+        path = self.injury_file(season)
+        inj = read_csv(path, f"nflverse injuries {season}", complete_lines=True, low_memory=False,
+                       dtype={"gsis_id": "string"})
+        if not pd.api.types.is_numeric_dtype(inj["week"]):
+            raise DataError(f"nflverse injuries {season}: {path} column 'week' is not numeric; {REFETCH}")
         inj = inj[inj["game_type"] == "REG"].rename(columns={"gsis_id": "player_id", "full_name": "player_name"})
         inj = inj.sort_values("date_modified").drop_duplicates(["season", "week", "player_id"], keep="last")
         return inj[list(schema.INJURY_COLUMNS)].reset_index(drop=True)
@@ -77,7 +130,7 @@ class NflverseDir(DataSource):
         path = self.folder / f"roster_{season}.csv"
         if not path.exists():
             return pd.DataFrame(columns=["player_id", "player_name", "position", "team", "draft_number"])
-        r = pd.read_csv(path, low_memory=False, dtype={"gsis_id": "string"})
+        r = read_csv(path, f"nflverse roster {season}", ROSTER_REQUIRED, low_memory=False, dtype={"gsis_id": "string"})
         r = r[(r["rookie_year"] == season) & r["position"].isin(schema.FANTASY_POSITIONS)]
         r = r.rename(columns={"gsis_id": "player_id", "full_name": "player_name", "draft_club": "draft_team"})
         r["team"] = schema.normalize_team(r["draft_team"].fillna(r["team"]))

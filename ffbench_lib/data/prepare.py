@@ -31,7 +31,8 @@ import pandas as pd
 
 from .. import __version__, projections
 from ..atomic import write_json, write_parquet
-from ..scoring import fantasy_points, resolve_weights
+from ..paths import outputs_dir
+from ..scoring import check_weights, fantasy_points, resolve_weights
 from . import get_source, schema
 from .base import DataError, DataSource
 from .nflverse import NflverseDir
@@ -67,22 +68,108 @@ def _fantasy_only(weekly: pd.DataFrame) -> pd.DataFrame:
     return w[w["position"].isin(schema.FANTASY_POSITIONS)].reset_index(drop=True)
 
 
-def _scored(weekly: pd.DataFrame, weights: Mapping[str, float]) -> pd.DataFrame:
+def _scored(weekly: pd.DataFrame, weights: Mapping[str, float], what: str = "weekly stats") -> pd.DataFrame:
     w = _fantasy_only(weekly)
+    # A scored stat with no value in a whole season means the file lacks it: scoring it as zero is silently wrong.
+    empty = [s for s, v in weights.items() if v != 0 and len(w) and (s not in w or w[s].isna().all())]
+    if empty:
+        raise DataError(f"{what}: no values for {', '.join(empty)}, which the league scoring counts; use a "
+                        "complete stats file (`ffbench data download`)")
     w["fantasy_points"] = fantasy_points(w, weights)
     return w
 
 
+def _has_season(s: DataSource | None, season: int) -> bool:
+    return s is not None and season in s.available_seasons()
+
+
 def _history(src: DataSource, nv: NflverseDir | None, season: int, weights) -> pd.DataFrame | None:
-    """A past season's scored weekly table from the source, else from nflverse files beside it."""
+    """A past season's scored weekly table from the source, else from nflverse files beside it; None when
+    neither has that season (a file that is there but broken is an error, never skipped)."""
     for s in (src, nv):
-        if s is None:
-            continue
-        try:
-            return _scored(s.weekly(season), weights)
-        except DataError:
-            continue
+        if _has_season(s, season):
+            return _scored(s.weekly(season), weights, f"{s.name} weekly stats {season}")
     return None
+
+
+def _nflverse_beside(src: DataSource) -> NflverseDir | None:
+    if isinstance(src, NflverseDir):
+        return src
+    try:
+        return NflverseDir(src.root)
+    except DataError:
+        return None
+
+
+def _has_injury_report(nv: NflverseDir | None, season: int) -> bool:
+    return nv is not None and (nv.folder / f"injuries_{season}.csv").exists()
+
+
+def missing_history_problem(src: DataSource, season: int) -> str | None:
+    """Why ``season`` lacks the previous season's weekly stats (the built-in projections and every player's
+    ``prev_points`` need them), or None."""
+    if _has_season(src, season - 1) or _has_season(_nflverse_beside(src), season - 1):
+        return None
+    return (f"season {season} needs the {season - 1} weekly stats (nflverse/stats_player_week_{season - 1}.csv.gz "
+            f"or player_stats_week_{season - 1}.csv) in {src.root}: without them every veteran's previous-season "
+            f"points and built-in projection are 0. Add them (`ffbench data download --seasons {season - 1} "
+            f"--out DIR`), choose a later season, or set data.allow_missing_history: true (`ffbench data prepare "
+            "--allow-missing-history`) to run anyway "
+            "(recorded in the prepared manifest)")
+
+
+def input_problems(src: DataSource, season: int, projection_source: str = "builtin",
+                   allow_missing_history: bool = False) -> list[str]:
+    """Every input a run of ``season`` from ``src`` reads that is missing, unreadable or lacks its columns;
+    ``ffbench validate`` and ``prepare_season`` use this one list, so they agree."""
+    problems: list[str] = []
+    nv = _nflverse_beside(src)
+    checks = [lambda: src.check(season), lambda: src.id_crosswalk]
+    for s in (src, nv):  # the previous season, where the run will read it
+        if _has_season(s, season - 1):
+            checks.append(lambda s=s: s.weekly(season - 1))
+            break
+    for check in checks:
+        try:
+            check()
+        except DataError as exc:
+            problems.append(str(exc))
+    if isinstance(src, SportsDataIODir):  # injuries: nflverse's report where present, else SportsData.io's
+        try:
+            if _has_injury_report(nv, season):
+                nv.injury_file(season)
+            else:
+                src._week_files(season, "PlayerGameProjectionStatsByWeek.csv")
+        except DataError as exc:
+            problems.append(str(exc))
+    if not allow_missing_history:
+        problem = missing_history_problem(src, season)
+        if problem:
+            problems.append(problem)
+    needs = {"sportsdataio": ("sportsdataio", f"{season}/PlayerSeasonProjectionStats.csv"),
+             "fantasypros": ("projections", f"fantasypros_season_projections_{season}_raw.csv")}
+    if projection_source in needs:
+        sub, name = needs[projection_source]
+        if not any((folder / name).is_file() for folder in (src.root / sub, src.root)):
+            problems.append(f"data.projections: {projection_source!r} has no preseason projections for {season} "
+                            f"in {src.root} ({sub}/{name} missing); use 'builtin' (always available) or another "
+                            "source")
+    return problems
+
+
+def _raise_problems(problems: list[str], season: int, source: str) -> None:
+    if len(problems) == 1:
+        raise DataError(f"data for season {season} ({source}): {problems[0]}")
+    if problems:
+        raise DataError("\n".join([f"data for season {season} ({source}) cannot be used:",
+                                    *(f"  - {p}" for p in problems)]))
+
+
+def check_inputs(league) -> None:
+    """Raise a DataError listing every input a run of ``league`` would miss (``ffbench validate``)."""
+    src = get_source(league.data.source, league.data.resolved_dir())
+    _raise_problems(input_problems(src, league.season, league.data.projections,
+                                   league.data.allow_missing_history), league.season, league.data.source)
 
 
 def _fingerprint(root: Path, params: dict) -> str:
@@ -106,27 +193,27 @@ def _points(df: pd.DataFrame | None, weights) -> pd.DataFrame | None:
 
 def prepare_season(season: int, source: str = "nflverse", data_dir: str | Path | None = None,
                    scoring: str | Mapping[str, float] = "ppr", projection_source: str = "builtin",
-                   weeks: int = 18, out: str | Path | None = None, force: bool = False) -> PreparedSeason:
-    """Build (and with ``out``, write) the prepared tables for one season. See the module docstring."""
-    weights = resolve_weights(scoring) if isinstance(scoring, str) else dict(scoring)
+                   weeks: int = 18, out: str | Path | None = None, force: bool = False,
+                   allow_missing_history: bool = False) -> PreparedSeason:
+    """Build (and with ``out``, write) the prepared tables for one season. See the module docstring.
+    A season whose inputs are missing (see :func:`input_problems`) is refused before anything is written."""
+    weights = resolve_weights(scoring) if isinstance(scoring, str) else check_weights(scoring)
     src = get_source(source, data_dir)
     root = src.root
     params = {"season": season, "source": source, "scoring": weights, "projection_source": projection_source,
-              "weeks": weeks}
+              "weeks": weeks, "allow_missing_history": allow_missing_history}
     fp = _fingerprint(root, params)
     if out is not None and not force:
         manifest_path = Path(out) / "manifest.json"
         if manifest_path.exists() and json.loads(manifest_path.read_text()).get("fingerprint") == fp:
             return load_prepared(out)
+    _raise_problems(input_problems(src, season, projection_source, allow_missing_history), season, source)
 
     t0 = time.perf_counter()
-    try:
-        nv: NflverseDir | None = src if isinstance(src, NflverseDir) else NflverseDir(root)
-    except DataError:
-        nv = None
+    nv = _nflverse_beside(src)
     crosswalk = src.id_crosswalk
 
-    weekly = _scored(src.weekly(season), weights)
+    weekly = _scored(src.weekly(season), weights, f"{source} weekly stats {season}")
     weekly = weekly[weekly["week"] <= weeks].reset_index(drop=True)
     last = _history(src, nv, season - 1, weights)
     before_last = _history(src, nv, season - 2, weights)
@@ -256,16 +343,19 @@ def prepare_season(season: int, source: str = "nflverse", data_dir: str | Path |
     wp = wp[wp["player_id"].isin(players["player_id"])].sort_values(["week", "player_id"]).reset_index(drop=True)
 
     # --- injuries (the official report where nflverse has it) ---------------------------------------------
-    try:
-        injuries = (nv or src).injuries(season)
-        injury_source = "nflverse" if nv is not None else source
-    except DataError:
+    if _has_injury_report(nv, season):
+        injuries, injury_source = nv.injuries(season), "nflverse"
+    else:
         injuries, injury_source = src.injuries(season), source
     injuries = injuries[injuries["player_id"].isin(players["player_id"]) & (injuries["week"] <= weeks)]
     injuries = injuries.reset_index(drop=True)
 
     schedule = src.schedule(season)
     schedule = schedule[schedule["week"] <= weeks].reset_index(drop=True)
+    gaps = sorted(set(schedule["week"].astype(int)) - set(weekly["week"].astype(int)))
+    if gaps:  # a week with games but no stats would score every player 0: the file is cut short
+        raise DataError(f"{source} weekly stats {season}: no rows for week(s) {', '.join(map(str, gaps))}, which "
+                        "the schedule has; the stats file is incomplete: replace it with a complete copy")
 
     unmatched = {}
     if isinstance(src, SportsDataIODir):
@@ -285,6 +375,7 @@ def prepare_season(season: int, source: str = "nflverse", data_dir: str | Path |
         "ffbench_version": __version__, "fingerprint": fp, "season": season, "source": source,
         "projection_source": projection_source, "injury_source": injury_source, "scoring": weights,
         "weeks": weeks, "data_dir": str(root), "rows": {k: int(len(v)) for k, v in prepared.tables().items()},
+        "missing_history": [s for s in (season - 1,) if missing_history_problem(src, season)],
         "draft_pool": int(players["in_draft_pool"].sum()), "unmatched": unmatched,
         "seconds": round(time.perf_counter() - t0, 2),
     }
@@ -316,14 +407,16 @@ def load_prepared(folder: str | Path) -> PreparedSeason:
 def prepared_for(league, cache_root: str | Path | None = None) -> PreparedSeason:
     """The prepared season a league config needs, from the cache folder when its inputs are unchanged.
 
-    Cache: ``data.prepared_dir`` or ``$FFBENCH_CACHE_DIR`` or ``outputs/prepared`` under the current folder,
+    Cache: ``data.prepared_dir`` or ``$FFBENCH_CACHE_DIR`` or ``outputs/prepared`` under the project root,
     one sub-folder per (season, source, projections, scoring).
     """
     import os
 
     weights = league.scoring_weights
     key = hashlib.sha256(json.dumps(weights, sort_keys=True).encode()).hexdigest()[:8]
-    root = Path(cache_root or league.data.prepared_dir or os.environ.get("FFBENCH_CACHE_DIR") or "outputs/prepared")
+    root = Path(cache_root or league.data.prepared_dir or os.environ.get("FFBENCH_CACHE_DIR")
+                or outputs_dir() / "prepared")
     out = root / f"{league.season}-{league.data.source}-{league.data.projections}-{key}"
     return prepare_season(league.season, league.data.source, league.data.resolved_dir(), scoring=weights,
-                          projection_source=league.data.projections, out=out)
+                          projection_source=league.data.projections, out=out,
+                          allow_missing_history=league.data.allow_missing_history)

@@ -10,7 +10,7 @@ from pathlib import Path
 import pandas as pd
 
 from . import schema
-from .base import DataError, resolve_names
+from .base import DataError, read_csv, resolve_names
 
 #: FantasyPros column spellings (they vary by year) -> canonical stat.
 FANTASYPROS_STATS = {
@@ -33,7 +33,7 @@ def fantasypros_season_projections(root: Path, season: int, crosswalk: pd.DataFr
     path = _folder(root) / f"fantasypros_season_projections_{season}_raw.csv"
     if not path.exists():
         return None
-    raw = pd.read_csv(path, thousands=",")
+    raw = read_csv(path, "FantasyPros season projections", ("Player", "POS", "Team"), thousands=",")
     df = raw.rename(columns={"Player": "player_name", "POS": "position", "Team": "team", **FANTASYPROS_STATS})
     df["player_name"] = df["player_name"].str.replace(r"\s+(II|III|IV)$", "", regex=True)
     stats = [c for c in schema.WEEKLY_STATS if c in df.columns]
@@ -48,7 +48,8 @@ def preseason_adp(root: Path, season: int, crosswalk: pd.DataFrame, source: str 
     path = _folder(root) / "preseason_adp_2021_2024.csv"
     if not path.exists():
         return None
-    adp = pd.read_csv(path)
+    adp = read_csv(path, "preseason ADP",
+                   ("season", "source", "player_name", "team", "position", "bye", "adp", "adp_ppr"))
     adp = adp[(adp["season"] == season) & (adp["source"] == source) & adp["position"].isin(schema.FANTASY_POSITIONS)]
     if adp.empty:
         return None
@@ -64,7 +65,8 @@ def nflcom_weekly(root: Path, season: int, crosswalk: pd.DataFrame) -> pd.DataFr
     path = _folder(root) / f"nflcom_weekly_projections_{season}.csv"
     if not path.exists():
         return None
-    df = pd.read_csv(path)
+    df = read_csv(path, "NFL.com weekly projections", ("season", "week", "player_name", "position", "team",
+                                                        "projected_pts_half_ppr"))
     df = df[df["position"].isin(schema.FANTASY_POSITIONS) & df["projected_pts_half_ppr"].notna()]
     df = df.drop_duplicates(["week", "player_name", "position", "team"]).reset_index(drop=True)
     df["team"] = schema.normalize_team(df["team"])

@@ -12,7 +12,7 @@ from functools import cached_property
 import pandas as pd
 
 from . import schema
-from .base import DataError, DataSource, name_key
+from .base import DataError, DataSource, csv_columns, name_key, read_csv
 
 #: SportsData.io column -> canonical column.
 STAT_MAP = {
@@ -37,6 +37,9 @@ STAT_MAP = {
 }
 KEY_MAP = {"Name": "player_name", "Position": "position", "Team": "team", "Opponent": "opponent_team",
            "Season": "season", "Week": "week"}
+#: Columns each weekly stats file must have (so no scored stat is silently zero).
+WEEKLY_REQUIRED = ("PlayerID", "SeasonType", "Played", *KEY_MAP, *STAT_MAP)
+PROJECTION_REQUIRED = ("PlayerID", "SeasonType", "InjuryStatus", *KEY_MAP)
 
 
 class SportsDataIODir(DataSource):
@@ -56,12 +59,28 @@ class SportsDataIODir(DataSource):
                             f"available: {self.available_seasons() or 'none'}")
         return d
 
-    def _weeks(self, season: int, filename: str) -> pd.DataFrame:
+    def _week_files(self, season: int, filename: str) -> list:
         d = self._season_dir(season)
         weeks = sorted(int(p.name) for p in d.iterdir() if p.is_dir() and p.name.isdigit())
-        frames = [pd.read_csv(d / str(w) / filename, low_memory=False) for w in weeks if (d / str(w) / filename).exists()]
-        if not frames:
+        files = [d / str(w) / filename for w in weeks if (d / str(w) / filename).exists()]
+        if not files:
             raise DataError(f"sportsdataio {season}: no {filename} under {d}/<week>/")
+        return files
+
+    def check(self, season: int) -> None:
+        """Header-level check of the weekly stats and schedule files, and the byes."""
+        for path in self._week_files(season, "PlayerGameStatsByWeek.csv"):
+            have = csv_columns(path, f"sportsdataio weekly stats {season}")
+            missing = [c for c in WEEKLY_REQUIRED if c not in have]
+            if missing:
+                raise DataError(f"sportsdataio weekly stats {season}: {path} lacks column(s) {', '.join(missing)}; "
+                                "replace it with a complete export")
+        self._week_files(season, "FantasyDefenseByGame.csv")
+        self.byes(season)
+
+    def _weeks(self, season: int, filename: str, required: tuple[str, ...] = ()) -> pd.DataFrame:
+        frames = [read_csv(path, f"sportsdataio {season} {filename}", required, low_memory=False)
+                  for path in self._week_files(season, filename)]
         return pd.concat(frames, ignore_index=True)
 
     def _canonical(self, raw: pd.DataFrame) -> pd.DataFrame:
@@ -94,12 +113,12 @@ class SportsDataIODir(DataSource):
         return self.sdio_to_gsis()
 
     def weekly(self, season: int) -> pd.DataFrame:
-        raw = self._weeks(season, "PlayerGameStatsByWeek.csv")
+        raw = self._weeks(season, "PlayerGameStatsByWeek.csv", WEEKLY_REQUIRED)
         raw = raw[(raw["SeasonType"] == 1) & (raw["Played"] == 1)]
         return schema.conform_weekly(self._canonical(raw.reset_index(drop=True)))
 
     def weekly_projections(self, season: int) -> pd.DataFrame:
-        raw = self._weeks(season, "PlayerGameProjectionStatsByWeek.csv")
+        raw = self._weeks(season, "PlayerGameProjectionStatsByWeek.csv", PROJECTION_REQUIRED)
         raw = raw[raw["SeasonType"] == 1].reset_index(drop=True)
         out = schema.conform_weekly(self._canonical(raw))
         status = raw.set_index(raw["PlayerID"].astype(str) + "|" + raw["Week"].astype(str))["InjuryStatus"]
@@ -111,7 +130,9 @@ class SportsDataIODir(DataSource):
         path = self._season_dir(season) / "PlayerSeasonProjectionStats.csv"
         if not path.exists():
             raise DataError(f"sportsdataio {season}: {path.name} missing in {path.parent}")
-        raw = pd.read_csv(path, low_memory=False)
+        raw = read_csv(path, f"sportsdataio {season} season projections",
+                       ("PlayerID", "Name", "Position", "AverageDraftPositionPPR", "AverageDraftPosition", "Played"),
+                       low_memory=False)
         raw = raw[raw["Position"].isin(schema.FANTASY_POSITIONS)].reset_index(drop=True)
         df = self._canonical(raw.assign(Week=0))
         df["adp"] = pd.to_numeric(raw["AverageDraftPositionPPR"], errors="coerce").fillna(
@@ -123,12 +144,14 @@ class SportsDataIODir(DataSource):
 
     def byes(self, season: int) -> pd.DataFrame:
         path = self._season_dir(season) / "Byes.csv"
-        b = pd.read_csv(path).rename(columns={"Season": "season", "Team": "team", "Week": "bye_week"})
+        b = read_csv(path, f"sportsdataio {season} byes", ("Season", "Team", "Week"))
+        b = b.rename(columns={"Season": "season", "Team": "team", "Week": "bye_week"})
         b["team"] = schema.normalize_team(b["team"])
         return b[["season", "team", "bye_week"]].astype({"bye_week": "Int64"})
 
     def schedule(self, season: int) -> pd.DataFrame:
-        raw = self._weeks(season, "FantasyDefenseByGame.csv")
+        raw = self._weeks(season, "FantasyDefenseByGame.csv",
+                          ("HomeOrAway", "Season", "Week", "GameKey", "Team", "Opponent", "PointsAllowed", "Date"))
         home = raw[raw["HomeOrAway"] == "HOME"]
         g = pd.DataFrame({
             "season": home["Season"].astype(int), "week": home["Week"].astype(int),

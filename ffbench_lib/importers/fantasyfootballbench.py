@@ -1,13 +1,19 @@
 """Import a run recorded by the earlier FantasyFootballBench (``data/simulations/simulation_*``) as an ffbench
 run directory, so every metric and notebook runs on it.
 
-* Agents are keyed by the logged ``Model`` column: the team labels in those files do not match the models that
-  played (``GPT_5_Team_9`` was played by ``anthropic/claude-sonnet-4``); the label is kept as the team name.
+* Two models per team. The old code drafted each team with the model in its label (``GPT_5_Team_9`` drafted with
+  ``openai/gpt-5``), then handed the teams to other models for the season and rewrote the draft CSVs' ``Model``
+  column. So draft picks and draft decisions are the drafting model's (``draft_picks.agent``), everything from
+  week 1 on is the season model's (the logged ``Model`` of the weekly results); the label is the team name.
 * Draft picks come from the draft calls in order (shortlist = the named candidates); a pick whose answer was
-  empty is the old engine's and is marked ``fallback``.
+  empty is the old engine's and is marked ``fallback``. Projections are SportsData.io's 2024 preseason numbers
+  joined by player id (NaN where it has none: the old pool file gave Jefferson 0 and Etienne Hockenson's 124).
+* Trades: an invalid proposal was replaced by the old engine with a swap of each side's first two roster
+  entries, sent to the alphabetically first other team. Such a proposal is marked ``fallback`` (the proposing
+  side of that trade is not the model's); every other step is the model's if its answer was readable.
 * Lineups come from the weekly results; the FLEX slot from the model's answer. The bench was not logged: each
   week's roster is rebuilt from the lineup prompt's list of names, bench points from nflverse.
-* Lineups and accepted trades that followed an empty model answer are marked ``decided_by/made_by: fallback``.
+* Lineups that followed an empty model answer are marked ``decided_by: fallback``.
 * Not supported by those logs: tokens, cost, latency, re-asks (no ``llm_calls.jsonl``).
 """
 from __future__ import annotations
@@ -62,6 +68,53 @@ def _label(team: str) -> str:
     return team.replace(" ", "_")
 
 
+def _squash(text: str) -> str:
+    return re.sub(r"[^a-z0-9]", "", text.lower())
+
+
+def drafting_model(label: str, models: list[str]) -> str:
+    """The model named by a team label (``GPT_5_Mini_Team_10`` -> ``openai/gpt-5-mini``): an exact match of the
+    label's name with a model id's last part, else the one model id that starts with it (``GPT_OSS`` ->
+    ``gpt-oss-120b``)."""
+    name = _squash(re.sub(r"_Team_\d+$", "", label))
+    tails = {m: _squash(m.split("/")[-1]) for m in models}
+    hits = [m for m, t in tails.items() if t == name] or [m for m, t in tails.items() if t.startswith(name)]
+    if len(hits) != 1:
+        raise ValueError(f"team label {label!r}: cannot tell which of {sorted(models)} drafted it "
+                         f"({'no' if not hits else 'several'} model ids match {name!r})")
+    return hits[0]
+
+
+def _names_of(items: Any) -> list[str]:
+    return [str(x.get("name")) if isinstance(x, dict) else str(x) for x in (items or [])]
+
+
+def _team_of(text: Any) -> str:
+    return re.sub(r"^Team\s+", "", str(text or "")).strip().replace(" ", "_")
+
+
+def engine_made_proposal(output: Any, proposer: str, receiver: str, teams: list[str],
+                         terms: tuple[list[str], list[str]] | None = None) -> bool:
+    """Whether the old engine, not the model, made a proposal. The old engine replaced an invalid proposal by a
+    swap of each side's first two roster entries sent to the alphabetically first other team; so a proposal to
+    another team is the model's (even when the log cut its answer short), and one to that team is the model's
+    only if the answer names it (and, when known, the same players: ``terms`` = proposer gives, receives)."""
+    first = next(t for t in sorted(teams) if t != proposer)
+    if receiver != first:
+        return False
+    obj = _as_obj(output)
+    obj = obj if isinstance(obj, dict) else None
+    m = re.search(r'"target_team"\s*:\s*"([^"]+)"', str(output or ""))
+    target = _team_of(obj.get("target_team") if obj else (m.group(1) if m else ""))
+    if target != receiver:
+        return True
+    if obj is not None and terms is not None:
+        same = (sorted(map(name_key, _names_of(obj.get("give")))) == sorted(map(name_key, terms[0]))
+                and sorted(map(name_key, _names_of(obj.get("receive")))) == sorted(map(name_key, terms[1])))
+        return not same
+    return False
+
+
 class _Names:
     """Player name -> gsis id for the 2024 season (unique match by name and position, then by name)."""
 
@@ -105,7 +158,9 @@ def import_reference_run(sim_dir: str | Path, out: str | Path, data_dir: str | P
     label_model = results.drop_duplicates("Team").set_index("Team")["Model"].to_dict()
     teams = sorted(label_model)
     agent = {t: f"llm:{label_model[t]}" for t in teams}
-    checks: dict[str, Any] = {}
+    models = sorted(set(label_model.values()))
+    drafter = {t: f"llm:{drafting_model(t, models)}" for t in teams}
+    checks: dict[str, Any] = {"draft_agents": drafter}
     draft_csv_models = {}
     for f in (sim / "draft_results").glob("*_2024.csv"):
         if f.name.startswith("TopPlayers"):
@@ -116,7 +171,6 @@ def import_reference_run(sim_dir: str | Path, out: str | Path, data_dir: str | P
     checks["draft_csv_model_mismatches"] = {k: [v, label_model.get(k)] for k, v in draft_csv_models.items()
                                             if label_model.get(k) != v}
     proj = pd.read_csv(sim / "draft_results" / "TopPlayers_2024_Projections_PPR.csv")
-    proj_by_name = {name_key(n): float(v) for n, v in zip(proj["Name"], proj["FantasyPoints"])}
     pos_by_name = {name_key(n): p for n, p in zip(proj["Name"], proj["Position"])}
     players = prepared.players.set_index("player_id")
 
@@ -124,11 +178,12 @@ def import_reference_run(sim_dir: str | Path, out: str | Path, data_dir: str | P
     decisions: list[dict[str, Any]] = []
     run_id = f"ffb-{sim.name}"
 
-    def decision(team, kind, prompt, output, decided_by, week=None, pick=None, step=None, applied=None):
+    def decision(team, kind, prompt, output, decided_by, week=None, pick=None, step=None, applied=None,
+                 reason="empty or unreadable answer (old engine chose)"):
         decisions.append({"run_id": run_id, "season": 2024, "week": week, "pick": pick, "step": step,
-                          "team": team, "agent": agent[team], "decision": kind, "view": {"prompt": prompt},
-                          "view_hash": None, "raw_answer": output, "applied": applied, "decided_by": decided_by,
-                          "reason": None if decided_by == "agent" else "empty or unreadable answer (old engine chose)"})
+                          "team": team, "agent": (drafter if pick is not None else agent)[team], "decision": kind,
+                          "view": {"prompt": prompt}, "view_hash": None, "raw_answer": output, "applied": applied,
+                          "decided_by": decided_by, "reason": None if decided_by == "agent" else reason})
 
     # ---- draft ----------------------------------------------------------------------------------------------
     calls = _jsonl(_one(sim / "draft_results", "llm_calls_*.jsonl"))
@@ -172,9 +227,11 @@ def import_reference_run(sim_dir: str | Path, out: str | Path, data_dir: str | P
         pos = names.position.get(pid, pos_by_name.get(name_key(name)))
         prev = players["prev_points"].get(pid) if pid in players.index else None
         adp = players["adp"].get(pid) if pid in players.index else None
+        sdio = players["proj_points_sportsdataio"].get(pid) if pid in players.index else None
         state.add_rows("draft_picks", [{
-            "pick": pick, "round": (pick - 1) // len(teams) + 1, "team": team, "agent": agent[team],
-            "player_id": pid, "player_name": name, "position": pos, "proj_points": proj_by_name.get(name_key(name), 0.0),
+            "pick": pick, "round": (pick - 1) // len(teams) + 1, "team": team, "agent": drafter[team],
+            "player_id": pid, "player_name": name, "position": pos,
+            "proj_points": float(sdio) if sdio is not None and pd.notna(sdio) else float("nan"),
             "prev_points": float(prev) if prev is not None and pd.notna(prev) else 0.0,
             "adp": float(adp) if adp is not None and pd.notna(adp) else None,
             "shortlist": [names(n, pos_by_name.get(name_key(n))) for n in shortlist_of.get(team, [])],
@@ -185,16 +242,49 @@ def import_reference_run(sim_dir: str | Path, out: str | Path, data_dir: str | P
     trade_calls = _jsonl(_one(sim / "season_results", "llm_calls_trades_*.jsonl"))
     roster_now = {t: list(state.rosters[t]) for t in teams}
     started_match = []
+    # Negotiations: (week, proposer) -> its calls. The propose call is logged with a placeholder receiver; the
+    # later steps with the real one. An accepted record names the side whose offer was accepted as
+    # ``proposer``: at ``proposer_react`` that is the original receiver (its counter was accepted).
+    negotiations: dict[tuple[int, str], dict[str, Any]] = {}
+    for c in trade_calls:
+        neg = negotiations.setdefault((c["week"], c["proposer"]), {"calls": [], "receiver": None})
+        neg["calls"].append(c)
+        if c["stage"] != "propose":
+            neg["receiver"] = c["receiver"]
+    engine_props: set[tuple[int, str]] = set()
+    fallback_sides = 0
+    for (w, p), neg in negotiations.items():
+        prop = [c for c in neg["calls"] if c["stage"] == "propose"]
+        r = neg["receiver"]
+        if prop and r and engine_made_proposal(prop[-1].get("output"), p, r, teams):
+            engine_props.add((w, p))
+    for t in trades:
+        flipped = t["accepted_stage"] == "proposer_react"
+        p, r = (t["receiver"], t["proposer"]) if flipped else (t["proposer"], t["receiver"])
+        gives, gets = (t["receive"], t["give"]) if flipped else (t["give"], t["receive"])
+        t["_p"], t["_r"], t["_gives"], t["_gets"] = p, r, gives, gets
+        prop = [c for c in negotiations.get((t["week"], p), {"calls": []})["calls"] if c["stage"] == "propose"]
+        terms = (gives, gets) if t["accepted_stage"] == "counter_or_accept" else None
+        if prop and engine_made_proposal(prop[-1].get("output"), p, r, teams, terms):
+            engine_props.add((t["week"], p))
+        else:
+            engine_props.discard((t["week"], p))
+
     for w in weeks:
         wk = results[results["Week"] == w]
         # trades of this week happen before its lineups
         for t in [t for t in trades if t["week"] == w]:
-            p, r = t["proposer"], t["receiver"]
-            gives = [names(n) for n in t["give"]]
-            gets = [names(n) for n in t["receive"]]
-            call = [c for c in trade_calls if c["week"] == w and c["proposer"] == p and c["receiver"] == r
-                    and c["stage"] == t["accepted_stage"]]
-            made_by = "agent" if call and (call[-1].get("output") or "").strip() else "fallback"
+            p, r = t["_p"], t["_r"]
+            gives = [names(n) for n in t["_gives"]]
+            gets = [names(n) for n in t["_gets"]]
+            upto = STEP[t["accepted_stage"]]
+            steps = {STEP[c["stage"]]: c for c in negotiations.get((w, p), {"calls": []})["calls"]}
+            ok = {s: (s in steps and (s != 1 or (w, p) not in engine_props)
+                      and (s == 1 or isinstance(_as_obj(steps[s].get("output")), dict))) for s in range(1, upto + 1)}
+            # made_by: the accepting answer (as the engine records it); each side's own steps are in trade_steps
+            made_by = "agent" if ok[upto] else "fallback"
+            fallback_sides += int(not all(ok[s] for s in range(1, upto + 1, 2))) + int(
+                not all(ok[s] for s in range(2, upto + 1, 2)))
             roster_now[p] = [x for x in roster_now[p] if x not in gives] + gets
             roster_now[r] = [x for x in roster_now[r] if x not in gets] + gives
             state.add_rows("trades", [{"week": w, "negotiation": f"w{w}-{p}-{r}", "proposer": p, "receiver": r,
@@ -244,17 +334,30 @@ def import_reference_run(sim_dir: str | Path, out: str | Path, data_dir: str | P
                 pairs.append([team, opp])
                 seen.update((team, opp))
         state.record_week(w, pairs, totals)
-    for c in trade_calls:
-        obj = _as_obj(c.get("output"))
-        actor = c["proposer"] if c["stage"] in ("propose", "proposer_react") else c["receiver"]
-        action = (obj or {}).get("decision") or ("propose" if c["stage"] == "propose" and obj else None)
-        by = "agent" if obj else "fallback"
-        state.add_rows("trade_steps", [{
-            "week": c["week"], "negotiation": f"w{c['week']}-{c['proposer']}-{c['receiver']}", "step": STEP[c["stage"]],
-            "actor": actor, "agent": agent.get(actor), "action": action or "unreadable", "proposer": c["proposer"],
-            "receiver": c["receiver"], "proposer_gives": [], "receiver_gives": [],
-            "rationale": (obj or {}).get("rationale"), "decided_by": by, "reason": None}])
-        decision(actor, DECISION[c["stage"]], None, c.get("output"), by, week=c["week"], step=STEP[c["stage"]])
+    for (w, p), neg in negotiations.items():
+        r = neg["receiver"]
+        for c in neg["calls"]:
+            obj = _as_obj(c.get("output"))
+            obj = obj if isinstance(obj, dict) else None
+            actor = p if c["stage"] in ("propose", "proposer_react") else r
+            if actor is None:  # a proposal nobody answered: the model's target, as far as the log shows
+                actor = p
+            action = (obj or {}).get("decision") or ("propose" if c["stage"] == "propose" and obj else None)
+            engine = c["stage"] == "propose" and (w, p) in engine_props
+            # a proposal's log is sometimes cut short (the old engine saw the whole answer): what counts is
+            # whether the engine replaced it; an unanswered unreadable proposal is the engine's pass
+            readable = obj is not None or (c["stage"] == "propose" and r is not None)
+            by = "agent" if readable and not engine else "fallback"
+            reason = ("invalid proposal: the old engine proposed a swap of both sides' first two roster entries "
+                      "to the alphabetically first team") if engine else None
+            state.add_rows("trade_steps", [{
+                "week": w, "negotiation": f"w{w}-{p}-{r}", "step": STEP[c["stage"]],
+                "actor": actor, "agent": agent.get(actor), "action": action or "unreadable", "proposer": p,
+                "receiver": r, "proposer_gives": [], "receiver_gives": [],
+                "rationale": (obj or {}).get("rationale"), "decided_by": by,
+                "reason": reason if engine else (None if by == "agent" else "empty or unreadable answer")}])
+            decision(actor, DECISION[c["stage"]], None, c.get("output"), by, week=w, step=STEP[c["stage"]],
+                     **({"reason": reason} if engine else {}))
 
     final = pd.read_csv(sim / "season_results" / "final_standings_2024.csv").set_index("Team")
     checks["final_standings_match"] = all(
@@ -265,6 +368,10 @@ def import_reference_run(sim_dir: str | Path, out: str | Path, data_dir: str | P
     picks = pd.DataFrame(state.tables["draft_picks"])
     # the old engine let two teams draft the same player; kept as played, listed here
     checks["duplicate_draft_picks"] = sorted(picks.loc[picks["player_id"].duplicated(), "player_name"])
+    # no SportsData.io 2024 preseason projection (NaN in draft_picks, never 0)
+    checks["drafted_without_projection"] = sorted(set(picks.loc[picks["proj_points"].isna(), "player_name"]))
+    checks["engine_made_proposals"] = len(engine_props)
+    checks["trade_sides_not_the_models"] = fallback_sides  # a step of that side invalid or the engine's
     sizes = pd.DataFrame(state.tables["lineups"]).groupby(["week", "team"]).size()
     checks["team_weeks_short_of_starters"] = int((sizes < 7).sum())  # the old engine fielded empty slots
     state.phase = f"week:{weeks[-1]}"

@@ -2,7 +2,12 @@
 
 * per-call timeout; retries with exponential backoff on rate limits, 5xx, timeouts and connection errors
   (each attempt and its error is returned for the ledger, which is why ffbench drives the retry loop
-  instead of litellm's ``num_retries``); other errors (auth, bad request) fail at once;
+  instead of litellm's ``num_retries``; every request carries an ``X-FFBench-Attempt`` id so the ledger can
+  be matched to a server's log); other errors (bad request) fail at once;
+* configuration errors stop the run (:class:`FatalCallFailed`): a rejected key, no permission, an unknown
+  model, a prompt longer than the model's context window. Repairing every answer instead would make the
+  results measure the engine, not the model;
+* answers longer than ``MAX_ANSWER_CHARS`` are stored truncated (ledger and cache) and marked so;
 * a concurrency limit per provider endpoint, shared by every team that uses it in this process and divided
   by ``FFBENCH_CONCURRENCY_SHARE`` (the batch runner sets it to the number of worker processes);
 * cost from litellm's price table, or from the config's per-token prices for models it does not know;
@@ -14,18 +19,33 @@ from __future__ import annotations
 import asyncio
 import os
 import time
+import uuid
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..secrets import scrub
+from ..secrets import register, scrub
 from .cache import ReplayCache, ReplayMiss  # noqa: F401 - ReplayMiss re-exported
 
 RETRYABLE = ("RateLimitError", "InternalServerError", "ServiceUnavailableError", "BadGatewayError",
              "APIConnectionError", "Timeout", "APIError")
+#: litellm exception name -> kind; these are configuration errors, never transient
+FATAL = {"AuthenticationError": "auth", "PermissionDeniedError": "permission", "NotFoundError": "not_found",
+         "ContextWindowExceededError": "context"}
+FATAL_STATUS = {401: "auth", 403: "permission", 404: "not_found"}  # litellm maps some of these to APIError
+#: what is kept of an answer in the ledger and the cache; a longer answer is invalid (no JSON answer needs it)
+MAX_ANSWER_CHARS = 65_536
 
 
 class FatalLLMError(RuntimeError):
-    """Stops the run instead of being repaired: a replay miss, a missing API key."""
+    """Stops the run instead of being repaired: a replay miss, a missing or rejected API key."""
+
+
+class FatalCallFailed(FatalLLMError):
+    """A call failed with a configuration error (``kind`` from :data:`FATAL`); ``attempts`` go to the ledger."""
+
+    def __init__(self, message: str, attempts: list[dict[str, Any]], kind: str, error: str):
+        super().__init__(message)
+        self.attempts, self.kind, self.error = attempts, kind, error
 
 
 class LLMCallFailed(RuntimeError):
@@ -63,6 +83,8 @@ class CallResult:
     attempts: list[dict[str, Any]] = field(default_factory=list)
     cache_hit: bool = False
     cache_key: str = ""
+    answer_chars: int = 0  # length of the whole answer; ``text`` holds at most MAX_ANSWER_CHARS of it
+    truncated: bool = False
 
 
 _SEMAPHORES: dict[tuple[int, str], asyncio.Semaphore] = {}
@@ -86,16 +108,59 @@ def _usage(resp: Any) -> dict[str, int | None]:
             "reasoning_tokens": getattr(details, "reasoning_tokens", None) if details else None}
 
 
+def key_variable(spec) -> str:
+    """The environment variable the key comes from: ``api_key_env``, else the one litellm reads for the
+    provider (asked with an empty environment, so it names the variable even when it is set)."""
+    if spec.api_key_env:
+        return spec.api_key_env
+    import litellm
+    from unittest import mock
+
+    with mock.patch.dict(os.environ, clear=True):
+        missing = litellm.validate_environment(model=spec.model).get("missing_keys") or []
+    return " / ".join(missing) or "the provider's API key variable"
+
+
+def _fatal_message(team: str, spec, kind: str, name: str, text: str) -> str:
+    who = f"team {team!r} ({spec.model})" if team else spec.model
+    where = f" at {spec.api_base}" if spec.api_base else ""
+    if kind == "auth":
+        return (f"{who}: the provider rejected the API key from {key_variable(spec)} ({name}: {text}); "
+                "set a valid key for this provider and run again")
+    if kind == "permission":
+        return (f"{who}: the key from {key_variable(spec)} has no access to this model ({name}: {text}); "
+                "use a key with access or another model")
+    if kind == "not_found":
+        return f"{who}: model not found{where} ({name}: {text}); check the model id in the config"
+    return f"{who}: {name}: {text}"
+
+
+def _cut(text: str | None) -> tuple[str | None, int, bool]:
+    n = len(text or "")
+    return (text[:MAX_ANSWER_CHARS] if n > MAX_ANSWER_CHARS else text), n, n > MAX_ANSWER_CHARS
+
+
 class LLMClient:
-    def __init__(self, spec, settings, cache: ReplayCache | None, budget: Budget):
+    def __init__(self, spec, settings, cache: ReplayCache | None, budget: Budget, team: str = ""):
         self.spec = spec
         self.settings = settings
         self.cache = cache
         self.budget = budget
+        self.team = team
         self.provider_key = f"{spec.model.split('/', 1)[0]}@{spec.api_base or 'default'}"
+        self._params: dict[str, Any] | None = None
 
     # the parameters that shape an answer (and so key the cache); never the key or the address
     def answer_params(self) -> dict[str, Any]:
+        if self._params is None:
+            self._params = self._answer_params()
+        return dict(self._params)
+
+    def request_params(self) -> dict[str, Any]:
+        """What the ledger records of a request: the answer parameters plus timeout and retry policy."""
+        return {**self.answer_params(), "timeout_s": self.spec.timeout_s, "retries": self.settings.retries}
+
+    def _answer_params(self) -> dict[str, Any]:
         s = self.spec
         p: dict[str, Any] = {"max_tokens": s.max_tokens}
         if s.temperature is not None:
@@ -128,6 +193,7 @@ class LLMClient:
             if not key:
                 raise FatalLLMError(f"environment variable {s.api_key_env} (api_key_env of {s.model}) is not set; "
                                     "export it before running")
+            register(key)  # masked in every file and message from now on, whatever its variable is called
             kw["api_key"] = key
         elif s.api_base and s.model.startswith("openai/") and not os.environ.get("OPENAI_API_KEY"):
             kw["api_key"] = "not-needed"  # local OpenAI-compatible servers ignore it
@@ -153,9 +219,11 @@ class LLMClient:
         key = ReplayCache.key(self.spec.model, messages, params) if self.cache else ""
         if self.cache:
             hit = self.cache.get(key)
-            if hit is not None and "response" in hit:
+            if hit is not None and "response" in hit:  # replays the recorded attempts too (ledger = live one)
                 r = hit["response"]
-                return CallResult(r["text"], r["finish_reason"], r["usage"], r["cost_usd"], 0.0, [], True, key)
+                n = r.get("answer_chars", len(r["text"] or ""))
+                return CallResult(r["text"], r["finish_reason"], r["usage"], r["cost_usd"], 0.0,
+                                  hit.get("attempts", []), True, key, n, bool(r.get("truncated")))
             if hit is not None and self.settings.replay_only:  # a recorded failure replays as that failure
                 raise LLMCallFailed(hit["failure"]["message"], hit["failure"]["attempts"])
             if self.settings.replay_only:
@@ -166,14 +234,23 @@ class LLMClient:
         t_total = time.perf_counter()
         for attempt in range(self.settings.retries + 1):
             t0 = time.perf_counter()
+            attempt_id = uuid.uuid4().hex[:16]
+            headers = {**params.get("extra_headers", {}), "X-FFBench-Attempt": attempt_id}
             try:
                 async with _semaphore(self.provider_key, self.spec.max_concurrency):
-                    resp = await litellm.acompletion(model=self.spec.model, messages=messages, **params, **kwargs)
+                    resp = await litellm.acompletion(model=self.spec.model, messages=messages,
+                                                     **{**params, "extra_headers": headers}, **kwargs)
             except Exception as exc:  # noqa: BLE001 - classified below
                 name = type(exc).__name__
                 retry = name in RETRYABLE and attempt < self.settings.retries
-                attempts.append({"attempt": attempt, "error": name, "message": scrub(str(exc))[:500],
+                attempts.append({"attempt": attempt, "id": attempt_id, "error": name,
+                                 "message": scrub(str(exc))[:500],
                                  "latency_s": round(time.perf_counter() - t0, 3), "retried": retry})
+                kind = next((FATAL[c.__name__] for c in type(exc).__mro__ if c.__name__ in FATAL),
+                            FATAL_STATUS.get(getattr(exc, "status_code", None)))
+                if kind:  # never cached: a fixed key or config must call the provider again
+                    raise FatalCallFailed(_fatal_message(self.team, self.spec, kind, name, scrub(str(exc))[:300]),
+                                          attempts, kind, scrub(str(exc))[:500]) from None
                 if not retry:
                     message = f"{self.spec.model}: {name}: {scrub(str(exc))[:300]}"
                     if self.cache:
@@ -183,17 +260,20 @@ class LLMClient:
                     raise LLMCallFailed(message, attempts) from None
                 await asyncio.sleep(self.settings.backoff_s * (2 ** attempt))
                 continue
-            choice = resp.choices[0]
-            text = getattr(choice.message, "content", None)
+            choice = resp.choices[0] if getattr(resp, "choices", None) else None  # no choices: an empty answer
+            content = getattr(getattr(choice, "message", None), "content", None)  # an echoed key never enters the league state:
+            text, n_chars, truncated = _cut(scrub(content) if content else content)
+            attempts.append({"attempt": attempt, "id": attempt_id, "error": None,
+                             "latency_s": round(time.perf_counter() - t0, 3)})
             result = CallResult(text=text, finish_reason=getattr(choice, "finish_reason", None), usage=_usage(resp),
                                 cost_usd=self._cost(resp), latency_s=round(time.perf_counter() - t_total, 3),
-                                attempts=attempts + [{"attempt": attempt, "error": None,
-                                                      "latency_s": round(time.perf_counter() - t0, 3)}],
-                                cache_key=key)
+                                attempts=attempts, cache_key=key, answer_chars=n_chars, truncated=truncated)
             self.budget.add(result.cost_usd)
             if self.cache:
                 self.cache.put(key, {"request": {"model": self.spec.model, "messages": messages, "params": params},
                                      "response": {"text": text, "finish_reason": result.finish_reason,
-                                                  "usage": result.usage, "cost_usd": result.cost_usd}})
+                                                  "usage": result.usage, "cost_usd": result.cost_usd,
+                                                  "answer_chars": n_chars, "truncated": truncated},
+                                     "attempts": attempts})
             return result
         raise AssertionError("unreachable")  # pragma: no cover

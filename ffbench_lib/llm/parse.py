@@ -1,5 +1,6 @@
 """Robust extraction of one JSON object from a model's text: reasoning blocks, code fences and prose around
-the JSON are tolerated; anything else is an error message the model can act on."""
+the JSON are tolerated; anything else is an error message the model can act on. Nesting is bounded
+(``MAX_DEPTH``): a deeply nested answer is an invalid answer, never a RecursionError in the run."""
 from __future__ import annotations
 
 import json
@@ -8,6 +9,18 @@ from typing import Any
 
 _REASONING = re.compile(r"<(think|thinking|reasoning)>.*?</\1>", re.S | re.I)
 _FENCE = re.compile(r"```(?:json|JSON)?\s*(.*?)```", re.S)
+MAX_DEPTH = 32  # an ffbench answer needs 3 levels
+
+
+def depth(obj: Any) -> int:
+    """Nesting depth of a parsed JSON value, without recursion."""
+    deepest, stack = 0, [(obj, 1)]
+    while stack:
+        x, d = stack.pop()
+        if isinstance(x, (dict, list)):
+            deepest = max(deepest, d)
+            stack.extend((v, d + 1) for v in (x.values() if isinstance(x, dict) else x))
+    return deepest
 
 
 def parse_json(text: str | None) -> tuple[dict[str, Any] | None, str | None]:
@@ -28,9 +41,17 @@ def parse_json(text: str | None) -> tuple[dict[str, Any] | None, str | None]:
                 obj, _ = decoder.raw_decode(cand, i)
             except json.JSONDecodeError:
                 continue
+            except RecursionError:
+                return None, _too_deep()
             if isinstance(obj, dict):
+                if depth(obj) > MAX_DEPTH:
+                    return None, _too_deep()
                 return obj, None
     if "{" in body and body.count("{") > body.count("}"):
         return None, ("the JSON object is incomplete or malformed (cut off?); reply with one shorter, complete, "
                       "valid JSON object")
     return None, "no JSON object found in the answer; reply with exactly one JSON object"
+
+
+def _too_deep() -> str:
+    return f"the JSON is nested more than {MAX_DEPTH} levels deep; reply with one flat JSON object as in the schema"

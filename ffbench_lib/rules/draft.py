@@ -2,7 +2,7 @@
 the two draft answers (shortlist, then pick)."""
 from __future__ import annotations
 
-from typing import Any, Mapping, Sequence
+from typing import Any, Iterable, Mapping, Sequence
 
 import numpy as np
 
@@ -37,6 +37,12 @@ def snake(order: Sequence[str], rounds: int) -> list[tuple[int, int, str]]:
 
 def legal_positions(current: Sequence[str], roster: Roster) -> list[str]:
     return [pos for pos in ("QB", "RB", "WR", "TE") if draft_pick_problem(list(current), pos, roster) is None]
+
+
+def legal_players(cards: Iterable[dict[str, Any]], legal: Sequence[str]) -> list[dict[str, Any]]:
+    """The players (view cards) a team may shortlist or pick now: those at a legal position. Bots choose only
+    among these, so their draft answers pass :func:`validate_shortlist` and :func:`validate_pick`."""
+    return [c for c in cards if c["pos"] in legal]
 
 
 def validate_shortlist(answer: Any, available: Sequence[str], positions: Mapping[str, str], legal: Sequence[str],

@@ -4,7 +4,10 @@ oracle), and the repair of a partly illegal answer."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Mapping, Sequence
+from itertools import combinations, product
+from typing import Iterator, Mapping, Sequence
+
+import numpy as np
 
 from ..config import Roster
 
@@ -56,6 +59,36 @@ def best_lineup(positions: Mapping[str, str], values: Mapping[str, float], roste
                       key=lambda p: (-values.get(p, 0.0), p))
         picks = pool[: counts["FLEX"]]
         out["FLEX"] = picks + [None] * (counts["FLEX"] - len(picks))
+    return out
+
+
+def legal_lineups(positions: Mapping[str, str], roster: Roster) -> Iterator[dict[str, list[str]]]:
+    """Every legal lineup (the action set of ``set_lineup``; each slot's players in id order): each position
+    slot takes players of its position, then FLEX takes eligible players left over."""
+    counts = slot_counts(roster)
+    fixed = [s for s in counts if s != "FLEX"]
+    pools = [combinations(sorted(p for p, pos in positions.items() if pos == s), counts[s]) for s in fixed]
+    for choice in product(*pools):
+        lineup = {s: list(c) for s, c in zip(fixed, choice)}
+        if "FLEX" not in counts:
+            yield lineup
+            continue
+        used = {p for c in choice for p in c}
+        left = sorted(p for p, pos in positions.items() if p not in used and eligible("FLEX", pos, roster))
+        for flex in combinations(left, counts["FLEX"]):
+            yield {**lineup, "FLEX": list(flex)}
+
+
+def random_lineup(positions: Mapping[str, str], roster: Roster, rng: np.random.Generator) -> dict[str, list[str]]:
+    """A lineup drawn uniformly from :func:`legal_lineups` without listing them: each position slot draws its
+    players uniformly, then FLEX (last in :func:`slot_counts`) from the eligible players left. Every position
+    draw leaves the same number of FLEX candidates, so each legal lineup has the same probability."""
+    out: dict[str, list[str]] = {}
+    used: set[str] = set()
+    for slot, n in slot_counts(roster).items():
+        pool = sorted(p for p, pos in positions.items() if p not in used and eligible(slot, pos, roster))
+        out[slot] = sorted(pool[i] for i in rng.choice(len(pool), size=min(n, len(pool)), replace=False))
+        used.update(out[slot])
     return out
 
 

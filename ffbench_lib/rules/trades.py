@@ -1,10 +1,13 @@
 """Trade rules: an offer moves equal numbers of players (1..max per side) between two teams; every player
 must be owned by its side at that moment and not already moved this week; both rosters must stay within
-caps and still be able to field a legal lineup."""
+caps and still be able to field a legal lineup. :class:`OfferSpace` lists the candidate offers a team can
+make, so a policy chooses among legal ones (OpenSpiel style: the rules own the legal actions)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Mapping
+from itertools import combinations
+from math import comb
+from typing import Any, Iterator, Mapping, Sequence
 
 from ..config import Roster
 from ..state import LeagueState
@@ -42,9 +45,24 @@ def parse_offer(answer: Mapping[str, Any], me: str, other: str) -> tuple[Offer |
     return Offer(me, other, tuple(give), tuple(get)), None
 
 
-def offer_problem(state: LeagueState, offer: Offer, positions: Mapping[str, str], roster: Roster,
-                  max_per_side: int, locked: set[str], size: int | None = None) -> str | None:
-    """Why ``offer`` is illegal right now, or None."""
+@dataclass(frozen=True)
+class Market:
+    """Everything trade legality depends on. The engine judges with the league state; a bot rebuilds this
+    from its view (``rosters`` then holds only the teams it sees) and judges with the same :func:`offer_problem`."""
+
+    rosters: Mapping[str, Sequence[str]]
+    positions: Mapping[str, str]
+    roster: Roster
+    max_per_side: int
+    locked: frozenset[str] = frozenset()
+
+    def problem(self, offer: Offer, size: int | None = None) -> str | None:
+        return offer_problem(self, offer, self.positions, self.roster, self.max_per_side, self.locked, size)
+
+
+def offer_problem(state: LeagueState | Market, offer: Offer, positions: Mapping[str, str], roster: Roster,
+                  max_per_side: int, locked: set[str] | frozenset[str], size: int | None = None) -> str | None:
+    """Why ``offer`` is illegal right now, or None (``state`` is read for its rosters only)."""
     if offer.b not in state.rosters or offer.b == offer.a:
         return f"unknown trade partner {offer.b!r}; choose another team of the league"
     na, nb = len(offer.a_gives), len(offer.b_gives)
@@ -77,3 +95,74 @@ def offer_problem(state: LeagueState, offer: Offer, positions: Mapping[str, str]
 def apply_offer(state: LeagueState, offer: Offer) -> None:
     state.rosters[offer.a] = [p for p in state.rosters[offer.a] if p not in offer.a_gives] + list(offer.b_gives)
     state.rosters[offer.b] = [p for p in state.rosters[offer.b] if p not in offer.b_gives] + list(offer.a_gives)
+
+
+def _unrank(items: Sequence[str], k: int, r: int) -> tuple[str, ...]:
+    """The ``r``-th ``k``-combination of ``items`` in :func:`itertools.combinations` order."""
+    out: list[str] = []
+    start = 0
+    for left in range(k, 0, -1):
+        for i in range(start, len(items)):
+            c = comb(len(items) - i - 1, left - 1)  # combinations that start with items[i]
+            if r < c:
+                out.append(items[i])
+                start = i + 1
+                break
+            r -= c
+    return tuple(out)
+
+
+@dataclass(frozen=True)
+class _Block:
+    """Offers ``a`` -> ``b`` with ``k`` players each way: every give-set times every get-set."""
+
+    b: str
+    k: int
+    mine: tuple[str, ...]
+    theirs: tuple[str, ...]
+
+    def __len__(self) -> int:
+        return comb(len(self.mine), self.k) * comb(len(self.theirs), self.k)
+
+    def get(self, a: str, i: int) -> Offer:
+        g, t = divmod(i, comb(len(self.theirs), self.k))
+        return Offer(a, self.b, _unrank(self.mine, self.k, g), _unrank(self.theirs, self.k, t))
+
+
+class OfferSpace:
+    """Every candidate offer team ``a`` can make to ``partners`` as one indexed sequence: equal-size sets of
+    unlocked players each side, 1..max per side (a proposal) or exactly ``size`` (a counter keeps the offer's
+    size). Indexing lets a policy draw uniformly without listing ~10^5 offers; :meth:`legal` keeps those
+    :func:`offer_problem` accepts, so the legal set is defined by the one check the engine uses."""
+
+    def __init__(self, market: Market, a: str, partners: Sequence[str], size: int | None = None):
+        self.market, self.a, self.size = market, a, size
+        sizes = [size] if size is not None else range(1, market.max_per_side + 1)
+        free = {t: tuple(sorted(p for p in market.rosters[t] if p not in market.locked)) for t in (a, *partners)}
+        self._blocks = [_Block(b, k, free[a], free[b]) for b in partners for k in sizes
+                        if 1 <= k <= min(len(free[a]), len(free[b]))]
+        self._len = sum(len(blk) for blk in self._blocks)
+
+    def __len__(self) -> int:
+        return self._len
+
+    def __getitem__(self, i: int) -> Offer:
+        if not 0 <= i < self._len:
+            raise IndexError(i)
+        for blk in self._blocks:
+            if i < len(blk):
+                return blk.get(self.a, i)
+            i -= len(blk)
+        raise AssertionError("unreachable")
+
+    def __iter__(self) -> Iterator[Offer]:
+        for blk in self._blocks:
+            for give in combinations(blk.mine, blk.k):
+                for get in combinations(blk.theirs, blk.k):
+                    yield Offer(self.a, blk.b, give, get)
+
+    def is_legal(self, offer: Offer) -> bool:
+        return self.market.problem(offer, self.size) is None
+
+    def legal(self) -> Iterator[Offer]:
+        return (o for o in self if self.is_legal(o))

@@ -8,11 +8,21 @@ Faults: ``429``, ``500``, ``slow`` (sleeps past the client's timeout), ``malform
 (JSON inside prose), ``fence`` (JSON in a code fence), ``hallucinated`` (unknown player ids), ``illegal``
 (an illegal lineup or a player from the wrong position), ``empty`` (no content), ``truncated`` (cut off,
 ``finish_reason: length``). ``prose`` and ``fence`` are recoverable by the parser; the others are not.
+``slow`` holds the answer until the client hangs up (or ``slow_s`` passes), so it never races the timeout.
+
+Opt-in faults (not in the default mix): ``401``/``403``/``404`` (bad key, no permission, unknown model, as
+OpenAI words them), ``nested`` (JSON nested 5,000 deep: a RecursionError for a naive parser), ``huge`` (a 1 MB
+answer). ``context_window`` answers OpenAI's ``context_length_exceeded`` 400 when a prompt is longer than that
+(4 characters a token).
+Each request's ``X-FFBench-Attempt`` header is logged, so a test can match the client's ledger to the
+requests this server really received.
 """
 from __future__ import annotations
 
 import json
 import re
+import select
+import socket
 import threading
 import time
 import zlib
@@ -24,6 +34,11 @@ from typing import Any
 import numpy as np
 
 FAULTS = ("429", "500", "slow", "malformed", "prose", "fence", "hallucinated", "illegal", "empty", "truncated")
+STATUS_FAULTS = {
+    "401": (401, "invalid_request_error", "invalid_api_key", "Incorrect API key provided: sk-...xxxx."),
+    "403": (403, "permission_error", "insufficient_permissions", "You do not have access to this model."),
+    "404": (404, "invalid_request_error", "model_not_found", "The model does not exist or you do not have access."),
+}
 ID = re.compile(r"^(00-\d{7}|sdio:\d+)\s*\|")
 
 
@@ -119,14 +134,16 @@ class FakeOpenAIServer:
     fault_rate: float = 0.0
     faults: tuple[str, ...] = FAULTS
     latency_s: float = 0.0
-    slow_s: float = 3.0
+    slow_s: float = 30.0  # upper bound; a slow answer is normally cut short by the client hanging up
     seed: int = 0
     requests: int = 0
     injected: Counter = field(default_factory=Counter)
     log: list[dict[str, Any]] = field(default_factory=list)
     echo_auth_in_errors: bool = False  # some providers echo part of the key in errors: tests that we scrub it
+    echo_auth_in_answers: bool = False  # the Authorization header inside every answer's rationale (canary tests)
     inflight: int = 0
     max_inflight: int = 0
+    context_window: int | None = None  # tokens (4 characters each); longer prompts get OpenAI's 400
 
     def __post_init__(self) -> None:
         self._lock = threading.Lock()
@@ -147,8 +164,11 @@ class FakeOpenAIServer:
                     server.inflight += 1
                     server.max_inflight = max(server.max_inflight, server.inflight)
                 try:
-                    status, payload, delay = server.respond(body, self.headers.get("Authorization", ""))
-                    if delay:
+                    status, payload, delay = server.respond(body, self.headers.get("Authorization", ""),
+                                                            self.headers.get("X-FFBench-Attempt"))
+                    if payload.pop("_hold", False):
+                        _wait_for_hangup(self.connection, delay)
+                    elif delay:
                         time.sleep(delay)
                 finally:
                     with server._lock:
@@ -185,26 +205,39 @@ class FakeOpenAIServer:
         return f"http://127.0.0.1:{self._httpd.server_address[1]}/v1"
 
     # -- answering ----------------------------------------------------------------------------------------
-    def respond(self, body: dict[str, Any], auth: str = "") -> tuple[int, dict[str, Any], float]:
+    def respond(self, body: dict[str, Any], auth: str = "",
+                attempt_id: str | None = None) -> tuple[int, dict[str, Any], float]:
         msgs = body.get("messages", [])
         prompt = next((m["content"] for m in msgs if m.get("role") == "user"), "")
+        prompt_chars = sum(len(m.get("content") or "") for m in msgs)
         with self._lock:
             self.requests += 1
             n = self.requests
             fault = str(self._rng.choice(self.faults)) if self._rng.random() < self.fault_rate else None
+            if self.context_window is not None and prompt_chars // 4 > self.context_window:
+                fault = "context"
             if fault:
                 self.injected[fault] += 1
-            self.log.append({"n": n, "model": body.get("model"), "fault": fault,
+            self.log.append({"n": n, "model": body.get("model"), "fault": fault, "attempt_id": attempt_id,
                              "decision": _line(prompt, "DECISION:")})
         delay = self.latency_s
+        if fault in STATUS_FAULTS:
+            status, typ, code, message = STATUS_FAULTS[fault]
+            message += f" (request auth: {auth})" if self.echo_auth_in_errors else ""
+            return status, {"error": {"message": message, "type": typ, "code": code}}, delay
+        if fault == "context":
+            return 400, {"error": {"message": f"This model's maximum context length is {self.context_window} tokens. "
+                                              f"However, your messages resulted in {prompt_chars // 4} tokens.",
+                                   "type": "invalid_request_error", "param": "messages",
+                                   "code": "context_length_exceeded"}}, delay
         if fault == "429":
             return 429, {"error": {"message": "rate limited (injected)", "type": "rate_limit_error"}}, delay
         if fault == "500":
             echo = f" (request auth: {auth})" if self.echo_auth_in_errors else ""
             return 500, {"error": {"message": f"server error (injected){echo}", "type": "server_error"}}, delay
-        if fault == "slow":
-            delay = self.slow_s
         answer = policy(prompt)
+        if self.echo_auth_in_answers:
+            answer["rationale"] = f"{answer.get('rationale', '')} (request auth: {auth})"
         text = json.dumps(answer)
         finish = "stop"
         if fault == "malformed":
@@ -226,12 +259,31 @@ class FakeOpenAIServer:
             text = ""
         elif fault == "truncated":
             text, finish = text[: max(1, len(text) // 2)], "length"
-        prompt_chars = sum(len(m.get("content") or "") for m in msgs)
+        elif fault == "nested":
+            text = "[" * 5_000 + "]" * 5_000
+            text = '{"lineup": ' + text + "}"
+        elif fault == "huge":
+            text = json.dumps({**answer, "rationale": "x" * 1_000_000})
         usage = {"prompt_tokens": prompt_chars // 4, "completion_tokens": max(1, len(text) // 4),
                  "total_tokens": prompt_chars // 4 + max(1, len(text) // 4)}
         return 200, {"id": f"chatcmpl-{n}", "object": "chat.completion", "created": 0, "model": body.get("model"),
                      "choices": [{"index": 0, "message": {"role": "assistant", "content": text},
-                                  "finish_reason": finish}], "usage": usage}, delay
+                                  "finish_reason": finish}], "usage": usage,
+                     **({"_hold": True} if fault == "slow" else {})}, self.slow_s if fault == "slow" else delay
+
+
+def _wait_for_hangup(conn: socket.socket, limit_s: float) -> None:
+    """Hold a ``slow`` answer until the client closes the connection (its timeout) or ``limit_s`` passes."""
+    end = time.monotonic() + limit_s
+    while (left := end - time.monotonic()) > 0:
+        readable, _, _ = select.select([conn], [], [], min(left, 0.05))
+        if readable:
+            try:
+                if conn.recv(1, socket.MSG_PEEK) == b"":
+                    return
+            except OSError:
+                return
+            time.sleep(min(left, 0.05))  # pipelined bytes, not a hang-up: keep waiting
 
 
 def _illegal(answer: dict[str, Any]) -> str:

@@ -1,0 +1,66 @@
+"""Fitting a prompt into a model's budget (``max_prompt_tokens``) by shortening the VIEW before it is rendered,
+so the templates never change: other teams' tables first (their best players by this week's projection are
+kept), then the draft board, then long negotiation histories. Each step is one level of a ladder; the agent
+renders, counts and climbs until the prompt fits. The model is told what was shortened.
+
+The answer is still checked against the whole view: a shortened table hides players, it never makes them
+illegal.
+"""
+from __future__ import annotations
+
+NOTE = "Some tables were shortened to fit your context: {what}."
+_OTHER_ROWS = (8, 5, 3, 1)  # rows kept per other team's roster
+_BOARD_ROWS = (6, 4, 2)  # best available players kept per position on the draft board
+_HISTORY = 2  # negotiation steps kept (the latest)
+_RATIONALE_CHARS = 300
+
+
+def _best(rows: list[dict], n: int) -> list[dict]:
+    return sorted(rows, key=lambda r: (-(r.get("proj_week") or 0.0), str(r.get("id"))))[:n]
+
+
+def _short_rationale(step: dict) -> dict:
+    text = step.get("their_rationale_untrusted")
+    return {**step, "their_rationale_untrusted": text[:_RATIONALE_CHARS]} if text else step
+
+
+def levels(view: dict) -> int:
+    """How many shortening steps exist for this view (0: nothing can be shortened)."""
+    n = 0
+    if view.get("other_teams"):
+        n += len(_OTHER_ROWS)
+    if view.get("available"):
+        n += len(_BOARD_ROWS)
+    if len(view.get("negotiation") or []) > _HISTORY:
+        n += 1
+    return n
+
+
+def shorten(view: dict, level: int) -> tuple[dict, list[str]]:
+    """The view at shortening ``level`` (0 = unchanged) and what the model is told was shortened."""
+    if level <= 0:
+        return view, []
+    out, notes, step = dict(view), [], 0
+    if view.get("negotiation") and len(view["negotiation"]) > _HISTORY:
+        step += 1  # cheapest loss first: old negotiation steps and long rationales
+        if level >= step:
+            out["negotiation"] = [_short_rationale(h) for h in view["negotiation"][-_HISTORY:]]
+            notes.append(f"only the last {_HISTORY} negotiation steps are shown")
+    if view.get("other_teams"):
+        k = min(level - step, len(_OTHER_ROWS))
+        step += len(_OTHER_ROWS)
+        if k > 0:
+            n = _OTHER_ROWS[k - 1]
+            out["other_teams"] = [{**o, "roster": _best(o["roster"], n)} for o in view["other_teams"]]
+            notes.append(f"other teams' rosters show only their {n} best player(s) by this week's projection")
+    if view.get("available"):
+        k = min(level - step, len(_BOARD_ROWS))
+        if k > 0:
+            n = _BOARD_ROWS[k - 1]
+            out["available"] = {pos: ps[:n] for pos, ps in view["available"].items()}
+            notes.append(f"the board shows the {n} best available player(s) per position")
+    return out, notes
+
+
+def note(notes: list[str]) -> str:
+    return NOTE.format(what="; ".join(notes))

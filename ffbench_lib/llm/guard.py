@@ -1,0 +1,28 @@
+"""The fallback-rate guard: a run whose LLM team is mostly repaired by the engine measures the engine, not
+the model, so it stops (status ``failed``) instead of finishing with numbers that look like the model's."""
+from __future__ import annotations
+
+from collections import Counter
+
+from .client import FatalLLMError
+
+
+class FallbackGuard:
+    def __init__(self, max_rate: float | None, min_decisions: int):
+        self.max_rate, self.min_decisions = max_rate, min_decisions
+        self.decisions: Counter = Counter()
+        self.fallbacks: Counter = Counter()
+
+    def record(self, team: str, agent_id: str, decided_by: str) -> None:
+        """Count one logged decision of an LLM team; raise :class:`FatalLLMError` past the limit."""
+        if self.max_rate is None or not agent_id.startswith("llm:"):
+            return
+        self.decisions[team] += 1
+        self.fallbacks[team] += decided_by == "fallback"
+        n, fb = self.decisions[team], self.fallbacks[team]
+        if n >= self.min_decisions and fb / n > self.max_rate:
+            raise FatalLLMError(
+                f"team {team!r} ({agent_id.removeprefix('llm:')}): the engine repaired {fb} of its {n} decisions "
+                f"({fb / n:.0%} > llm.max_fallback_rate {self.max_rate:.0%}), so the results would measure the "
+                "engine, not the model; see llm_calls.jsonl for the errors (server, model, prompt size), or raise "
+                "llm.max_fallback_rate")

@@ -1,0 +1,333 @@
+"""Bad input gets one clear message: the real CLI on each bad file or option exits non-zero, prints no
+traceback, names the field or file, and writes nothing to ``--out``.
+
+Bad data files are modified copies of small parts of the real data, written to tmp_path; unchanged files are
+symlinked read-only from the data directory (never copied into the repo).
+"""
+from __future__ import annotations
+
+import gzip
+import subprocess
+import sys
+from pathlib import Path
+
+import pandas as pd
+import pytest
+import yaml
+
+from ffbench_lib import cli
+
+REPO = Path(__file__).resolve().parents[1]
+DEMO = REPO / "params" / "demo.yaml"
+BATCH = REPO / "params" / "batch_demo.yaml"
+
+
+@pytest.fixture(autouse=True)
+def _isolated(tmp_path, monkeypatch, data_dir):
+    """Prepared-season caches go to tmp_path, never into the repo."""
+    monkeypatch.setenv("FFBENCH_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv("FFBENCH_DATA_DIR", str(data_dir))
+
+
+def ffbench(*args: str) -> tuple[int, str, str]:
+    """``ffbench ARGS`` in this process: (exit code, stdout, stderr)."""
+    import contextlib
+    import io
+
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        try:
+            code = cli.main([str(a) for a in args])
+        except SystemExit as exc:  # argparse usage errors
+            code = exc.code
+    return code, out.getvalue(), err.getvalue()
+
+
+def refused(*args: str, expect: list[str]) -> str:
+    code, _, err = ffbench(*args)
+    assert code not in (0, None), err
+    assert "Traceback" not in err
+    for text in expect:
+        assert text in err, err
+    return err
+
+
+def league_file(tmp_path: Path, name: str = "league.yaml", **changes) -> Path:
+    d = yaml.safe_load(DEMO.read_text())
+    for key, value in changes.items():
+        d[key] = value
+    f = tmp_path / name
+    f.write_text(yaml.safe_dump(d, sort_keys=False))
+    return f
+
+
+# ------------------------------------------------------------------------------------------ YAML parsing
+
+def test_alias_bomb_is_refused_quickly_by_the_real_cli(tmp_path):
+    f = tmp_path / "bomb.yaml"
+    lines = ['a: &a ["x","x","x","x","x","x","x","x","x"]']
+    for prev, name in zip("abcdefgh", "bcdefghi"):
+        lines.append(f"{name}: &{name} [{', '.join(['*' + prev] * 9)}]")
+    f.write_text("\n".join(lines) + "\n")
+    r = subprocess.run([sys.executable, "-m", "ffbench_lib", "validate", str(f)], capture_output=True, text=True,
+                       timeout=300)
+    assert r.returncode == 2 and "Traceback" not in r.stderr
+    assert "expands to more than 100,000 values through aliases" in r.stderr and "bomb.yaml" in r.stderr
+
+
+def test_too_many_aliases_and_too_big_files_are_refused(tmp_path):
+    f = tmp_path / "aliases.yaml"
+    f.write_text("a: &a 1\nb: [" + ", ".join(["*a"] * 101) + "]\n")
+    refused("validate", f, expect=["more than 100 aliases", "line 2"])
+    big = tmp_path / "big.yaml"
+    big.write_text("# " + "x" * 1_100_000 + "\n")
+    refused("validate", big, expect=["big.yaml", "at most 1,000,000"])
+
+
+def test_duplicate_keys_are_refused_with_line_numbers(tmp_path):
+    f = tmp_path / "dup.yaml"
+    f.write_text(DEMO.read_text().replace("seed: 1\n", "seed: 1\nseed: 2\n"))
+    refused("validate", f, expect=["duplicate key 'seed' (first at line 5)", "line 6"])
+    nested = tmp_path / "nested.yaml"
+    nested.write_text(DEMO.read_text().replace("  QB: 1\n", "  QB: 1\n  QB: 2\n"))
+    refused("validate", nested, expect=["duplicate key 'QB'"])
+
+
+def test_anchors_and_merge_keys_still_work(tmp_path):
+    f = tmp_path / "anchors.yaml"
+    text = DEMO.read_text().replace("  - {name: VORP-1, agent: {kind: bot, strategy: vorp}}",
+                                    "  - {name: VORP-1, agent: &v {kind: bot, strategy: vorp}}")
+    text = text.replace("  - {name: VORP-2, agent: {kind: bot, strategy: vorp}}", "  - {name: VORP-2, agent: *v}")
+    f.write_text(text)
+    code, out, err = ffbench("validate", f)
+    assert code == 0, err
+
+
+def test_non_utf8_config(tmp_path):
+    f = tmp_path / "latin1.yaml"
+    f.write_bytes(DEMO.read_bytes().replace(b"name: demo", b"name: d\xe9mo"))
+    refused("validate", f, expect=["latin1.yaml", "not UTF-8", "line 2"])
+
+
+def test_malformed_batch_yaml_and_batch_out_that_is_a_file(tmp_path):
+    f = tmp_path / "batch.yaml"
+    f.write_text(f"name: x\nbase: {DEMO}\nseeds: [0, 1\n")
+    refused("batch", f, expect=["invalid batch file", "not valid YAML at line"])
+    taken = tmp_path / "taken"
+    taken.write_text("a file")
+    f.write_text(f"name: x\nbase: {DEMO}\nseeds: [0]\nout: {taken}\nanalysis: false\n")
+    refused("batch", f, expect=[f"out: {taken} cannot be a folder"])
+    assert taken.read_text() == "a file"
+
+
+def test_league_and_batch_files_are_told_apart(tmp_path):
+    refused("batch", DEMO, expect=["this is a league file", "ffbench run"])
+    refused("run", BATCH, "--out", tmp_path / "run", expect=["this is a batch file", "ffbench batch"])
+    assert not (tmp_path / "run").exists()
+
+
+# --------------------------------------------------------------------------------------- config values
+
+def test_odd_team_count_names_the_field_without_dumping_the_config(tmp_path):
+    d = yaml.safe_load(DEMO.read_text())
+    d["teams"].append({"name": "Extra", "agent": {"kind": "bot", "strategy": "adp"}})
+    err = refused("validate", league_file(tmp_path, teams=d["teams"]), expect=["teams: 11 teams"])
+    assert "VORP-1" not in err and "{'name'" not in err and len(err) < 300
+
+
+def test_nan_scoring_weight_is_refused(tmp_path):
+    f = league_file(tmp_path, scoring={"preset": "ppr", "weights": {"receptions": float("nan")}})
+    refused("validate", f, expect=["scoring.weights: receptions must be a finite number", "(got nan)"])
+
+
+def test_roster_the_draft_cannot_fill_is_refused(tmp_path):
+    roster = {"QB": 1, "RB": 2, "WR": 2, "TE": 1, "FLEX": 3, "BENCH": 0,
+              "caps": {"QB": 1, "RB": 2, "WR": 2, "TE": 1}}
+    f = league_file(tmp_path, roster=roster)
+    refused("validate", f, expect=["roster: FLEX=3 cannot be filled", "raise a cap"])
+    refused("run", f, "--out", tmp_path / "run", "--quiet", expect=["FLEX=3 cannot be filled"])
+    assert not (tmp_path / "run").exists()
+    small = league_file(tmp_path, "small.yaml", roster={"BENCH": 10, "caps": {"QB": 2, "RB": 4, "WR": 4, "TE": 2}})
+    refused("validate", small, expect=["the caps allow 12 players in all, fewer than the roster's 17 slots"])
+
+
+@pytest.mark.parametrize("args, expect", [
+    (["--seed", "-1"], "argument --seed: must be 0 or more (got -1)"),
+    (["--seed", "x"], "argument --seed: expected a whole number"),
+])
+def test_bad_seed(tmp_path, args, expect):
+    refused("run", DEMO, "--out", tmp_path / "run", *args, expect=[expect])
+    assert not (tmp_path / "run").exists()
+
+
+def test_seed_in_the_config_must_not_be_negative(tmp_path):
+    refused("validate", league_file(tmp_path, seed=-3), expect=["seed: Input should be greater than or equal to 0"])
+
+
+def test_out_that_is_a_file_or_inside_one(tmp_path):
+    f = tmp_path / "taken.txt"
+    f.write_text("keep me")
+    refused("run", DEMO, "--out", f, expect=["argument --out", "is a file"])
+    refused("run", DEMO, "--out", f / "run", expect=["argument --out", "is a file"])
+    refused("data", "prepare", "--season", "2024", "--out", f, expect=["argument --out", "is a file"])
+    assert f.read_text() == "keep me"
+
+
+def test_out_that_cannot_be_written(tmp_path):
+    """/sys refuses new files even to root (a chmod-ed folder would not stop root)."""
+    refused("run", DEMO, "--out", "/sys/ffbench-run", expect=["argument --out", "/sys is not writable"])
+    assert not Path("/sys/ffbench-run").exists()
+
+
+def test_bad_worker_count():
+    refused("batch", BATCH, "--workers", "-3", expect=["argument --workers: must be 1..32 (got -3)"])
+    refused("batch", BATCH, "--workers", "0", expect=["argument --workers"])
+
+
+# ------------------------------------------------------------------------------------- data availability
+
+def test_season_without_previous_season_is_refused_unless_allowed(tmp_path, data_dir):
+    f = league_file(tmp_path, season=2021)
+    msg = ["season 2021 needs the 2020 weekly stats", "data.allow_missing_history: true"]
+    refused("validate", f, expect=msg)
+    refused("run", f, "--out", tmp_path / "run", "--quiet", expect=msg)
+    assert not (tmp_path / "run").exists()
+    d = yaml.safe_load(f.read_text())
+    d["data"]["allow_missing_history"] = True
+    f.write_text(yaml.safe_dump(d))
+    code, out, err = ffbench("validate", f)
+    assert code == 0, err
+
+
+def test_missing_history_override_is_recorded(data_dir, tmp_path):
+    from ffbench_lib.data.prepare import prepare_season
+
+    p = prepare_season(2021, "nflverse", data_dir, allow_missing_history=True)
+    assert p.manifest["missing_history"] == [2020]
+    assert (p.players["prev_points"] == 0).all()
+
+
+def test_season_2025_validate_and_run_agree_on_the_missing_injury_report(tmp_path):
+    f = league_file(tmp_path, season=2025)
+    msg = ["injuries_2025.csv missing", "injury report"]
+    a = refused("validate", f, expect=msg)
+    b = refused("run", f, "--out", tmp_path / "run", "--quiet", expect=msg)
+    assert a == b
+    assert not (tmp_path / "run").exists()
+
+
+def data_copy(tmp_path: Path, data_dir: Path, drop: tuple[str, ...] = ()) -> Path:
+    """A data directory of read-only symlinks to the real nflverse files, minus ``drop`` (to be replaced)."""
+    root = tmp_path / "data"
+    (root / "nflverse").mkdir(parents=True)
+    for src in (data_dir / "nflverse").iterdir():
+        if src.name not in drop:
+            (root / "nflverse" / src.name).symlink_to(src)
+    return root
+
+
+WEEKLY_24 = ("stats_player_week_2024.csv.gz", "player_stats_week_2024.csv")
+
+
+def _legacy_2024(data_dir: Path) -> pd.DataFrame:
+    return pd.read_csv(data_dir / "nflverse" / "player_stats_week_2024.csv", low_memory=False)
+
+
+def _bad_weekly_missing(col):
+    def make(root, data_dir):
+        _legacy_2024(data_dir).drop(columns=[col]).to_csv(root / "nflverse" / WEEKLY_24[1], index=False)
+    return make
+
+
+def _truncated_gz(root, data_dir):
+    raw = (data_dir / "nflverse" / WEEKLY_24[0]).read_bytes()
+    (root / "nflverse" / WEEKLY_24[0]).write_bytes(raw[: len(raw) // 3])
+
+
+def _corrupt_gz(root, data_dir):
+    raw = bytearray(gzip.compress(_legacy_2024(data_dir).head(2000).to_csv(index=False).encode()))
+    raw[len(raw) // 2: len(raw) // 2 + 64] = b"\xff" * 64
+    (root / "nflverse" / WEEKLY_24[0]).write_bytes(bytes(raw))
+
+
+def _truncated_csv(root, data_dir):
+    text = _legacy_2024(data_dir).to_csv(index=False)
+    (root / "nflverse" / WEEKLY_24[1]).write_text(text[: len(text) // 2])
+
+
+def _binary_injuries(root, data_dir):
+    (root / "nflverse" / "injuries_2024.csv").write_bytes(b"\x89PNG\r\n\x1a\n" + bytes(range(256)) * 20)
+
+
+def _garbage_injury_weeks(root, data_dir):
+    inj = pd.read_csv(data_dir / "nflverse" / "injuries_2024.csv").head(500)
+    inj["week"] = "soon"
+    inj.to_csv(root / "nflverse" / "injuries_2024.csv", index=False)
+
+
+def _wrong_crosswalk(root, data_dir):
+    pd.DataFrame({"foo": [1], "bar": [2]}).to_csv(root / "nflverse" / "db_playerids_2025.csv", index=False)
+
+
+def _no_previous_season(root, data_dir):
+    pass  # the 2023 files are simply left out
+
+
+@pytest.mark.parametrize("make, drop, expect", [
+    (_truncated_gz, WEEKLY_24[:1], ["stats_player_week_2024.csv.gz", "truncated or corrupt"]),
+    (_corrupt_gz, WEEKLY_24[:1], ["stats_player_week_2024.csv.gz", "truncated or corrupt"]),
+    (_truncated_csv, WEEKLY_24, ["player_stats_week_2024.csv", "truncated"]),
+    (_bad_weekly_missing("player_id"), WEEKLY_24, ["player_stats_week_2024.csv lacks column(s) player_id"]),
+    (_bad_weekly_missing("receptions"), WEEKLY_24, ["player_stats_week_2024.csv lacks column(s) receptions"]),
+    (_no_previous_season, ("stats_player_week_2023.csv.gz", "player_stats_week_2023.csv"),
+     ["season 2024 needs the 2023 weekly stats"]),
+    (_binary_injuries, ("injuries_2024.csv",), ["injuries_2024.csv", "cannot read"]),
+    (_garbage_injury_weeks, ("injuries_2024.csv",), ["injuries_2024.csv column 'week' is not numeric"]),
+    (_wrong_crosswalk, ("db_playerids_2025.csv",), ["db_playerids_2025.csv lacks column(s) gsis_id"]),
+], ids=["truncated-gz", "corrupt-gz", "truncated-csv", "no-player_id", "no-receptions", "no-previous-season",
+        "binary-injuries", "garbage-injury-weeks", "wrong-crosswalk"])
+def test_bad_data_files_are_refused_by_validate_and_run(tmp_path, data_dir, monkeypatch, make, drop, expect):
+    root = data_copy(tmp_path, data_dir, drop)
+    make(root, data_dir)
+    monkeypatch.setenv("FFBENCH_DATA_DIR", str(root))
+    a = refused("validate", DEMO, expect=expect)
+    b = refused("run", DEMO, "--out", tmp_path / "run", "--quiet", expect=expect)
+    assert a == b  # validate and run agree, word for word
+    assert not (tmp_path / "run").exists()
+
+
+def test_a_stat_the_scoring_counts_must_have_values(data_dir):
+    """Past the column check (a source may carry the column empty): PPR without receptions is an error."""
+    from ffbench_lib.data.base import DataError
+    from ffbench_lib.data.prepare import _scored
+    from ffbench_lib.data.nflverse import NflverseDir
+
+    weekly = NflverseDir(data_dir).weekly(2024).assign(receptions=float("nan"))
+    with pytest.raises(DataError, match="no values for receptions"):
+        _scored(weekly, {"receptions": 1.0, "receiving_yards": 0.1}, "nflverse weekly stats 2024")
+    assert _scored(weekly, {"receptions": 0.0, "receiving_yards": 0.1})["fantasy_points"].notna().all()
+
+
+# ------------------------------------------------------------------------------------------- download
+
+def test_download_error_keeps_the_whole_reason(tmp_path):
+    from ffbench_lib.data.base import DataError
+    from ffbench_lib.data.download import download
+
+    reason = ("HTTPSConnectionPool(host='github.com', port=443): Max retries exceeded with url: "
+              "/nflverse/nflverse-data/releases/download/stats_player/stats_player_week_2024.parquet "
+              "(Caused by NameResolutionError(\"<urllib3.connection.HTTPSConnection object at 0x7f>: "
+              "Failed to resolve 'github.com' ([Errno -3] Temporary failure in name resolution)\"))")
+
+    class Offline:
+        def player_stats(self, season):
+            try:
+                raise OSError("[Errno -3] Temporary failure in name resolution")
+            except OSError as cause:
+                raise ConnectionError(reason) from cause
+
+    with pytest.raises(DataError) as exc:
+        download([2024], tmp_path, fetcher=Offline())
+    msg = str(exc.value)
+    assert reason in msg and "cause: OSError: [Errno -3]" in msg
+    assert msg.endswith("Files written so far are complete and are kept.")

@@ -1,0 +1,119 @@
+"""The importer of the earlier FantasyFootballBench's runs: who drafted, who played, which trade sides were the
+models' own, and projections joined by player id."""
+import math
+
+import pandas as pd
+import pytest
+
+from ffbench_lib import metrics
+from ffbench_lib.importers.fantasyfootballbench import drafting_model, engine_made_proposal, import_reference_run
+from ffbench_lib.rundir import RunDir
+
+REF = "reference_runs"
+LATEST = "simulation_20251020_174956"
+INJURY = "simulation_20250919_152504_INJURY"
+MODELS = ["anthropic/claude-opus-4.1", "anthropic/claude-sonnet-4", "google/gemini-2.5-flash", "google/gemini-2.5-pro",
+          "meta-llama/llama-4-maverick", "moonshotai/kimi-k2-0905", "openai/gpt-5", "openai/gpt-5-mini",
+          "openai/gpt-oss-120b", "qwen/qwen3-max"]
+
+
+@pytest.fixture(scope="module")
+def two_runs(data_dir, tmp_path_factory):
+    out = tmp_path_factory.mktemp("ffb")
+    for i, name in enumerate((LATEST, INJURY)):
+        import_reference_run(data_dir / REF / name, out / name, data_dir, seed=i)
+    return out
+
+
+def test_drafting_model_from_the_team_label():
+    assert drafting_model("GPT_5_Team_9", MODELS) == "openai/gpt-5"          # exact beats the gpt-5-mini prefix
+    assert drafting_model("GPT_5_Mini_Team_10", MODELS) == "openai/gpt-5-mini"
+    assert drafting_model("GPT_OSS_Team_3", MODELS) == "openai/gpt-oss-120b"
+    assert drafting_model("Kimi_K2_Team_4", MODELS) == "moonshotai/kimi-k2-0905"
+    assert drafting_model("Claude_Opus_4.1_Team_8", MODELS) == "anthropic/claude-opus-4.1"
+    with pytest.raises(ValueError, match="Mistral_Team_1"):
+        drafting_model("Mistral_Team_1", MODELS)
+
+
+def test_engine_made_proposals_are_recognised():
+    teams = ["A_Team_1", "B_Team_2", "C_Team_3"]
+    good = '{"target_team": "Team B_Team_2", "give": [{"name": "X"}], "receive": [{"name": "Y"}]}'
+    # the old engine sent its replacement to the alphabetically first other team (B for proposer A, A otherwise)
+    assert engine_made_proposal("", "A_Team_1", "B_Team_2", teams)
+    assert engine_made_proposal('{"target_team": "C_Team_3"}', "A_Team_1", "B_Team_2", teams)
+    assert not engine_made_proposal(good, "A_Team_1", "B_Team_2", teams)
+    assert engine_made_proposal(good, "A_Team_1", "B_Team_2", teams, terms=(["X"], ["Z"]))  # players replaced
+    assert not engine_made_proposal(good, "A_Team_1", "B_Team_2", teams, terms=(["X"], ["Y"]))
+    # a proposal to any other team was the model's, even when the log cut the answer short
+    assert not engine_made_proposal('```json\n{\n  "target_team": "C_Team_3",\n  "give": [', "A_Team_1", "C_Team_3",
+                                    teams)
+    assert not engine_made_proposal('```json\n{\n  "target_team": "A_Team_1",\n  "give": [', "C_Team_3", "A_Team_1",
+                                    teams)
+
+
+def test_draft_belongs_to_the_drafting_model_and_the_season_to_the_season_model(two_runs):
+    rd = RunDir(two_runs / LATEST)
+    picks, lineups = rd.table("draft_picks"), rd.table("lineups")
+    team = "Claude_Opus_4.1_Team_8"  # drafted by claude-opus-4.1, played by gpt-5 (the results' Model column)
+    assert set(picks.loc[picks["team"] == team, "agent"]) == {"llm:anthropic/claude-opus-4.1"}
+    assert set(lineups.loc[lineups["team"] == team, "agent"]) == {"llm:openai/gpt-5"}
+    draft_decisions = [d for d in rd.decisions() if d["decision"] in ("draft_pick", "draft_shortlist")
+                       and d["team"] == team]
+    assert draft_decisions and {d["agent"] for d in draft_decisions} == {"llm:anthropic/claude-opus-4.1"}
+    assert rd.meta()["checks"]["draft_agents"][team] == "llm:anthropic/claude-opus-4.1"
+    data = metrics.load_runs(two_runs / LATEST)
+    dq = metrics.draft_quality(data)
+    row = dq[dq["team"] == team].iloc[0]
+    assert (row["agent"], row["season_agent"]) == ("llm:anthropic/claude-opus-4.1", "llm:openai/gpt-5")
+    st = metrics.standings(data).set_index("team")
+    assert (st.loc[team, "agent"], st.loc[team, "draft_agent"]) == ("llm:openai/gpt-5", "llm:anthropic/claude-opus-4.1")
+    # every imported team changed hands after the draft
+    assert (st["agent"] != st["draft_agent"]).all()
+    info = metrics.agent_info(data).set_index("agent")
+    assert info.loc["llm:openai/gpt-5", "drafted_by"] == "llm:anthropic/claude-opus-4.1"
+
+
+def test_projections_joined_by_player_id_never_zero(two_runs):
+    picks = pd.concat([RunDir(two_runs / n).table("draft_picks") for n in (LATEST, INJURY)])
+    proj = picks.drop_duplicates("player_name").set_index("player_name")["proj_points"]
+    # the old pool file had Jefferson at 0 and Etienne at Hockenson's 124; SportsData.io's own 2024 numbers
+    # (ffbench_v1 scoring: the PPR rule without two-point conversions) are 283.2 and 236.1
+    assert proj["Justin Jefferson"] == pytest.approx(283.2, abs=0.1)
+    assert proj["Travis Etienne Jr."] == pytest.approx(236.1, abs=0.1)
+    assert not (picks["proj_points"] == 0).any()
+    injury = RunDir(two_runs / INJURY)
+    missing = injury.table("draft_picks")
+    missing = sorted(missing.loc[missing["proj_points"].isna(), "player_name"])
+    assert missing and injury.meta()["checks"]["drafted_without_projection"] == missing
+    ds = metrics.draft_summary(metrics.load_runs(two_runs / INJURY))
+    team = ds[ds["unprojected"] > 0].iloc[0]
+    assert not math.isnan(team["proj_points"])  # the sum of the projected players, the others counted apart
+
+
+def test_trade_sides_made_by_the_old_engine_are_not_the_models(two_runs):
+    data = metrics.load_runs(two_runs / LATEST)
+    tv = metrics.trade_value(data)
+    steps = data["trade_steps"]
+    engine = steps[(steps["step"] == 1) & (steps["decided_by"] == "fallback")]
+    # week 3: GPT_5_Mini_Team_10's proposal was unreadable, so the old engine swapped both sides' first two
+    # roster entries (Jefferson and Bijan Robinson for Hill and Barkley) with the alphabetically first team
+    neg = engine[(engine["week"] == 3) & (engine["proposer"] == "GPT_5_Mini_Team_10")]["negotiation"]
+    assert len(neg) == 1
+    sides = tv[tv["negotiation"] == neg.iloc[0]].set_index("team")["made_by"]
+    assert sides["GPT_5_Mini_Team_10"] == "fallback" and sides["Claude_Opus_4.1_Team_8"] == "agent"
+    # a proposal the model made (week 1: Lamar Jackson for Patrick Mahomes, to Kimi) is the proposer's own
+    mine = tv[(tv["week"] == 1) & (tv["team"] == "Gemini_2.5_Pro_Team_5")]
+    assert list(mine["made_by"]) == ["agent"]
+    # every accepted trade's proposal step is in trade_steps, under the trade's own negotiation id
+    assert set(data["trades"]["negotiation"]) <= set(steps.loc[steps["step"] == 1, "negotiation"])
+    assert RunDir(two_runs / LATEST).meta()["checks"]["trade_sides_not_the_models"] == int(
+        (tv["made_by"] != "agent").sum())
+
+
+def test_replay_widget_shows_who_drafted_an_imported_team(two_runs):
+    from ffbench_lib.widgets import StandingsReplay
+
+    w = StandingsReplay(two_runs / LATEST)
+    st = w.frames(5)["standings"].set_index("team")
+    assert st.loc["Claude_Opus_4.1_Team_8", "drafted_by"] == "llm:anthropic/claude-opus-4.1"
+    assert st.loc["Claude_Opus_4.1_Team_8", "agent"] == "llm:openai/gpt-5"

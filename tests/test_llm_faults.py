@@ -1,0 +1,184 @@
+"""Configuration errors and hostile answers through the real litellm path against the local fake server:
+a rejected key, a missing model, a context overflow, a run the engine would mostly play, deeply nested and huge
+answers, prompt budgets, system-less chat templates, and what the ledger records (retries, request parameters,
+replayed attempts)."""
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from ffbench_lib.config import League
+from ffbench_lib.llm import MAX_ANSWER_CHARS, FatalLLMError
+from ffbench_lib.rundir import RunDir
+from ffbench_lib.testing.fake_openai import FakeOpenAIServer
+
+from engine_helpers import demo_league, run_engine
+
+
+def small_league(api_base, cache_dir, n_teams=2, n_llm=1, weeks=1, agent=None, **llm):
+    """``n_teams`` of the demo league, the first ``n_llm`` played by fake models (a 2-team draft is cheap)."""
+    d = demo_league().model_dump(mode="json")
+    d["teams"] = d["teams"][:n_teams]
+    for i in range(n_llm):
+        d["teams"][i] = {"name": f"M{i}", "agent": {
+            "kind": "llm", "model": f"openai/fake-model-{i}", "api_base": api_base, "timeout_s": 5.0,
+            "max_tokens": 2000, "max_concurrency": 4, **(agent or {})}}
+    d["weeks"] = weeks
+    d["trades"]["weeks"] = [w for w in d["trades"]["weeks"] if w <= weeks]
+    d["llm"] = {"backoff_s": 0.01, "retries": 2, "cache_dir": str(cache_dir), **llm}
+    return League.model_validate(d)
+
+
+@pytest.fixture(autouse=True)
+def _no_openai_key(monkeypatch):
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+
+
+@pytest.mark.parametrize("fault, words", [("401", "rejected the API key from OPENAI_API_KEY"),
+                                          ("403", "has no access to this model"),
+                                          ("404", "model not found")])
+def test_configuration_errors_stop_the_run(prepared_2024, tmp_path, fault, words):
+    with FakeOpenAIServer(fault_rate=1.0, faults=(fault,)) as srv:
+        league = small_league(srv.api_base, tmp_path / "cache")
+        with pytest.raises(FatalLLMError, match=words) as err:
+            run_engine(league, prepared_2024, tmp_path / "run")
+        assert srv.requests == 1  # not retried, not repaired: the first call stops the run
+    assert "team 'M0' (openai/fake-model-0)" in str(err.value)
+    run = RunDir(tmp_path / "run")
+    assert run.meta()["status"] == "failed"
+    [line] = run.llm_calls()
+    assert line["error"] and line["retries"] == 0 and len(line["attempts"]) == 1
+    assert not list((tmp_path / "cache").rglob("*.json"))  # never cached: a fixed key must call again
+
+
+def test_rejected_key_names_api_key_env_and_cli_exits_nonzero(prepared_2024, tmp_path, data_dir, monkeypatch):
+    monkeypatch.setenv("FFBENCH_TEST_KEY", "sk-revoked-" + "1" * 20)
+    with FakeOpenAIServer(fault_rate=1.0, faults=("401",)) as srv:
+        league = small_league(srv.api_base, tmp_path / "cache", agent={"api_key_env": "FFBENCH_TEST_KEY"})
+        cfg = tmp_path / "league.yaml"
+        cfg.write_text(json.dumps(league.model_dump(mode="json")))
+        r = subprocess.run([sys.executable, "-m", "ffbench_lib", "run", str(cfg), "--out", str(tmp_path / "cli"),
+                            "--quiet"], capture_output=True, text=True,
+                           env={**os.environ, "FFBENCH_DATA_DIR": str(data_dir),
+                                "FFBENCH_CACHE_DIR": str(tmp_path / "prep")}, timeout=600)
+    assert r.returncode != 0 and "Traceback" not in r.stderr
+    assert "rejected the API key from FFBENCH_TEST_KEY" in r.stderr and "M0" in r.stderr
+    assert RunDir(tmp_path / "cli").meta()["status"] == "failed"
+
+
+def test_fallback_rate_guard_stops_a_run_the_engine_played(prepared_2024, tmp_path):
+    with FakeOpenAIServer(fault_rate=1.0, faults=("empty",)) as srv:
+        league = small_league(srv.api_base, tmp_path / "cache", max_reasks=0)
+        with pytest.raises(FatalLLMError, match=r"repaired 20 of its 20 decisions .*max_fallback_rate 25%"):
+            run_engine(league, prepared_2024, tmp_path / "run")
+    run = RunDir(tmp_path / "run")
+    assert run.meta()["status"] == "failed"
+    assert len(run.decisions()) >= 20 and run.file("llm_summary.parquet").exists()
+
+
+def test_nested_and_huge_answers_are_invalid_bounded_and_logged(prepared_2024, tmp_path):
+    with FakeOpenAIServer(fault_rate=0.5, faults=("nested", "huge"), seed=5) as srv:
+        league = small_league(srv.api_base, tmp_path / "cache", max_reasks=1, max_fallback_rate=None)
+        run_engine(league, prepared_2024, tmp_path / "run")
+        requests, injected = srv.requests, dict(srv.injected)
+    assert injected["nested"] > 0 and injected["huge"] > 0
+    run = RunDir(tmp_path / "run")
+    assert run.meta()["status"] == "complete"
+    calls = run.llm_calls()
+    assert len(calls) == requests  # every call has its ledger line, also the unreadable ones
+    nested = [c for c in calls if c["problems"] and "nested more than" in c["problems"][0]]
+    huge = [c for c in calls if c["answer_truncated"]]
+    assert len(nested) == injected["nested"] and len(huge) == injected["huge"]
+    assert all(len(c["response"]) == MAX_ANSWER_CHARS and c["answer_chars"] > 1_000_000 and
+               "characters; at most" in c["problems"][0] for c in huge)
+    assert run.file("llm_summary.parquet").exists()
+    size = sum(f.stat().st_size for d in ("run", "cache") for f in (tmp_path / d).rglob("*") if f.is_file())
+    assert size < injected["huge"] * 1_000_000  # the 1 MB answers are not stored whole (not even once)
+
+
+def test_ledger_retries_request_params_and_replayed_attempts(prepared_2024, tmp_path):
+    with FakeOpenAIServer(fault_rate=0.4, faults=("500", "429"), seed=2) as srv:
+        league = small_league(srv.api_base, tmp_path / "cache", retries=1, max_fallback_rate=None)
+        run_engine(league, prepared_2024, tmp_path / "run")
+    live = RunDir(tmp_path / "run").llm_calls()
+    assert any(c["error"] for c in live) and any(len(c["attempts"]) == 1 for c in live)
+    for c in live:
+        assert c["retries"] == len(c["attempts"]) - 1  # one attempt: no retry, also when it failed
+        p = c["request_params"]
+        assert p["max_tokens"] == 2000 and p["response_format"] == {"type": "json_object"} and p["timeout_s"] == 5
+        assert c["prompt_tokens_estimated"] > 0
+    with FakeOpenAIServer() as srv2:
+        replay = small_league(srv2.api_base, tmp_path / "cache", retries=1, max_fallback_rate=None, replay_only=True)
+        run_engine(replay, prepared_2024, tmp_path / "replay")
+        assert srv2.requests == 0
+    replayed = RunDir(tmp_path / "replay").llm_calls()
+    assert [c["attempts"] for c in replayed] == [c["attempts"] for c in live]
+    assert all(c["cache_hit"] for c in replayed if not c["error"])
+
+
+def test_context_overflow_is_a_configuration_error(prepared_2024, tmp_path):
+    with FakeOpenAIServer(context_window=1000) as srv:
+        league = small_league(srv.api_base, tmp_path / "cache")
+        with pytest.raises(FatalLLMError, match=r"draft_shortlist prompt is about [\d,]+ tokens .*window is 1,000 "
+                                                r"tokens.*max_prompt_tokens"):
+            run_engine(league, prepared_2024, tmp_path / "run")
+    assert RunDir(tmp_path / "run").meta()["status"] == "failed"
+
+
+def test_prompt_budget_shortens_other_teams_tables(prepared_2024, tmp_path):
+    """A 10-team trade prompt is ~7,000 tokens; with max_prompt_tokens 3000 it is shortened to fit a server
+    whose window is 3000 tokens, and the model is told so."""
+    budget = 3000
+    with FakeOpenAIServer(context_window=budget) as srv:
+        league = small_league(srv.api_base, tmp_path / "cache", n_teams=10, weeks=1,
+                              agent={"max_prompt_tokens": budget})
+        league = league.model_copy(update={"trades": league.trades.model_copy(update={"weeks": [1]})})
+        run_engine(league, prepared_2024, tmp_path / "run")
+        assert srv.injected["context"] == 0
+    run = RunDir(tmp_path / "run")
+    assert run.meta()["status"] == "complete"
+    calls = run.llm_calls()
+    [propose] = [c for c in calls if c["decision"] == "propose_trade"]
+    assert propose["trimmed"] and propose["prompt_tokens_estimated"] <= budget
+    assert "Some tables were shortened to fit your context: other teams' rosters show only" in \
+        propose["messages"][-1]["content"]
+    assert all(c["prompt_tokens_estimated"] <= budget for c in calls)
+    assert {d["decided_by"] for d in run.decisions() if d["team"] == "M0"} == {"agent"}
+
+
+def test_system_in_user_folds_the_system_text(prepared_2024, tmp_path):
+    with FakeOpenAIServer() as srv:
+        league = small_league(srv.api_base, tmp_path / "cache", agent={"system_in_user": True})
+        run_engine(league, prepared_2024, tmp_path / "run")
+    calls = RunDir(tmp_path / "run").llm_calls()
+    for c in calls:
+        roles = [m["role"] for m in c["messages"]]
+        assert "system" not in roles and roles[0] == "user"
+        assert "DECISION:" in c["messages"][0]["content"]
+        assert c["messages"][0]["content"].index("M0") < c["messages"][0]["content"].index("DECISION:")
+    assert {d["decided_by"] for d in RunDir(tmp_path / "run").decisions() if d["team"] == "M0"} == {"agent"}
+
+
+def test_prompt_budget_drops_older_reask_turns(prepared_2024, tmp_path):
+    """Invalid answers are re-asked; under a budget the older re-ask turns give way first (never the budget)."""
+    budget = 2600
+    with FakeOpenAIServer(fault_rate=1.0, faults=("malformed",)) as srv:
+        league = small_league(srv.api_base, tmp_path / "cache", agent={"max_prompt_tokens": budget},
+                              max_reasks=2, max_fallback_rate=None)
+        run_engine(league, prepared_2024, tmp_path / "run")
+    calls = RunDir(tmp_path / "run").llm_calls()
+    assert all(c["prompt_tokens_estimated"] <= budget for c in calls)
+    second = [c for c in calls if c["reask"] == 2]
+    assert any(len(c["messages"]) == 6 for c in second)  # short prompts keep the whole conversation
+    assert any(len(c["messages"]) == 4 for c in second)  # long ones only the latest re-ask turn
+
+
+def test_prompt_budget_too_small_for_any_shortening_stops_the_run(prepared_2024, tmp_path):
+    with FakeOpenAIServer() as srv:
+        league = small_league(srv.api_base, tmp_path / "cache", agent={"max_prompt_tokens": 500})
+        with pytest.raises(FatalLLMError, match=r"draft_shortlist prompt needs [\d,]+ tokens even with every table "
+                                                r"shortened; max_prompt_tokens is 500"):
+            run_engine(league, prepared_2024, tmp_path / "run")
+        assert srv.requests == 0

@@ -1,0 +1,515 @@
+"""Run-directory integrity: one writer per directory, resume from any moment (SIGKILL included) ends
+byte-identical to an uninterrupted run, a resume must be the same run (config, data, an intact checkpoint),
+the budget stops at a checkpoint (the draft included), and signals leave a resumable, labelled run."""
+import asyncio
+import json
+import os
+import random
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+import yaml
+
+from ffbench_lib.config import load_config
+from ffbench_lib.engine import Engine, ResumeMismatch, SimulatedCrash
+from ffbench_lib.rundir import CheckpointError, RunDir, RunLocked, exclusive
+from ffbench_lib.season import run_season, run_sync
+from ffbench_lib.state import LeagueState
+from ffbench_lib.testing.fake_openai import FakeOpenAIServer
+
+from engine_helpers import REPO, ScriptedAgent, agents_with, digests, run_engine, same_run
+
+BOTS = [("VORP-1", "vorp"), ("ADP-1", "adp"), ("Form-1", "recent_form"), ("Random-1", "random"),
+        ("VORP-2", "vorp"), ("Random-2", "random")]
+ROUNDS = 12  # the default roster size
+PHASES = [f"draft:{r}" for r in range(1, ROUNDS)] + ["drafted"]
+
+
+def league_dict(seed: int, weeks: int = 6, llm_teams: int = 0, api_base: str | None = None, **llm) -> dict:
+    """A 6-team league on the real 2024 season (small enough for many runs)."""
+    teams = [{"name": n, "agent": {"kind": "bot", "strategy": s}} for n, s in BOTS]
+    for i in range(llm_teams):
+        teams[i] = {"name": f"M{i}", "agent": {
+            "kind": "llm", "model": f"openai/fake-model-{i}", "api_base": api_base, "timeout_s": 5.0,
+            "max_tokens": 2000, "input_cost_per_token": 2e-6, "output_cost_per_token": 8e-6}}
+    d = {"name": "integrity", "season": 2024, "weeks": weeks, "seed": seed, "teams": teams,
+         "trades": {"weeks": [w for w in (2, 4) if w <= weeks]}}
+    if llm_teams or llm:
+        d["llm"] = {**({"backoff_s": 0.01} if llm_teams else {}), **llm}
+    return d
+
+
+def write_league(path: Path, **kw) -> Path:
+    path.write_text(yaml.safe_dump(league_dict(**kw), sort_keys=False))
+    return path
+
+
+@pytest.fixture(scope="module")
+def cli_env(data_dir, tmp_path_factory):
+    return {**os.environ, "FFBENCH_DATA_DIR": str(data_dir), "LITELLM_LOCAL_MODEL_COST_MAP": "True",
+            "FFBENCH_CACHE_DIR": str(tmp_path_factory.mktemp("prepared-cli"))}
+
+
+def cli(env, *args, **kw) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "ffbench_lib", *map(str, args)], env=env, capture_output=True,
+                          text=True, **kw)
+
+
+def popen(env, *args) -> subprocess.Popen:
+    return subprocess.Popen([sys.executable, "-m", "ffbench_lib", *map(str, args)], env=env,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+
+
+def status(run: Path) -> str | None:
+    try:
+        return json.loads((run / "run.json").read_text()).get("status")
+    except (OSError, ValueError):
+        return None
+
+
+def kill_at_size(proc: subprocess.Popen, log: Path, size: int, sig=signal.SIGKILL) -> None:
+    """Send ``sig`` as soon as ``log`` holds ``size`` bytes (polling the file, never a fixed sleep)."""
+    while proc.poll() is None:
+        if log.exists() and log.stat().st_size >= size:
+            proc.send_signal(sig)
+            break
+        time.sleep(0.001)
+    proc.wait(timeout=120)
+
+
+# ----------------------------------------------------------------------------------------- state round trip
+def test_checkpoint_round_trips_exactly(prepared_2024, tmp_path):
+    """Insertion order survives (rosters in team order, not sorted): the old sort_keys checkpoint reordered
+    rosters and a resumed run summed league_avg_strength in another order."""
+    league = load_config(write_league(tmp_path / "l.yaml", seed=1))
+    with pytest.raises(SimulatedCrash):
+        run_engine(league, prepared_2024, tmp_path / "run", crash_after="week:2")
+    text = (tmp_path / "run" / "checkpoint.json").read_text().strip()
+    state = LeagueState.from_json(text)
+    assert state.to_json() == text
+    assert list(state.rosters) == list(state.records) == state.teams == [n for n, _ in BOTS]
+    assert state.teams != sorted(state.teams)  # the case where sorting changes the order
+
+
+def test_run_sync_does_not_chain_the_loop_check():
+    async def boom():
+        raise ValueError("the run's own error")
+
+    with pytest.raises(ValueError) as err:
+        run_sync(boom())
+    assert err.value.__context__ is None  # no "During handling of ... no running event loop"
+
+
+# ------------------------------------------------------------------------------ resume at every checkpoint
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_resume_at_every_phase_is_identical(prepared_2024, tmp_path, seed):
+    """Crash after every checkpoint in turn (each draft round, the draft, every week), resuming each time
+    with a new engine: the run ends byte-identical to an uninterrupted one."""
+    league = load_config(write_league(tmp_path / "l.yaml", seed=seed, weeks=4))
+    run_engine(league, prepared_2024, tmp_path / "whole")
+    phases = PHASES + [f"week:{w}" for w in range(1, 4)]
+    with pytest.raises(SimulatedCrash):
+        run_engine(league, prepared_2024, tmp_path / "run", crash_after=phases[0])
+    for phase in phases[1:]:
+        with pytest.raises(SimulatedCrash):
+            run_engine(league, prepared_2024, tmp_path / "run", resume=True, crash_after=phase)
+    run_engine(league, prepared_2024, tmp_path / "run", resume=True)
+    resumes = same_run(tmp_path / "whole", tmp_path / "run")
+    assert [r["from_phase"] for r in resumes] == phases and {r["from_status"] for r in resumes} == {"running"}
+
+
+def test_demo_resumed_after_the_draft_is_identical(prepared_2024, tmp_path):
+    """The issue's case: demo seed 1 resumed after the draft differed in 14 decision lines."""
+    league = load_config(REPO / "params" / "demo.yaml", seed=1)
+    run_engine(league, prepared_2024, tmp_path / "whole")
+    with pytest.raises(SimulatedCrash):
+        run_engine(league, prepared_2024, tmp_path / "run", crash_after="drafted")
+    run_engine(league, prepared_2024, tmp_path / "run", resume=True)
+    same_run(tmp_path / "whole", tmp_path / "run")
+
+
+class AgentDied(BaseException):
+    """Stands for the process dying inside an agent call (not an agent error the engine repairs)."""
+
+
+def test_death_before_first_checkpoint_and_torn_tail(prepared_2024, tmp_path):
+    """Dying in the first draft round, with a torn last line: resume starts over instead of appending the
+    redone draft to the old log (the issue: 800 decision lines instead of 462, or JSONDecodeError forever)."""
+    league = load_config(write_league(tmp_path / "l.yaml", seed=4, weeks=3))
+    run_engine(league, prepared_2024, tmp_path / "whole")
+
+    def die(view):
+        raise AgentDied("killed")
+
+    dying = ScriptedAgent("ADP-1", 4, {"draft_pick": die})
+    with pytest.raises(AgentDied):
+        run_engine(league, prepared_2024, tmp_path / "run", agents=agents_with(league, {"ADP-1": dying}))
+    run = tmp_path / "run"
+    assert not (run / "checkpoint.json").exists() and (run / "decisions.jsonl").stat().st_size > 0
+    with open(run / "decisions.jsonl", "a") as fh:
+        fh.write('{"run_id": "integrity-s4", "team": "VORP-1", "view": {"avail')  # torn by the kill
+    run_engine(league, prepared_2024, run, resume=True)
+    same_run(tmp_path / "whole", run)
+    assert len(RunDir(run).decisions()) == len(RunDir(tmp_path / "whole").decisions())
+
+
+def test_torn_tail_after_a_checkpoint(prepared_2024, tmp_path):
+    league = load_config(write_league(tmp_path / "l.yaml", seed=5, weeks=3))
+    run_engine(league, prepared_2024, tmp_path / "whole")
+    run = tmp_path / "run"
+    with pytest.raises(SimulatedCrash):
+        run_engine(league, prepared_2024, run, crash_after="draft:4")
+    with open(run / "decisions.jsonl", "a") as fh:
+        fh.write('{"pick": 25, "team": "ADP-1"}\n{"pick": 26, "te')
+    (run / ".run.json.abc123.tmp").write_text("{half")  # what a kill inside an atomic write leaves
+    run_engine(league, prepared_2024, run, resume=True)
+    same_run(tmp_path / "whole", run)
+
+
+def test_fallback_guard_counts_across_a_resume(prepared_2024, tmp_path):
+    """The fallback-rate guard stops a resumed run where it stops an uninterrupted one (its counts are rebuilt
+    from the decisions before the checkpoint, not restarted at zero)."""
+    from ffbench_lib.llm import FatalLLMError
+
+    league = load_config(write_league(tmp_path / "l.yaml", seed=1, weeks=14))
+
+    def agents():
+        bad = ScriptedAgent("ADP-1", 1, {"set_lineup": lambda view: {"lineup": "start my best guys"}})
+        bad.agent_id = "llm:scripted"  # the guard watches LLM teams only
+        return agents_with(league, {"ADP-1": bad})
+
+    with pytest.raises(FatalLLMError, match="ADP-1"):
+        run_engine(league, prepared_2024, tmp_path / "whole", agents=agents())
+    stopped = RunDir(tmp_path / "whole").meta()["phase"]
+    with pytest.raises(SimulatedCrash):
+        run_engine(league, prepared_2024, tmp_path / "run", agents=agents(), crash_after="week:3")
+    with pytest.raises(FatalLLMError, match="ADP-1"):
+        run_engine(league, prepared_2024, tmp_path / "run", agents=agents(), resume=True)
+    assert RunDir(tmp_path / "run").meta()["phase"] == stopped != "week:14"
+    assert digests(tmp_path / "whole")["decisions.jsonl"] == digests(tmp_path / "run")["decisions.jsonl"]
+
+
+# ------------------------------------------------------------------------------------- kill anywhere (CLI)
+@pytest.mark.slow
+def test_sigkill_anywhere_then_resume_is_identical(tmp_path, cli_env, monkeypatch):
+    """SIGKILL the real CLI at 10 random moments (by the size of decisions.jsonl; one per seed inside the first
+    draft round, before any checkpoint) across 3 seeds, resume each (the first of each seed with the CLI, the
+    others in-process: the same ``run_season``), and compare every file with an uninterrupted run's."""
+    monkeypatch.setenv("FFBENCH_CACHE_DIR", cli_env["FFBENCH_CACHE_DIR"])
+    rng = random.Random(20261130)
+    moments = []
+    for seed, kills in ((1, 4), (2, 3), (3, 3)):
+        cfg = write_league(tmp_path / f"s{seed}.yaml", seed=seed)
+        whole = tmp_path / f"whole-{seed}"
+        run_season(cfg, out=whole, progress=False)
+        lines = (whole / "decisions.jsonl").read_bytes().splitlines(keepends=True)
+        first_round = sum(len(x) for x in lines[: 2 * len(BOTS)])
+        draft = sum(len(x) for x in lines[: 2 * len(BOTS) * ROUNDS])
+        total = sum(len(x) for x in lines)
+        targets = [rng.randrange(first_round), rng.randrange(draft, total * 9 // 10),  # the draft is most bytes
+                   *(rng.randrange(total * 9 // 10) for _ in range(kills - 2))]
+        for k, target in enumerate(targets):
+            out = tmp_path / f"killed-{seed}-{k}"
+            kill_at_size(popen(cli_env, "run", cfg, "--out", out, "--quiet"), out / "decisions.jsonl", target)
+            cp = out / "checkpoint.json"
+            moments.append(json.loads(cp.read_text())["phase"] if cp.exists() else "new")
+            was = status(out)
+            if k == 0:
+                r = cli(cli_env, "run", cfg, "--out", out, "--resume", "--quiet")
+                assert r.returncode == 0, r.stderr
+            else:
+                run_season(cfg, out=out, resume=True, progress=False)
+            resumes = same_run(whole, out)
+            # no resume is recorded for a run that had finished, or had not yet written run.json
+            assert resumes == ([] if was in ("complete", None) else [{"from_status": was, "from_phase": moments[-1],
+                                                                      "changes": {}}])
+    assert sum(m == "new" or m.startswith("draft:") for m in moments) >= 3, moments  # kills inside the draft
+    print("killed at phases:", moments)
+
+
+@pytest.mark.slow
+def test_llm_league_killed_and_resumed_matches(tmp_path, cli_env, monkeypatch):
+    """An LLM league (local fake OpenAI server) SIGKILLed mid-draft and mid-season, resumed: decisions and
+    tables byte-identical; the ledger holds each call once (replayed answers marked as cache hits). The
+    uninterrupted run and the resumes run in-process (importing litellm in each CLI process is slow)."""
+    monkeypatch.setenv("FFBENCH_CACHE_DIR", cli_env["FFBENCH_CACHE_DIR"])
+    with FakeOpenAIServer() as srv:
+        cfg = write_league(tmp_path / "llm.yaml", seed=2, weeks=3, llm_teams=2, api_base=srv.api_base)
+        whole = tmp_path / "whole"
+        monkeypatch.setenv("FFBENCH_LLM_CACHE", str(tmp_path / "cache-whole"))
+        run_season(cfg, out=whole, progress=False)
+        size = (whole / "decisions.jsonl").stat().st_size
+        for k, target in enumerate((size // 4, size * 3 // 4)):
+            out = tmp_path / f"killed-{k}"
+            monkeypatch.setenv("FFBENCH_LLM_CACHE", str(tmp_path / f"cache-{k}"))
+            env_k = {**cli_env, "FFBENCH_LLM_CACHE": str(tmp_path / f"cache-{k}")}
+            kill_at_size(popen(env_k, "run", cfg, "--out", out, "--quiet"), out / "decisions.jsonl", target)
+            assert status(out) == "running"
+            run_season(cfg, out=out, resume=True, progress=False)
+            a, b = digests(whole), digests(out)
+            assert set(a) == set(b)
+            volatile = {"run.json", "checkpoint.json", "llm_calls.jsonl", "llm_summary.parquet"}
+            for name in set(a) - volatile:
+                assert a[name] == b.get(name), name
+            cp_a, cp_b = (json.loads((d / "checkpoint.json").read_text()) for d in (whole, out))
+            assert cp_a.pop("llm_cost_usd") >= cp_b.pop("llm_cost_usd")  # replayed answers cost nothing
+            del cp_a["log_bytes"]["llm_calls.jsonl"], cp_b["log_bytes"]["llm_calls.jsonl"]  # latencies differ
+            assert cp_a == cp_b
+            ledger = [sorted(_stable(c) for c in RunDir(d).llm_calls()) for d in (whole, out)]
+            assert ledger[0] == ledger[1] and len(ledger[0]) == len(RunDir(whole).llm_calls())
+            summary = [RunDir(d).table("llm_summary").drop(columns=["cache_hits", "latency_s_mean"])
+                       for d in (whole, out)]
+            assert summary[0].equals(summary[1])  # calls, tokens, cost, fallbacks: none counted twice
+            meta = [json.loads((d / "run.json").read_text()) for d in (whole, out)]
+            assert meta[1].pop("resumes")[0]["from_status"] == "running" and meta[0] == meta[1]
+
+
+def _stable(call: dict) -> str:
+    """A ledger line without what depends on timing or on the cache (latency, attempts, cache_hit)."""
+    return json.dumps({k: v for k, v in call.items() if k not in ("latency_s", "attempts", "retries", "cache_hit")},
+                      sort_keys=True)
+
+
+# ------------------------------------------------------------------------------------------ one writer
+def test_two_engines_on_one_directory(prepared_2024, tmp_path):
+    """Two resumes of one killed run at once: one plays, the other is refused (before: both wrote, and the
+    logs held the weeks twice)."""
+    league = load_config(write_league(tmp_path / "l.yaml", seed=6, weeks=2))
+    run_engine(league, prepared_2024, tmp_path / "whole")
+    with pytest.raises(SimulatedCrash):
+        run_engine(league, prepared_2024, tmp_path / "run", crash_after="drafted")
+
+    async def both():
+        return await asyncio.gather(*(Engine(league, prepared_2024, tmp_path / "run", progress=False).run(resume=True)
+                                      for _ in range(2)), return_exceptions=True)
+
+    results = asyncio.run(both())
+    errors = [r for r in results if isinstance(r, BaseException)]
+    assert len(errors) == 1 and isinstance(errors[0], RunLocked), results
+    assert str(errors[0]).startswith(f"{tmp_path / 'run'}: another process is writing this run directory")
+    same_run(tmp_path / "whole", tmp_path / "run")
+
+
+def test_second_writer_gets_a_clear_error(tmp_path, cli_env):
+    cfg = write_league(tmp_path / "l.yaml", seed=1, weeks=2)
+    run = tmp_path / "run"
+    spec = tmp_path / "batch.yaml"
+    spec.write_text(yaml.safe_dump({"base": str(cfg), "seeds": [1], "out": str(tmp_path / "batch"),
+                                    "analysis": False}))
+    with exclusive(run):
+        for args in (("run", cfg, "--out", run), ("run", cfg, "--out", run, "--resume")):
+            r = cli(cli_env, *args, "--quiet")
+            assert r.returncode == 2 and "Traceback" not in r.stderr, r.stderr
+            assert f"{run}: another process is writing this run directory" in r.stderr
+    with exclusive(tmp_path / "batch", "batch directory"):
+        r = cli(cli_env, "batch", spec, "--quiet")
+        assert r.returncode == 2 and "another process is writing this batch directory" in r.stderr, r.stderr
+    assert not (tmp_path / "batch" / "runs").exists()
+
+
+def test_lock_is_released_when_its_holder_is_killed(tmp_path):
+    code = (f"import time; from ffbench_lib.rundir import exclusive\nwith exclusive({str(tmp_path)!r}):\n"
+            "    print('held', flush=True); time.sleep(60)")
+    proc = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
+    assert proc.stdout.readline().strip() == "held"
+    with pytest.raises(RunLocked):
+        with exclusive(tmp_path):
+            pass
+    proc.kill()
+    proc.wait()
+    with exclusive(tmp_path):
+        pass
+
+
+# ------------------------------------------------------------------------------------ same run or refuse
+def test_resume_with_another_config_is_refused(prepared_2024, tmp_path, cli_env):
+    cfg = write_league(tmp_path / "l.yaml", seed=3, weeks=4)
+    league = load_config(cfg)
+    run = tmp_path / "run"
+    with pytest.raises(SimulatedCrash):
+        run_engine(league, prepared_2024, run, crash_after="week:1")
+    before = digests(run)
+    with pytest.raises(ResumeMismatch, match=r"seed: 3 in the run, 5 now"):
+        run_engine(load_config(cfg, seed=5), prepared_2024, run, resume=True)
+    other = tmp_path / "other.yaml"
+    other.write_text(yaml.safe_dump({**league_dict(seed=3, weeks=6), "scoring": "standard"}))
+    r = cli(cli_env, "run", other, "--out", run, "--resume", "--quiet")
+    assert r.returncode == 2 and "Traceback" not in r.stderr
+    assert "weeks: 4 in the run, 6 now" in r.stderr and "scoring.preset: 'ppr' in the run, 'standard' now" in r.stderr
+    r = cli(cli_env, "run", cfg, "--seed", "5", "--out", run, "--resume", "--quiet")
+    assert r.returncode == 2 and "seed: 3 in the run, 5 now" in r.stderr
+    assert digests(run) == before  # a refused resume changes nothing
+
+
+def test_resume_may_raise_the_budget_and_records_it(prepared_2024, tmp_path):
+    cfg = write_league(tmp_path / "l.yaml", seed=3, weeks=3)
+    run_engine(load_config(cfg), prepared_2024, tmp_path / "whole")
+    with pytest.raises(SimulatedCrash):
+        run_engine(load_config(cfg), prepared_2024, tmp_path / "run", crash_after="week:1")
+    raised = tmp_path / "raised.yaml"
+    raised.write_text(yaml.safe_dump(league_dict(seed=3, weeks=3, budget_usd=5.0)))
+    run_engine(load_config(raised), prepared_2024, tmp_path / "run", resume=True)
+    meta = RunDir(tmp_path / "run").meta()
+    assert meta["status"] == "complete" and meta["budget"] == {"limit_usd": 5.0, "spent_usd": 0.0}
+    assert meta["resumes"] == [{"from_status": "running", "from_phase": "week:1",
+                                "changes": {"llm.budget_usd": [None, 5.0]}}]
+    assert yaml.safe_load((tmp_path / "run" / "config.yaml").read_text())["llm"]["budget_usd"] == 5.0
+    a, b = digests(tmp_path / "whole"), digests(tmp_path / "run")
+    assert {k: v for k, v in a.items() if k not in ("run.json", "config.yaml")} == \
+        {k: v for k, v in b.items() if k not in ("run.json", "config.yaml")}
+
+
+# ------------------------------------------------------------------------------- damaged or edited runs
+def _edit(cp: dict, how: str) -> dict | bytes:
+    if how == "phase skipped":
+        return {**cp, "phase": "week:3"}
+    if how == "15-player roster":
+        extra = [p for p in cp["rosters"]["VORP-2"][:3]]
+        return {**cp, "rosters": {**cp["rosters"], "ADP-1": cp["rosters"]["ADP-1"] + extra}}
+    if how == "player on two teams":
+        a = cp["rosters"]["ADP-1"]
+        return {**cp, "rosters": {**cp["rosters"], "VORP-1": [a[0], *cp["rosters"]["VORP-1"][1:]]}}
+    if how == "log_bytes beyond the log":
+        return {**cp, "log_bytes": {**cp["log_bytes"], "decisions.jsonl": cp["log_bytes"]["decisions.jsonl"] + 999}}
+    if how == "wrong schema":
+        return {**cp, "teams": "VORP-1", "rosters": 3}
+    if how == "unknown field":
+        return {**cp, "hacked": True}
+    raise AssertionError(how)
+
+
+DAMAGE = {
+    "phase skipped": "standings cover weeks [1, 2]; phase week:3 has weeks 1..3",
+    "15-player roster": "ADP-1 holds 15 players; at phase week:2 every team holds 12",
+    "player on two teams": "is on two rosters (VORP-1 and ADP-1)",
+    "log_bytes beyond the log": "fewer than the",
+    "wrong schema": "teams: Input should be a valid array",
+    "unknown field": "hacked: unknown field",
+    "truncated": "Invalid JSON: EOF",
+    "binary": "Invalid JSON",
+    "empty": "Invalid JSON",
+}
+
+
+@pytest.fixture(scope="module")
+def crashed_week2(prepared_2024, tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("crashed")
+    cfg = write_league(tmp / "l.yaml", seed=2, weeks=3)
+    with pytest.raises(SimulatedCrash):
+        run_engine(load_config(cfg), prepared_2024, tmp / "run", crash_after="week:2")
+    return cfg, tmp / "run"
+
+
+@pytest.mark.parametrize("how", list(DAMAGE))
+def test_damaged_checkpoint_is_refused(crashed_week2, prepared_2024, tmp_path, how):
+    cfg, src = crashed_week2
+    run = tmp_path / "run"
+    shutil.copytree(src, run)
+    cp_path = run / "checkpoint.json"
+    raw = cp_path.read_bytes()
+    if how == "truncated":
+        cp_path.write_bytes(raw[: len(raw) // 2])
+    elif how == "binary":
+        cp_path.write_bytes(bytes(range(256)) * 4)
+    elif how == "empty":
+        cp_path.write_bytes(b"")
+    else:
+        cp_path.write_text(json.dumps(_edit(json.loads(raw), how)))
+    with pytest.raises(CheckpointError) as err:
+        run_engine(load_config(cfg), prepared_2024, run, resume=True)
+    msg = str(err.value)
+    assert DAMAGE[how] in msg and str(run) in msg and "\n" not in msg, msg
+
+
+def test_damaged_run_through_the_cli(crashed_week2, tmp_path, cli_env):
+    cfg, src = crashed_week2
+    for name, data in (("checkpoint.json", b"\x89PNG\r\n\x1a\n\x00"), ("run.json", b"{"), ("config.yaml", b"[: x")):
+        run = tmp_path / name
+        shutil.copytree(src, run)
+        (run / name).write_bytes(data)
+        r = cli(cli_env, "run", cfg, "--out", run, "--resume", "--quiet")
+        assert r.returncode == 2 and "Traceback" not in r.stderr, r.stderr
+        assert r.stderr.startswith(f"error: cannot resume {run}: {name}") and r.stderr.count("\n") == 1, r.stderr
+
+
+def test_out_folder_holding_other_files_is_refused(tmp_path, cli_env):
+    cfg = write_league(tmp_path / "l.yaml", seed=1, weeks=1)
+    (tmp_path / "notes.txt").write_text("mine")
+    r = cli(cli_env, "run", cfg, "--out", tmp_path, "--quiet")
+    assert r.returncode == 2 and "is not empty and holds no run (it has l.yaml, notes.txt)" in r.stderr, r.stderr
+    assert (tmp_path / "notes.txt").read_text() == "mine" and not (tmp_path / "run.json").exists()
+
+
+# ---------------------------------------------------------------------------------------------- budget
+def test_budget_stops_inside_the_draft_and_resumes_identically(prepared_2024, tmp_path, cli_env):
+    """The issue: a 0.30 limit spent 1.056 because the draft was never checked. Now the draft stops at the
+    next round's checkpoint, the CLI exits 3 saying how to resume, and a raised budget resumes identically."""
+    with FakeOpenAIServer() as srv:
+        d = league_dict(seed=1, weeks=2, llm_teams=2, api_base=srv.api_base)
+        whole_state, _ = run_engine(load_config(write_league_dict(tmp_path / "w.yaml", d, tmp_path / "c0")),
+                                    prepared_2024, tmp_path / "whole")
+        calls = RunDir(tmp_path / "whole").llm_calls()
+        draft_cost = sum(c["cost_usd"] for c in calls if c["decision"].startswith("draft"))
+        round_cost = max(sum(c["cost_usd"] for c in calls if c["decision"].startswith("draft")
+                             and (c["pick"] - 1) // len(BOTS) == r) for r in range(ROUNDS))
+        limit = round(draft_cost * 0.3, 6)
+        capped = write_league_dict(tmp_path / "capped.yaml", {**d, "llm": {**d["llm"], "budget_usd": limit}},
+                                   tmp_path / "c1")
+        r = cli(cli_env, "run", capped, "--out", tmp_path / "run", "--quiet")
+        assert r.returncode == 3, r.stderr
+        meta = RunDir(tmp_path / "run").meta()
+        assert meta["status"] == "stopped_budget" and meta["phase"].startswith("draft:"), meta
+        assert limit <= meta["budget"]["spent_usd"] < limit + round_cost + 1e-9
+        assert meta["budget"]["limit_usd"] == limit
+        assert "budget" in r.stderr and f"--out {tmp_path / 'run'} --resume" in r.stderr and "Traceback" not in r.stderr
+        more = write_league_dict(tmp_path / "more.yaml", {**d, "llm": {**d["llm"], "budget_usd": 100.0}},
+                                 tmp_path / "c1")
+        run_engine(load_config(more), prepared_2024, tmp_path / "run", resume=True)
+    meta = RunDir(tmp_path / "run").meta()
+    assert meta["status"] == "complete" and meta["budget"]["limit_usd"] == 100.0
+    assert meta["resumes"][0]["changes"] == {"llm.budget_usd": [limit, 100.0]}
+    assert yaml.safe_load((tmp_path / "run" / "config.yaml").read_text())["llm"]["budget_usd"] == 100.0
+    a, b = digests(tmp_path / "whole"), digests(tmp_path / "run")
+    for name in ("decisions.jsonl", "draft_picks.parquet", "lineups.parquet", "standings.parquet", "trades.parquet"):
+        assert a[name] == b[name], name
+    assert whole_state.phase == "week:2"
+
+
+def write_league_dict(path: Path, d: dict, cache: Path) -> Path:
+    d = {**d, "llm": {**d.get("llm", {}), "cache_dir": str(cache)}}
+    path.write_text(yaml.safe_dump(d, sort_keys=False))
+    return path
+
+
+# --------------------------------------------------------------------------------------------- signals
+@pytest.mark.parametrize("sig, code", [(signal.SIGTERM, 143), (signal.SIGINT, 130)])
+def test_signal_marks_the_run_interrupted_and_says_how_to_resume(tmp_path, cli_env, monkeypatch, sig, code):
+    """Before: SIGINT printed only "interrupted" and SIGTERM left run.json at status running."""
+    monkeypatch.setenv("FFBENCH_CACHE_DIR", cli_env["FFBENCH_CACHE_DIR"])
+    cfg = write_league(tmp_path / "l.yaml", seed=1)
+    whole = tmp_path / "whole"
+    run_season(cfg, out=whole, progress=False)
+    out = tmp_path / "run"
+    log, size = out / "decisions.jsonl", (whole / "decisions.jsonl").stat().st_size
+    proc = popen(cli_env, "run", cfg, "--out", out, "--quiet")
+    # freeze the process a third of the way in, check it is still running, then signal it and let it go on
+    while proc.poll() is None and not (log.exists() and log.stat().st_size >= size // 3):
+        time.sleep(0.001)
+    proc.send_signal(signal.SIGSTOP)
+    assert status(out) == "running"
+    proc.send_signal(sig)
+    proc.send_signal(signal.SIGCONT)
+    stderr = proc.communicate(timeout=120)[1]
+    assert proc.returncode == code, stderr
+    meta = json.loads((out / "run.json").read_text())
+    assert meta["status"] == "interrupted" and meta["reason"].startswith(f"stopped by {sig.name} during "), meta
+    command = f"ffbench run {cfg} --seed 1 --out {out} --resume"
+    assert command in stderr and "Traceback" not in stderr, stderr
+    r = cli(cli_env, *command.split()[1:], "--quiet")
+    assert r.returncode == 0, r.stderr
+    assert same_run(whole, out)[0]["from_status"] == "interrupted"
