@@ -104,8 +104,10 @@ def _run_one(seed: int, config_path: str, run_dir: str, log_dir: str, kernel: st
         execute("02_simulate_season.ipynb", Path(log_dir) / f"seed-{seed}.ipynb",
                 {"config": config_path, "seed": seed, "out": run_dir, "resume": True, "progress": False},
                 timeout_s=timeout, kernel=kernel)
-        status = json.loads((Path(run_dir) / "run.json").read_text()).get("status")
-        return {"seed": seed, "status": status, "error": None, "seconds": round(time.perf_counter() - t0, 1)}
+        meta = json.loads((Path(run_dir) / "run.json").read_text())
+        status = meta.get("status")  # a budget stop or an interruption says why (and is resumable)
+        error = None if status == "complete" else f"{status}: {meta.get('reason') or 'no reason recorded'}"
+        return {"seed": seed, "status": status, "error": error, "seconds": round(time.perf_counter() - t0, 1)}
     except Exception as exc:  # noqa: BLE001 - reported, the batch goes on
         msg = str(exc).strip().splitlines()
         return {"seed": seed, "status": "failed", "error": (msg[-1] if msg else type(exc).__name__)[:500],

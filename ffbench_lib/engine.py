@@ -528,7 +528,7 @@ class Engine:
         for step, actor, method, allowed, default in steps:
             other = proposer if actor == receiver else receiver
             view = self.fw.trade_view(state, actor, w, offer=current.from_side(actor), counterparty=other,
-                                      step=method, history=history.get(actor), locked=locked)
+                                      step=method, history=list(history.get(actor, [])) or None, locked=locked)
             ans, errs = await self._ask(actor, method, view)
             action = ans.get("action") if isinstance(ans, dict) else None
             problems = list(errs)

@@ -6,7 +6,7 @@ from typing import Any
 import pandas as pd
 
 COLUMNS = ["team", "agent", "model", "decisions", "fallbacks", "fallback_rate", "calls", "cache_hits", "reasks",
-           "invalid_answers", "invalid_rate", "transport_errors", "failed_calls", "prompt_tokens",
+           "invalid_answers", "invalid_rate", "transport_errors", "failed_calls", "prompt_tokens", "prompt_tokens_estimated",
            "completion_tokens", "reasoning_tokens", "cost_usd", "latency_s_mean"]
 
 
@@ -30,6 +30,9 @@ def summarize(calls: list[dict[str, Any]], decisions: list[dict[str, Any]]) -> p
             "reasks": int((g["reask"] > 0).sum()), "invalid_answers": invalid, "invalid_rate": invalid / len(g),
             "transport_errors": errors, "failed_calls": int(g["error"].notna().sum()),
             "prompt_tokens": int(g["prompt_tokens"].fillna(0).sum()),
+            # litellm's tokenizer on what was sent: comparable across providers that report usage differently
+            "prompt_tokens_estimated": int(g["prompt_tokens_estimated"].fillna(0).sum())
+            if "prompt_tokens_estimated" in g else 0,
             "completion_tokens": int(g["completion_tokens"].fillna(0).sum()),
             "reasoning_tokens": int(g["reasoning_tokens"].fillna(0).sum()),
             "cost_usd": float(g["cost_usd"].fillna(0).sum()),
