@@ -34,9 +34,11 @@ case "$cmd" in
     exec "$VENV/bin/python" -m pytest -n 2 "$@"
     ;;
   demo)
-    if [ -z "${FFBENCH_DATA_DIR:-}" ] && [ ! -d outputs/data/nflverse ]; then
+    # downloaded once; an interrupted download (no marker yet) is done again
+    if [ -z "${FFBENCH_DATA_DIR:-}" ] && [ ! -f outputs/data/.download-complete ]; then
       echo "FFBENCH_DATA_DIR is not set: downloading nflverse 2021-2024 into outputs/data" >&2
       "$VENV/bin/ffbench" data download --seasons 2021-2024 --out outputs/data
+      touch outputs/data/.download-complete
     fi
     exec "$VENV/bin/python" -m ffbench_lib demo "$@"
     ;;

@@ -2,7 +2,9 @@
 a pool of worker processes, then the analysis notebooks over all finished runs and a batch summary.
 
 * one failed run never stops the others; it is reported with its error;
-* re-running the same command skips finished runs and resumes partial ones (the engine's checkpoints);
+* re-running the same command skips finished runs and resumes partial ones (the engine's checkpoints), only if
+  they are runs of the same resolved config (otherwise that seed fails: use another ``out``);
+* workers end with the batch process, even when it is killed;
 * a provider's ``max_concurrency`` holds for the whole batch: each worker gets ``1/workers`` of it;
 * ``design: rotate`` gives every agent every draft slot equally often across ``n_teams`` consecutive seeds.
 """
@@ -10,6 +12,9 @@ from __future__ import annotations
 
 import json
 import os
+import signal
+import sys
+import threading
 import time
 import traceback
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
@@ -23,6 +28,7 @@ from tqdm.auto import tqdm
 
 from .atomic import write_csv, write_json, write_text
 from .config import ConfigError, format_validation_error, load_config, load_yaml, parse_config
+from .engine import config_differences
 
 ANALYSIS = ("03_standings", "04_positions", "05_draft", "06_start_sit", "07_trades", "08_model_comparison")
 
@@ -47,6 +53,14 @@ class BatchSpec(BaseModel):
     def _unique_seeds(self) -> "BatchSpec":
         if len(set(self.seeds)) != len(self.seeds):
             raise ValueError("seeds: a seed is listed twice")
+        stray = sorted(set(self.seed_overrides) - set(self.seeds))
+        if stray:
+            raise ValueError(f"seed_overrides: seed(s) {', '.join(map(str, stray))} not in seeds {self.seeds}; "
+                             "add them to seeds or remove their overrides")
+        seeded = sorted(s for s, o in self.seed_overrides.items() if "seed" in o)
+        if seeded:  # each run's seed is its key in seeds; an override would only mislabel configs/seed-N.yaml
+            raise ValueError(f"seed_overrides: seed(s) {', '.join(map(str, seeded))} set `seed`, which the batch "
+                             "sets from seeds; list the seed you want in seeds instead")
         return self
 
 
@@ -93,6 +107,41 @@ def run_configs(spec: BatchSpec, base: Path) -> dict[int, dict[str, Any] | str]:
     return out
 
 
+def _changed_config(run_dir: Path, cfg: dict[str, Any]) -> str | None:
+    """Why the run already in ``run_dir`` cannot be reused (skipped or resumed) for ``cfg``, or None: a spec
+    edited since that run would otherwise keep the old league's results under the new spec."""
+    stored = run_dir / "config.yaml"
+    if not stored.exists():
+        return None
+    diff = config_differences(stored.read_text(encoding="utf-8"), cfg, include_resumable=False)
+    if not diff:
+        return None
+    what = "; ".join(f"{k}: {a!r} in the run, {b!r} now" for k, (a, b) in list(diff.items())[:4])
+    more = f" (and {len(diff) - 4} more)" if len(diff) > 4 else ""
+    return (f"{run_dir} holds a run of another config ({what}{more}): the batch spec changed since that run; "
+            "use another out for the new spec (or restore the old spec to reuse these runs)")
+
+
+def _exit_with_parent(parent: int) -> None:
+    """Worker initializer: a worker ends when the batch process dies (even by kill -9), instead of living on
+    orphaned. Linux: the kernel signals it (prctl PR_SET_PDEATHSIG); elsewhere a thread polls the parent pid."""
+    if sys.platform.startswith("linux"):
+        import ctypes
+
+        pr_set_pdeathsig = 1
+        ctypes.CDLL(None, use_errno=True).prctl(pr_set_pdeathsig, signal.SIGKILL)
+        if os.getppid() != parent:  # the parent died before prctl took effect
+            os._exit(1)
+        return
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(1.0)
+        os._exit(1)
+
+    threading.Thread(target=watch, name="ffbench-parent-watch", daemon=True).start()
+
+
 def _run_one(seed: int, config_path: str, run_dir: str, log_dir: str, kernel: str, timeout: int,
              share: int) -> dict[str, Any]:
     """Worker: execute the simulation notebook for one seed (its own process, its own kernel)."""
@@ -136,6 +185,10 @@ def _run_batch(spec: BatchSpec, base: Path, workers: int | None, progress: bool)
         if isinstance(cfg, str):
             results[seed] = {"seed": seed, "status": "failed", "error": cfg, "seconds": 0.0}
             continue
+        stale = _changed_config(run_dir, cfg)
+        if stale:
+            results[seed] = {"seed": seed, "status": "failed", "error": stale, "seconds": 0.0}
+            continue
         meta = run_dir / "run.json"
         if meta.exists() and json.loads(meta.read_text()).get("status") == "complete":
             results[seed] = {"seed": seed, "status": "complete", "error": None, "seconds": 0.0, "skipped": True}
@@ -147,7 +200,8 @@ def _run_batch(spec: BatchSpec, base: Path, workers: int | None, progress: bool)
     bar = tqdm(total=len(configs), desc=f"batch {spec.name}", unit="run", disable=not progress)
     bar.update(len(results))
     failed = sum(r["status"] == "failed" for r in results.values())
-    with ProcessPoolExecutor(max_workers=workers) as pool:
+    pool_args = {"initializer": _exit_with_parent, "initargs": (os.getpid(),)}
+    with ProcessPoolExecutor(max_workers=workers, **pool_args) as pool:
         pending = {pool.submit(_run_one, seed, cfg, rd, str(log_dir.resolve()), spec.kernel, spec.cell_timeout_s,
                                workers): seed for seed, cfg, rd in todo}
         while pending:

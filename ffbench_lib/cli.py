@@ -155,16 +155,19 @@ def _expand_folders(patterns: list[str]) -> list[Path]:
         literal = Path(expanded)  # a folder whose name holds [ ] or * is taken as it is
         hits = [literal] if literal.is_dir() else sorted(Path(h) for h in glob.glob(expanded) if Path(h).is_dir())
         if not hits:
+            unset = "" if os.environ.get("FFBENCH_DATA_DIR") else "; FFBENCH_DATA_DIR is not set in this shell"
             raise UsageError(f"no folder matches {pattern!r} (give simulation_* folders, e.g. "
-                             f"\"$FFBENCH_DATA_DIR/reference_runs/simulation_*\")")
+                             f"\"$FFBENCH_DATA_DIR/reference_runs/simulation_*\"{unset})")
         found.update(dict.fromkeys(hits))
     return list(found)
 
 
 def _cmd_import(args: argparse.Namespace) -> int:
-    from .importers.fantasyfootballbench import import_reference_run
+    from .importers.fantasyfootballbench import import_reference_run, recorded_weeks
 
     sims = _expand_folders(args.sim_dirs)
+    for sim in sims:  # every folder is checked before any is imported: all of them or none
+        recorded_weeks(sim)
     for i, sim in enumerate(sims):
         out = import_reference_run(sim, Path(args.out) / sim.name, args.data_dir, seed=i)
         print(f"imported {sim} -> {out}")

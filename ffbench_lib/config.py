@@ -12,9 +12,11 @@ from pathlib import Path
 from typing import Annotated, Any, Literal, Union
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import (BaseModel, ConfigDict, Field, StringConstraints, ValidationError, field_validator,
+                      model_validator)
 
 from . import scoring
+from .secrets import credential_paths
 
 SKILL_POSITIONS = ("QB", "RB", "WR", "TE")
 BOT_STRATEGIES = ("random", "adp", "vorp", "recent_form")
@@ -40,6 +42,16 @@ class _Strict(BaseModel):
 class BotAgent(_Strict):
     kind: Literal["bot"]
     strategy: Literal["random", "adp", "vorp", "recent_form"]
+
+
+#: litellm arguments ffbench sets from its own fields: never in ``extra``
+EXTRA_OWN_FIELDS = {
+    "model": "use model", "messages": "the prompts come from the prompt templates",
+    "api_key": "give the NAME of an environment variable in api_key_env; never put a key in a config file",
+    "api_base": "use api_base", "base_url": "use api_base", "timeout": "use timeout_s",
+    "num_retries": "use llm.retries", "response_format": "ffbench asks for JSON itself where the model supports it",
+    "max_tokens": "use max_tokens", "temperature": "use temperature", "reasoning_effort": "use reasoning_effort",
+}
 
 
 class LLMAgent(_Strict):
@@ -69,12 +81,29 @@ class LLMAgent(_Strict):
             raise ValueError("give the NAME of an environment variable holding the key, never the key itself")
         return v
 
+    @field_validator("extra")
+    @classmethod
+    def _extra_safe(cls, v: dict[str, Any]) -> dict[str, Any]:
+        """No credential (it would be written to config.yaml, the ledger and the cache) and no argument
+        ffbench sets itself (a duplicate breaks every call)."""
+        problems = [f"{k!r} is set by ffbench; {EXTRA_OWN_FIELDS[k]}" for k in v if k in EXTRA_OWN_FIELDS]
+        headers = v.get("extra_headers")
+        if headers is not None and not isinstance(headers, dict):
+            problems.append("extra_headers must be a mapping of header names to values")
+        problems += [f"{where} looks like a credential (value hidden): give the NAME of an environment variable "
+                     "in api_key_env; never put a key in a config file"
+                     for where, _ in credential_paths({k: x for k, x in v.items() if k not in EXTRA_OWN_FIELDS})]
+        if problems:
+            raise ValueError("; ".join(problems))
+        return v
+
 
 AgentSpec = Annotated[Union[BotAgent, LLMAgent], Field(discriminator="kind")]
 
 
 class Team(_Strict):
-    name: str = Field(min_length=1, max_length=40)
+    # stripped first, so a blank name (' ') is refused rather than shown as nothing
+    name: Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=40)]
     agent: AgentSpec
 
 
@@ -204,6 +233,13 @@ class League(_Strict):
     trades: Trades = Field(default_factory=Trades)
     data: DataConfig = Field(default_factory=DataConfig)
     llm: LLMSettings = Field(default_factory=LLMSettings)
+
+    @field_validator("seed", mode="before")
+    @classmethod
+    def _seed_not_bool(cls, v: Any) -> Any:
+        if isinstance(v, bool):  # YAML `seed: true` would otherwise be seed 1
+            raise ValueError("expected a whole number, not true/false")
+        return v
 
     @field_validator("scoring", mode="before")
     @classmethod

@@ -59,7 +59,8 @@ RESUMABLE = ("llm.budget_usd", "llm.replay_only", "llm.cache_dir", "llm.retries"
              "data.prepared_dir", "teams[].agent.api_base", "teams[].agent.api_key_env", "teams[].agent.timeout_s",
              "teams[].agent.max_concurrency")
 
-__all__ = ["Engine", "RunExists", "ResumeMismatch", "RunInterrupted", "SimulatedCrash", "build_agents"]
+__all__ = ["Engine", "RunExists", "ResumeMismatch", "RunInterrupted", "SimulatedCrash", "build_agents",
+           "config_differences"]
 
 
 def build_agents(league: League, seed: int, llm_factory: Callable[..., Agent] | None = None) -> dict[str, Agent]:
@@ -272,12 +273,8 @@ class Engine:
             first = str(exc).splitlines()[0][:200] if str(exc) else type(exc).__name__
             raise CheckpointError(f"cannot resume {self.rundir.path}: config.yaml is unreadable ({first}); start "
                                   "the run again with another --out") from None
-        try:
-            before = parse_config(raw).model_dump(mode="json")
-        except ConfigError:
-            before = raw if isinstance(raw, dict) else {}
-        diff = _diff(_flatten(before), _flatten(self.league.model_dump(mode="json")))
-        refused = {k: v for k, v in diff.items() if re.sub(r"\[\d+\]", "[]", k) not in RESUMABLE}
+        diff = config_differences(raw, self.league)
+        refused = config_differences(raw, self.league, include_resumable=False)
         if refused:
             what = "; ".join(f"{k}: {a!r} in the run, {b!r} now" for k, (a, b) in list(refused.items())[:4])
             more = f" (and {len(refused) - 4} more)" if len(refused) > 4 else ""
@@ -568,6 +565,23 @@ class Engine:
                 return  # reject / withdraw (or a repaired answer)
             remember(step, actor, action, new_offer, rationale(ans))
             current = new_offer
+
+
+def config_differences(stored: Any, league: League | dict[str, Any],
+                       include_resumable: bool = True) -> dict[str, list[Any]]:
+    """Config keys whose value differs between a run's stored config (config.yaml text or its parsed mapping) and
+    ``league``, as [stored, now]; without :data:`RESUMABLE` keys when ``include_resumable`` is False. One rule for
+    resuming a run and for a batch reusing one."""
+    raw = yaml.safe_load(stored) if isinstance(stored, str) else stored
+    try:
+        before = parse_config(raw).model_dump(mode="json")
+    except ConfigError:
+        before = raw if isinstance(raw, dict) else {}
+    now = league.model_dump(mode="json") if isinstance(league, League) else league
+    diff = _diff(_flatten(before), _flatten(now))
+    if include_resumable:
+        return diff
+    return {k: v for k, v in diff.items() if re.sub(r"\[\d+\]", "[]", k) not in RESUMABLE}
 
 
 def _flatten(obj: Any, prefix: str = "") -> dict[str, Any]:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import glob
 import json
+import warnings
 from pathlib import Path
 from typing import Iterable
 
@@ -46,17 +47,33 @@ def expand_paths(runs: str | Path | Iterable[str | Path]) -> list[Path]:
     return list(seen.values())
 
 
+def run_labels(paths: list[Path]) -> list[str]:
+    """The shortest path tails (``seed-1``, ``m1/seed-1``, ...) that tell these run directories apart: the same
+    folder name in two batches must stay two runs in every metric."""
+    parts = [Path(p).resolve().parts for p in paths]
+    for k in range(1, max((len(x) for x in parts), default=1) + 1):
+        tails = ["/".join(x[-k:]) for x in parts]
+        if len(set(tails)) == len(tails):
+            return tails
+    return ["/".join(x) for x in parts]
+
+
 def load_runs(runs: str | Path | Iterable[str | Path], complete_only: bool = True) -> Runs:
-    """Every table of every run, concatenated, with ``run_id`` (unique per directory) and ``seed`` columns;
-    ``meta`` holds one row per run and ``roster`` each run's roster config."""
+    """Every table of every run, concatenated, with ``run_id`` (``<league>-s<seed>@<path tail>``, unique per
+    directory) and ``seed`` columns; ``meta`` holds one row per run and ``roster`` each run's roster config.
+    With ``complete_only``, unfinished runs are left out, listed in ``excluded`` (path, status, reason) and warned
+    about: a result that quietly drops runs would look like all of them."""
     tables: dict[str, list[pd.DataFrame]] = {name: [] for name in (*TABLES, "llm_summary", "decisions")}
-    metas = []
-    for path in expand_paths(runs):
+    metas, excluded = [], []
+    paths = expand_paths(runs)
+    for path, label in zip(paths, run_labels(paths)):
         rd = RunDir(path)
         meta = rd.meta()
         if complete_only and meta.get("status") != "complete":
+            excluded.append({"path": str(path), "status": meta.get("status") or "unknown",
+                             "reason": meta.get("reason") or "not complete"})
             continue
-        run_id = f"{meta['run_id']}@{path.name}"
+        run_id = f"{meta['run_id']}@{label}"
         cfg = yaml.safe_load(rd.file("config.yaml").read_text())
         metas.append({"run_id": run_id, "path": str(path), "seed": meta.get("seed"), "season": meta.get("season"),
                       "weeks": cfg.get("weeks"), "imported_from": meta.get("imported_from"),
@@ -70,11 +87,29 @@ def load_runs(runs: str | Path | Iterable[str | Path], complete_only: bool = Tru
         dec = [{k: r.get(k) for k in ("week", "pick", "team", "agent", "decision", "decided_by", "applied")}
                for r in rd.decisions()]
         tables["decisions"].append(pd.DataFrame(dec).assign(run_id=run_id) if dec else pd.DataFrame())
+    excluded_df = pd.DataFrame(excluded, columns=["path", "status", "reason"])
     if not metas:
-        raise FileNotFoundError(f"no complete runs in {runs!r}")
+        raise FileNotFoundError(f"no complete runs in {runs!r}{_excluded_note(excluded_df)}")
+    if len(excluded_df):
+        warnings.warn(f"{_excluded_note(excluded_df).lstrip('; ')}; see data['excluded']", UserWarning, stacklevel=2)
     out = {k: pd.concat(v, ignore_index=True) if v else pd.DataFrame() for k, v in tables.items()}
     out["meta"] = pd.DataFrame(metas)
+    out["excluded"] = excluded_df
     return out
+
+
+def _excluded_note(excluded: pd.DataFrame) -> str:
+    if excluded.empty:
+        return ""
+    counts = ", ".join(f"{n} {s}" for s, n in excluded["status"].value_counts().sort_index().items())
+    names = ", ".join(Path(p).name for p in excluded["path"].head(3)) + (", ..." if len(excluded) > 3 else "")
+    return f"; {len(excluded)} run(s) excluded as not complete ({counts}): {names}"
+
+
+def describe_runs(runs: Runs) -> str:
+    """One line for the notebooks: how many runs are analysed and which were left out (and why)."""
+    excluded = runs.get("excluded", pd.DataFrame(columns=["path", "status", "reason"]))
+    return f"{runs['meta']['run_id'].nunique()} runs{_excluded_note(excluded)}"
 
 
 def _roster(runs: Runs, run_id: str) -> Roster:
@@ -378,7 +413,8 @@ def headline(runs: Runs) -> pd.DataFrame:
     table = out.groupby("agent").mean(numeric_only=True)
     table["runs"] = out.groupby("agent")["run_id"].nunique()
     ts = trade_summary(runs).set_index("agent")
-    n_runs = runs["meta"]["run_id"].nunique()
+    played = runs["standings"].drop_duplicates(["run_id", "agent"]).groupby("agent")["run_id"].size()
+    n_runs = played.reindex(table.index).clip(lower=1)  # the runs this agent had a team in, not all runs
     table["trades_per_run"] = ts["trades"].reindex(table.index).fillna(0) / n_runs
     table["trade_value_per_run"] = ts["value_all_weeks"].reindex(table.index).fillna(0) / n_runs
     info = agent_info(runs).set_index("agent")
@@ -394,7 +430,8 @@ def weekly_standings(runs: Runs, run_id: str | None = None) -> pd.DataFrame:
     return one.merge(draft_agents(runs), on=["run_id", "team"], how="left")
 
 
-__all__ = ["load_runs", "expand_paths", "standings", "all_play", "points_by_slot", "draft_quality", "draft_summary",
+__all__ = ["load_runs", "expand_paths", "run_labels", "describe_runs",
+           "standings", "all_play", "points_by_slot", "draft_quality", "draft_summary",
            "start_sit", "start_sit_season", "trade_value", "trade_summary", "reliability", "llm_usage", "per_agent",
            "headline", "draft_slots", "player_week_points", "weekly_standings", "team_agents", "draft_agents",
            "fallback_rates", "agent_info", "unprojected_picks", "trade_value_per_run", "MAX_FALLBACK_RATE"]

@@ -9,9 +9,10 @@ from .secrets import register_league, scrub, scrub_file
 REPO = Path(__file__).resolve().parents[1]
 NOTEBOOKS = REPO / "notebooks"
 KERNEL = "python3"
-# The kernel's own log says "Kernel is running over TCP without encryption" once per kernel start (11 times in the
-# demo). The kernel only listens on 127.0.0.1 for this one process; its errors are still shown.
-KERNEL_ARGS = ["--IPKernelApp.log_level=ERROR"]
+# Quiet the kernel's own log: it says "Kernel is running over TCP without encryption" at every kernel start (11
+# times in the demo; the kernel listens on 127.0.0.1 for this one process) and, at random, "KeyboardInterrupt caught
+# in kernel" when jupyter_client interrupts it before shutdown. A failing cell still reaches us through papermill.
+KERNEL_ARGS = ["--IPKernelApp.log_level=CRITICAL"]
 
 
 class NotebookError(Exception):

@@ -7,6 +7,7 @@ notebooks; the CLI's error output) passes its content through :func:`scrub`, whi
 * every value registered as a credential: the client registers each key it resolves (whatever its variable is
   called, e.g. a team's ``api_key_env: LOCAL_LLM_AUTH``), and :func:`register_league` registers every team's
   ``api_key_env`` in processes that only read a config (the notebook runner);
+* credentials in an LLM team's ``extra`` (config validation rejects them: defence in depth);
 * the value of every environment variable whose name looks like a credential (``OPENAI_API_KEY``,
   ``HF_TOKEN``, ...: the provider variables litellm reads).
 
@@ -39,9 +40,57 @@ def register_env(name: str | None) -> None:
 
 
 def register_league(league: Any) -> None:
-    """Register the key named by every LLM team's ``api_key_env`` (a :class:`config.League`)."""
+    """Register the key named by every LLM team's ``api_key_env`` and any credential in its ``extra``
+    (a :class:`config.League`)."""
     for team in getattr(league, "teams", []):
         register_env(getattr(team.agent, "api_key_env", None))
+        register_credentials(getattr(team.agent, "extra", None))
+
+
+#: a config key that names a credential (``api_key``, ``X-Api-Token``, ``Authorization``, ...); token COUNTS
+#: (``max_tokens``, ``budget_tokens``) and OpenAI's ``prompt_cache_key`` are ordinary settings
+_CREDENTIAL_KEY = re.compile(r"key|token(?!s)|secret|passw|authori[sz]ation|credential|cookie|jwt", re.I)
+_NOT_CREDENTIAL_KEYS = {"prompt_cache_key"}
+#: a value that looks like a key, whatever it is called
+_CREDENTIAL_VALUE = re.compile(r"\s*(sk-|sk_|bearer\s|basic\s|hf_|ghp_|github_pat_|gsk_|xai-|AIza)", re.I)
+
+
+def credential_paths(obj: Any, path: str = "") -> list[tuple[str, Any]]:
+    """``(path, value)`` of everything inside ``obj`` (nested mappings and lists, e.g. an LLM team's ``extra``)
+    stored under a credential-like key or looking like a key itself."""
+    found: list[tuple[str, Any]] = []
+    if isinstance(obj, dict):
+        for k, v in obj.items():
+            where = f"{path}.{k}" if path else str(k)
+            if _CREDENTIAL_KEY.search(str(k)) and str(k).lower() not in _NOT_CREDENTIAL_KEYS:
+                found.append((where, v))
+            else:
+                found += credential_paths(v, where)
+    elif isinstance(obj, (list, tuple)):
+        for i, v in enumerate(obj):
+            found += credential_paths(v, f"{path}[{i}]")
+    elif isinstance(obj, str) and _CREDENTIAL_VALUE.match(obj):
+        found.append((path, obj))
+    return found
+
+
+def register_credentials(obj: Any) -> None:
+    """Register every string found by :func:`credential_paths` (a key that slipped past config validation)."""
+    for _, value in credential_paths(obj):
+        for s in ([value] if isinstance(value, str) else _strings(value)):
+            register(s)
+            if s.lower().startswith(("bearer ", "basic ")):
+                register(s.split(None, 1)[1].strip())  # the bare key may appear too
+
+
+def _strings(obj: Any) -> list[str]:
+    if isinstance(obj, str):
+        return [obj]
+    if isinstance(obj, dict):
+        return [s for v in obj.values() for s in _strings(v)]
+    if isinstance(obj, (list, tuple)):
+        return [s for v in obj for s in _strings(v)]
+    return [str(obj)] if isinstance(obj, (int, float)) and not isinstance(obj, bool) else []
 
 
 def secret_values() -> list[str]:

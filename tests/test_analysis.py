@@ -8,7 +8,8 @@ import pandas as pd
 import pytest
 
 from ffbench_lib import metrics, stats
-from ffbench_lib.config import Roster
+from ffbench_lib.config import League, Roster
+from ffbench_lib.engine import SimulatedCrash
 from ffbench_lib.rundir import RunDir, table_frame
 
 from engine_helpers import demo_league, run_engine
@@ -199,6 +200,9 @@ def test_analysis_notebooks_execute(source, prepared_2024, imported, tmp_path):
     if source == "demo":
         for seed in range(5):
             run_engine(demo_league(seed=seed), prepared_2024, tmp_path / "runs" / f"s{seed}")
+        with pytest.raises(SimulatedCrash):  # a partial run: left out, and every notebook says so
+            run_engine(demo_league(seed=9, weeks=3), prepared_2024, tmp_path / "runs" / "partial",
+                       crash_after="week:1")
         runs = str(tmp_path / "runs")
     else:
         runs = str(imported)
@@ -220,6 +224,8 @@ def test_analysis_notebooks_execute(source, prepared_2024, imported, tmp_path):
         return [t if isinstance(t, str) else "".join(t) for c in cells for o in c.get("outputs", [])
                 for t in ([o.get("text", "")] + [o.get("data", {}).get(k, "") for k in ("text/plain", "text/markdown")])]
     every = [t for name in names for t in texts(name)]
+    noted = [name for name in names if any("1 run(s) excluded as not complete (1 running)" in t for t in texts(name))]
+    assert noted == (names if source == "demo" else [])
     assert not [t for t in every if "PosixPath(" in t]  # save helpers return nothing
     caveat = [t for t in every if "Imported runs" in t]
     assert bool(caveat) == (source == "imported")  # the imported-runs caveat only where imported runs are
@@ -245,3 +251,42 @@ def test_replay_widget_moves_through_weeks(prepared_2024, tmp_path):
     assert w.frames(10)["standings"]["wins"].sum() + w.frames(10)["standings"]["ties"].sum() / 2 == 50
     w.team.value = w.team.options[3]
     assert w.team.options[3] in w.lineup.value or len(w.frames(10)["lineup"]) == 7
+
+
+def test_same_folder_name_in_two_batches_stays_two_runs(prepared_2024, tmp_path):
+    """Runs .../m1/seed-1 and .../m2/seed-1 of one league name and seed are two runs, not one merged run."""
+    run_engine(demo_league(seed=1, weeks=3), prepared_2024, tmp_path / "m1" / "seed-1")
+    run_engine(demo_league(seed=1, weeks=3, schedule="round_robin"), prepared_2024, tmp_path / "m2" / "seed-1")
+    data = metrics.load_runs([tmp_path / "m1" / "seed-1", tmp_path / "m2" / "seed-1"])
+    ids = list(data["meta"]["run_id"])
+    assert len(set(ids)) == 2 and ids[0].endswith("m1/seed-1") and ids[1].endswith("m2/seed-1")
+    st = metrics.standings(data)
+    assert len(st) == 20 and st["draft_slot"].between(1, 10).all()
+    head = metrics.headline(data)
+    assert (head["runs"] == 2).all()
+
+
+def test_excluded_runs_are_reported_and_trades_divide_by_the_agents_runs(prepared_2024, tmp_path):
+    """A partial run is excluded with a warning and a row in data['excluded']; an agent that played one of two
+    runs has its trades per run divided by 1, not 2."""
+    cfg = demo_league().model_dump(mode="json") | {"seed": 4, "weeks": 5}
+    cfg["trades"]["weeks"] = [2, 3, 4]
+    run_engine(League.model_validate(cfg), prepared_2024, tmp_path / "a")
+    for t in cfg["teams"]:  # run b: no vorp team
+        t["agent"] = {"kind": "bot", "strategy": "adp"} if t["agent"].get("strategy") == "vorp" else t["agent"]
+    other = League.model_validate(cfg)
+    run_engine(other, prepared_2024, tmp_path / "b")
+    with pytest.raises(SimulatedCrash):
+        run_engine(demo_league(seed=5, weeks=3), prepared_2024, tmp_path / "c", crash_after="week:1")
+    with pytest.warns(UserWarning, match=r"1 run\(s\) excluded .*running"):
+        data = metrics.load_runs(tmp_path)
+    assert data["meta"]["run_id"].nunique() == 2
+    ex = data["excluded"]
+    assert list(ex["status"]) == ["running"] and Path(ex["path"].iloc[0]).name == "c"
+    assert "1 run(s) excluded" in metrics.describe_runs(data) and "2 runs" in metrics.describe_runs(data)
+    ts = metrics.trade_value_per_run(data)
+    vorp = ts[ts["agent"] == "bot:vorp"]
+    assert len(vorp) == 1 and vorp["trades"].iloc[0] > 0
+    head = metrics.headline(data).set_index("agent")
+    assert head.loc["bot:vorp", "trades_per_run"] == pytest.approx(vorp["trades"].iloc[0])
+    assert head.loc["bot:vorp", "trade_value_per_run"] == pytest.approx(vorp["value_all_weeks"].iloc[0])

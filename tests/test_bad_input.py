@@ -273,6 +273,33 @@ def _no_previous_season(root, data_dir):
     pass  # the 2023 files are simply left out
 
 
+GAMES = "games_1999_2025.csv"
+
+
+def _games_2024(drop):
+    """The schedule file without the 2024 regular-season games ``drop`` selects (by week, then row number)."""
+    def make(root, data_dir):
+        g = pd.read_csv(data_dir / "nflverse" / GAMES, low_memory=False)
+        reg24 = g[(g["season"] == 2024) & (g["game_type"] == "REG")]
+        g.drop(drop(reg24).index).to_csv(root / "nflverse" / GAMES, index=False)
+    return make
+
+
+def _weekly_2024(change):
+    """The 2024 weekly stats (legacy file) after ``change``, which edits or adds rows."""
+    def make(root, data_dir):
+        change(_legacy_2024(data_dir)).to_csv(root / "nflverse" / WEEKLY_24[1], index=False)
+    return make
+
+
+def _set_cell(col, value):
+    def change(w):
+        w = w.astype({col: object})
+        w.loc[w.index[10], col] = value
+        return w
+    return change
+
+
 @pytest.mark.parametrize("make, drop, expect", [
     (_truncated_gz, WEEKLY_24[:1], ["stats_player_week_2024.csv.gz", "truncated or corrupt"]),
     (_corrupt_gz, WEEKLY_24[:1], ["stats_player_week_2024.csv.gz", "truncated or corrupt"]),
@@ -284,8 +311,20 @@ def _no_previous_season(root, data_dir):
     (_binary_injuries, ("injuries_2024.csv",), ["injuries_2024.csv", "cannot read"]),
     (_garbage_injury_weeks, ("injuries_2024.csv",), ["injuries_2024.csv column 'week' is not numeric"]),
     (_wrong_crosswalk, ("db_playerids_2025.csv",), ["db_playerids_2025.csv lacks column(s) gsis_id"]),
+    (_games_2024(lambda g: g[g["week"] == 5]), (GAMES,), [f"{GAMES}: no games in week(s) 5 of weeks 1..18"]),
+    (_games_2024(lambda g: g[g["week"] == 5].head(1)), (GAMES,),
+     [f"{GAMES}: 2 team(s) idle in other than exactly one week (the bye)"]),
+    (_weekly_2024(lambda w: pd.concat([w, w[w["week"] == 5].head(3)])), WEEKLY_24,
+     ["player_stats_week_2024.csv: 3 row(s) repeat a player-week (one row per player and week), e.g. player "]),
+    (_weekly_2024(_set_cell("week", -3)), WEEKLY_24, ["regular-season row(s) have a week outside 1..18", "week -3"]),
+    (_weekly_2024(_set_cell("receptions", -50)), WEEKLY_24,
+     ["column receptions is negative in 1 row(s) (a count cannot be)", "receptions=-50"]),
+    (_weekly_2024(_set_cell("receptions", "abc")), WEEKLY_24,
+     ["column receptions has 1 non-numeric or missing value(s)", "receptions='abc'"]),
 ], ids=["truncated-gz", "corrupt-gz", "truncated-csv", "no-player_id", "no-receptions", "no-previous-season",
-        "binary-injuries", "garbage-injury-weeks", "wrong-crosswalk"])
+        "binary-injuries", "garbage-injury-weeks", "wrong-crosswalk", "schedule-without-week-5",
+        "schedule-without-a-game", "repeated-player-weeks", "negative-week", "negative-receptions",
+        "non-numeric-receptions"])
 def test_bad_data_files_are_refused_by_validate_and_run(tmp_path, data_dir, monkeypatch, make, drop, expect):
     root = data_copy(tmp_path, data_dir, drop)
     make(root, data_dir)

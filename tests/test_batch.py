@@ -121,3 +121,66 @@ def test_run_failing_inside_the_notebook_is_one_line_naming_notebook_and_cell(tm
     assert "02_simulate_season.ipynb: cell" in line and "DataError" in line, line
     error = pd.read_csv(tmp_path / "batch" / "batch_runs.csv").set_index("seed").loc[1, "error"]
     assert "\n" not in error and "02_simulate_season.ipynb" in error
+
+
+def test_seed_overrides_refuse_seed_and_unknown_seeds(tmp_path):
+    with pytest.raises(ConfigError, match=r"seed_overrides: seed\(s\) 0 set `seed`.*list the seed you want in seeds"):
+        load_batch(spec_file(tmp_path, seeds=[0, 1], seed_overrides={0: {"seed": 1}}))
+    with pytest.raises(ConfigError, match=r"seed_overrides: seed\(s\) 5 not in seeds"):
+        load_batch(spec_file(tmp_path, seeds=[0, 1], seed_overrides={5: {"weeks": 3}}))
+    load_batch(spec_file(tmp_path, seeds=[0, 1], seed_overrides={1: {"weeks": 3}}))
+
+
+@pytest.mark.slow
+def test_changed_spec_never_reuses_the_old_runs(tmp_path, data_dir, monkeypatch):
+    """A finished run is skipped only if it is this spec's run; after an edit the seed fails, naming the keys."""
+    monkeypatch.setenv("FFBENCH_DATA_DIR", str(data_dir))
+    short = {"weeks": 3, "trades": {"weeks": [2]}}
+    f = spec_file(tmp_path, seeds=[0], seed_overrides={0: short})
+    assert run_batch(f, progress=False)["complete"] == 1
+    assert run_batch(f, progress=False)["complete"] == 1  # unchanged: reused
+    assert bool(pd.read_csv(tmp_path / "batch" / "batch_runs.csv").loc[0, "skipped"]) is True
+    f = spec_file(tmp_path, seeds=[0], seed_overrides={0: {**short, "schedule": "round_robin"}})
+    summary = run_batch(f, progress=False)
+    assert summary["complete"] == 0
+    (failed,) = summary["failed"]
+    assert "schedule: 'random' in the run, 'round_robin' now" in failed["error"] and "another out" in failed["error"]
+    run = json.loads((tmp_path / "batch" / "runs" / "seed-0" / "run.json").read_text())
+    assert run["status"] == "complete"  # the old run is left as it was
+
+
+@pytest.mark.slow
+def test_workers_exit_when_the_batch_is_killed(tmp_path, data_dir):
+    """kill -9 of the batch process leaves no orphaned worker (or kernel) behind."""
+    psutil = pytest.importorskip("psutil")
+    f = spec_file(tmp_path, seeds=[0, 1], workers=2)
+    env = {**os.environ, "FFBENCH_DATA_DIR": str(data_dir)}
+    proc = subprocess.Popen([sys.executable, "-m", "ffbench_lib", "batch", str(f), "--quiet"], env=env, cwd=REPO,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    try:
+        parent = psutil.Process(proc.pid)
+        deadline = time.time() + 120
+        workers = []
+        while time.time() < deadline and not any(w.children() for w in workers):  # a worker has its kernel
+            workers = parent.children()
+            time.sleep(0.1)
+        family = parent.children(recursive=True)
+        assert workers and len(family) > len(workers), "no worker with a kernel started"
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+
+        def alive(p):
+            try:
+                return p.is_running() and p.status() != psutil.STATUS_ZOMBIE
+            except psutil.NoSuchProcess:
+                return False
+
+        deadline = time.time() + 30  # a bound, not a timing assertion
+        while time.time() < deadline and any(alive(p) for p in family):
+            time.sleep(0.2)
+        assert not [p.pid for p in family if alive(p)]
+    finally:
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass

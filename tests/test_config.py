@@ -67,6 +67,9 @@ def test_unknown_keys_are_errors():
     (lambda d: d["trades"].update(weeks=[4, 20]), "trades.weeks: week 20 is outside 1..17"),
     (lambda d: d["teams"].pop(), "teams: 9 teams; an even number is needed for weekly matchups"),
     (lambda d: d["teams"][1].update(name="VORP-1"), "duplicate team name 'VORP-1'"),
+    (lambda d: d["teams"][0].update(name=" "), "teams[0].name: String should have at least 1 character (got ' ')"),
+    (lambda d: d["teams"][0].update(name="  "), "teams[0].name: String should have at least 1 character (got '  ')"),
+    (lambda d: d.update(seed=True), "seed: expected a whole number, not true/false (got True)"),
     (lambda d: d["roster"].update(caps={"QB": 0}), "roster: caps.QB=0 is below the 1 starting QB slot(s)"),
     (lambda d: d["data"].update(source="espn"), "data.source: Input should be 'nflverse' or 'sportsdataio' (got 'espn')"),
     (lambda d: d["draft"].update(order="snake"), "draft.order: Input should be 'random', 'fixed' or 'rotate' (got 'snake')"),
@@ -112,3 +115,9 @@ def test_cli_exits_2_without_traceback(tmp_path):
 def test_overrides_replace_top_level_keys():
     assert load_config(DEMO, seed=42).seed == 42
     assert isinstance(load_config(DEMO), League)
+
+
+def test_team_names_are_stripped():
+    d = demo()
+    d["teams"][0]["name"] = "  Sharks "
+    assert parse_config(d).teams[0].name == "Sharks"

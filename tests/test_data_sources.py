@@ -5,8 +5,8 @@ from ffbench_lib.data import DataError, get_source, schema
 from ffbench_lib.data.base import name_key
 
 
-@pytest.mark.parametrize("source, season", [("nflverse", 2021), ("nflverse", 2024), ("sportsdataio", 2022),
-                                            ("sportsdataio", 2024)])
+@pytest.mark.parametrize("source, season", [*(("nflverse", s) for s in range(2021, 2026)),
+                                            *(("sportsdataio", s) for s in (2022, 2023, 2024))])
 def test_weekly_is_canonical_and_tidy(data_dir, source, season):
     w = get_source(source, data_dir).weekly(season)
     assert list(w.columns) == list(schema.WEEKLY_COLUMNS)
@@ -78,3 +78,60 @@ def test_missing_files_give_clear_errors(tmp_path):
         get_source("nflverse", tmp_path).weekly(2024)
     with pytest.raises(DataError, match="unknown data source 'espn'"):
         get_source("espn", tmp_path)
+
+
+def sportsdataio_copy(tmp_path, data_dir, season=2024):
+    """A SportsData.io folder of symlinks to the real files (the crosswalk beside it), to replace some of."""
+    root = tmp_path / "data"
+    (root / "nflverse").mkdir(parents=True)
+    (root / "nflverse" / "db_playerids_2025.csv").symlink_to(data_dir / "nflverse" / "db_playerids_2025.csv")
+    real = data_dir / "sportsdataio" / str(season)
+    for src in real.rglob("*"):
+        if src.is_file():
+            dst = root / "sportsdataio" / str(season) / src.relative_to(real)
+            dst.parent.mkdir(parents=True, exist_ok=True)
+            dst.symlink_to(src)
+    return root, root / "sportsdataio" / str(season)
+
+
+@pytest.mark.parametrize("change, expect", [
+    (lambda d: pd.concat([d, d[d["Played"] == 1].head(3)]), "3 row(s) repeat a player-week"),
+    (lambda d: d.assign(ReceivingTargets=d["ReceivingTargets"].where(d.index != 5, -2)),
+     "column targets is negative in 1 row(s)"),
+    (lambda d: d.astype({"PassingTouchdowns": object}).assign(
+        PassingTouchdowns=lambda x: x["PassingTouchdowns"].where(x.index != 5, "two")),
+     "column passing_tds has 1 non-numeric or missing value(s)"),
+])
+def test_sportsdataio_weekly_rows_obey_the_same_rules(tmp_path, data_dir, change, expect):
+    root, season_dir = sportsdataio_copy(tmp_path, data_dir)
+    path = season_dir / "5" / "PlayerGameStatsByWeek.csv"
+    df = pd.read_csv(path, low_memory=False)
+    df.loc[df.index[5], "Played"] = 1
+    path.unlink()
+    change(df).to_csv(path, index=False)
+    with pytest.raises(DataError, match=r"sportsdataio weekly stats 2024: .*/2024/<week>/PlayerGameStatsByWeek.csv"):
+        get_source("sportsdataio", root).weekly(2024)
+    with pytest.raises(DataError) as err:
+        get_source("sportsdataio", root).check(2024)
+    assert expect in str(err.value) and "week 5" in str(err.value)
+
+
+def test_sportsdataio_byes_must_match_the_schedule(tmp_path, data_dir):
+    root, season_dir = sportsdataio_copy(tmp_path, data_dir)
+    byes = pd.read_csv(season_dir / "Byes.csv")
+    (season_dir / "Byes.csv").unlink()
+    byes.assign(Week=byes["Week"].where(byes.index != 0, 3)).to_csv(season_dir / "Byes.csv", index=False)
+    with pytest.raises(DataError, match=r"sportsdataio byes 2024: .*Byes.csv: bye in a week the team plays: \w+ week 3"):
+        get_source("sportsdataio", root).byes(2024)
+
+
+def test_unknown_season_type_is_refused(tmp_path, data_dir):
+    """nflverse marks the regular season REG and the playoffs POST (weeks 19-22, dropped); anything else would
+    silently drop rows."""
+    root = tmp_path / "data"
+    (root / "nflverse").mkdir(parents=True)
+    w = pd.read_csv(data_dir / "nflverse" / "player_stats_week_2024.csv", low_memory=False)
+    w.assign(season_type=w["season_type"].where(w.index != 3, "REGULAR")).to_csv(
+        root / "nflverse" / "player_stats_week_2024.csv", index=False)
+    with pytest.raises(DataError, match=r"player_stats_week_2024.csv column season_type has \['REGULAR'\]"):
+        get_source("nflverse", root).weekly(2024)

@@ -1,11 +1,13 @@
 """The importer of the earlier FantasyFootballBench's runs: who drafted, who played, which trade sides were the
 models' own, and projections joined by player id."""
 import math
+from pathlib import Path
 
 import pandas as pd
 import pytest
 
 from ffbench_lib import metrics
+from ffbench_lib.data.base import DataError
 from ffbench_lib.importers.fantasyfootballbench import drafting_model, engine_made_proposal, import_reference_run
 from ffbench_lib.rundir import RunDir
 
@@ -117,3 +119,92 @@ def test_replay_widget_shows_who_drafted_an_imported_team(two_runs):
     st = w.frames(5)["standings"].set_index("team")
     assert st.loc["Claude_Opus_4.1_Team_8", "drafted_by"] == "llm:anthropic/claude-opus-4.1"
     assert st.loc["Claude_Opus_4.1_Team_8", "agent"] == "llm:openai/gpt-5"
+
+
+def _copy(data_dir, tmp_path, name="simulation_broken"):
+    import shutil
+
+    return Path(shutil.copytree(data_dir / REF / LATEST, tmp_path / name))
+
+
+def _cli_import(sim, out, capsys):
+    from ffbench_lib.cli import main
+
+    rc = main(["import-ffb", str(sim), "--out", str(out)])
+    err = capsys.readouterr().err.strip()
+    return rc, err
+
+
+def test_a_missing_week_is_refused_with_nothing_written(data_dir, tmp_path, capsys):
+    sim = _copy(data_dir, tmp_path)
+    (sim / "season_results" / "week_9_results.csv").unlink()
+    rc, err = _cli_import(sim, tmp_path / "out", capsys)
+    assert rc == 2 and len(err.splitlines()) == 1 and "Traceback" not in err
+    assert str(sim) in err and "missing week(s) 9 " in err
+    assert not (tmp_path / "out").exists()  # no partial run that metrics would count as a season
+    # the last week too: the final standings say how many games there were
+    (sim / "season_results" / "week_17_results.csv").unlink()
+    with pytest.raises(DataError, match=r"missing week\(s\) 9, 17 "):
+        import_reference_run(sim, tmp_path / "out", data_dir)
+
+
+def test_a_week_recorded_twice_or_a_team_missing_from_a_week_is_refused(data_dir, tmp_path):
+    import shutil
+
+    sim = _copy(data_dir, tmp_path)
+    res = sim / "season_results"
+    shutil.copy(res / "week_3_results.csv", res / "week_03_results.csv")
+    with pytest.raises(DataError, match=r"week 3 recorded twice \(week_03_results.csv, week_3_results.csv\)"):
+        import_reference_run(sim, tmp_path / "out", data_dir)
+    (res / "week_03_results.csv").unlink()
+    wk = pd.read_csv(res / "week_5_results.csv")
+    wk[wk["Team"] != "GPT_5_Team_9"].to_csv(res / "week_5_results.csv", index=False)
+    with pytest.raises(DataError, match="week 5: no lineup rows for GPT_5_Team_9"):
+        import_reference_run(sim, tmp_path / "out", data_dir)
+    pd.concat([wk, wk[wk["Team"] == "GPT_5_Team_9"]]).to_csv(res / "week_5_results.csv", index=False)
+    with pytest.raises(DataError, match="week 5: rows repeated for GPT_5_Team_9"):
+        import_reference_run(sim, tmp_path / "out", data_dir)
+    assert not (tmp_path / "out").exists()
+
+
+def test_a_folder_that_is_not_a_recorded_run_is_refused(data_dir, tmp_path, capsys, two_runs):
+    empty = tmp_path / "simulation_x"
+    empty.mkdir()
+    for folder in (empty, two_runs / LATEST):  # an empty folder; an ffbench run directory
+        rc, err = _cli_import(folder, tmp_path / "out", capsys)
+        assert rc == 2 and len(err.splitlines()) == 1 and "Traceback" not in err
+        assert f"{folder}: not a FantasyFootballBench simulation folder" in err
+    # the right folders but a log missing
+    sim = _copy(data_dir, tmp_path)
+    next((sim / "season_results").glob("accepted_trades_*.jsonl")).unlink()
+    rc, err = _cli_import(sim, tmp_path / "out", capsys)
+    assert rc == 2 and "no season_results/accepted_trades_*.jsonl" in err
+    assert not (tmp_path / "out").exists()
+
+
+def test_standings_the_weekly_results_do_not_reproduce_are_refused(data_dir, tmp_path, two_runs):
+    # all five reference runs reproduce their final standings (checks.final_standings_match), so a mismatch
+    # means the recorded run is not whole; a refused import leaves an earlier import in --out as it was
+    assert RunDir(two_runs / LATEST).meta()["checks"]["final_standings_match"] is True
+    sim = _copy(data_dir, tmp_path)
+    path = sim / "season_results" / "final_standings_2024.csv"
+    final = pd.read_csv(path)
+    final.loc[final["Team"] == "GPT_5_Team_9", "PointsFor"] += 150
+    final.to_csv(path, index=False)
+    out = tmp_path / "out"
+    import_reference_run(data_dir / REF / LATEST, out, data_dir)
+    before = {p.name: p.read_bytes() for p in out.iterdir()}
+    with pytest.raises(DataError, match=r"final_standings_2024.csv is not reproduced by the weekly results for 1 "
+                                        r"team\(s\), e.g. GPT_5_Team_9"):
+        import_reference_run(sim, out, data_dir)
+    assert {p.name: p.read_bytes() for p in out.iterdir()} == before
+
+
+def test_an_incomplete_draft_is_refused(data_dir, tmp_path):
+    sim = _copy(data_dir, tmp_path)
+    log = next((sim / "draft_results").glob("llm_calls_*.jsonl"))
+    lines = log.read_text(encoding="utf-8").splitlines(keepends=True)
+    log.write_text("".join(lines[:-2]), encoding="utf-8")  # the last team's last shortlist and pick
+    with pytest.raises(DataError, match=r"draft incomplete: .*\(11 of 12\)"):
+        import_reference_run(sim, tmp_path / "out", data_dir)
+    assert not (tmp_path / "out").exists()

@@ -9,7 +9,8 @@ import sys
 
 import pytest
 
-from ffbench_lib.config import League
+from ffbench_lib import secrets
+from ffbench_lib.config import ConfigError, League, parse_config
 from ffbench_lib.llm import MAX_ANSWER_CHARS, FatalLLMError
 from ffbench_lib.rundir import RunDir
 from ffbench_lib.testing.fake_openai import FakeOpenAIServer
@@ -182,3 +183,105 @@ def test_prompt_budget_too_small_for_any_shortening_stops_the_run(prepared_2024,
                                                 r"shortened; max_prompt_tokens is 500"):
             run_engine(league, prepared_2024, tmp_path / "run")
         assert srv.requests == 0
+
+
+# ------------------------------------------------------------------------ extra: no keys, no ffbench arguments
+
+EXTRA_KEY = "sk-proj-EXTRAdef1234567890xyz"
+HDR_TOKEN = "tokHDR1234567890abcdefg"
+
+
+def with_extra(league, extra):
+    """The league with team 0's ``extra`` replaced WITHOUT validation (what config validation would reject)."""
+    t0 = league.teams[0]
+    t0 = t0.model_copy(update={"agent": t0.agent.model_copy(update={"extra": extra})})
+    return league.model_copy(update={"teams": [t0, *league.teams[1:]]})
+
+
+@pytest.mark.parametrize("extra, words", [
+    ({"api_key": EXTRA_KEY}, "'api_key' is set by ffbench; give the NAME of an environment variable in api_key_env"),
+    ({"extra_headers": {"X-Api-Token": HDR_TOKEN}}, "extra_headers.X-Api-Token looks like a credential (value "
+                                                    "hidden): give the NAME of an environment variable in api_key_env"),
+    ({"extra_headers": {"Authorization": "Bearer " + HDR_TOKEN}}, "extra_headers.Authorization looks like a credential"),
+    ({"extra_body": {"user": [EXTRA_KEY]}}, "extra_body.user[0] looks like a credential"),
+    ({"client_secret": 12345678901}, "client_secret looks like a credential"),
+    ({"timeout": 3}, "'timeout' is set by ffbench; use timeout_s"),
+    ({"num_retries": 3}, "'num_retries' is set by ffbench; use llm.retries"),
+    ({"response_format": {"type": "text"}}, "'response_format' is set by ffbench"),
+    ({"max_tokens": 10}, "'max_tokens' is set by ffbench; use max_tokens"),
+    ({"base_url": "http://x"}, "'base_url' is set by ffbench; use api_base"),
+    ({"extra_headers": "X-Title: a"}, "extra_headers must be a mapping"),
+], ids=["api_key", "header_token", "header_bearer", "key_value", "secret_number", "timeout", "num_retries",
+        "response_format", "max_tokens", "base_url", "headers_not_mapping"])
+def test_extra_rejects_credentials_and_ffbench_arguments(tmp_path, extra, words):
+    d = small_league("http://127.0.0.1:9/v1", tmp_path).model_dump(mode="json")
+    d["teams"][0]["agent"]["extra"] = extra
+    with pytest.raises(ConfigError) as err:
+        parse_config(d)
+    assert "teams[0].agent.extra: " in str(err.value) and words in str(err.value)
+    assert EXTRA_KEY not in str(err.value) and HDR_TOKEN not in str(err.value)
+
+
+def test_extra_keeps_ordinary_arguments(tmp_path):
+    """Token COUNTS and OpenAI's prompt_cache_key are settings, not credentials."""
+    d = small_league("http://127.0.0.1:9/v1", tmp_path).model_dump(mode="json")
+    extra = {"max_completion_tokens": 100, "thinking": {"type": "enabled", "budget_tokens": 1000},
+             "prompt_cache_key": "ffbench", "extra_headers": {"X-Title": "ffbench"}, "top_p": 0.9}
+    d["teams"][0]["agent"]["extra"] = extra
+    assert parse_config(d).teams[0].agent.extra == extra
+
+
+def test_extra_api_key_in_a_config_file_exits_2_without_showing_it(tmp_path, data_dir):
+    d = small_league("http://127.0.0.1:9/v1", tmp_path / "cache").model_dump(mode="json")
+    d["teams"][0]["agent"]["extra"] = {"api_key": EXTRA_KEY, "extra_headers": {"X-Api-Token": HDR_TOKEN}}
+    cfg = tmp_path / "league.yaml"
+    cfg.write_text(json.dumps(d))
+    r = subprocess.run([sys.executable, "-m", "ffbench_lib", "run", str(cfg), "--out", str(tmp_path / "run"),
+                        "--quiet"], capture_output=True, text=True,
+                       env={**os.environ, "FFBENCH_DATA_DIR": str(data_dir)}, timeout=600)
+    assert r.returncode == 2 and "Traceback" not in r.stderr
+    assert "teams[0].agent.extra: 'api_key' is set by ffbench" in r.stderr and "X-Api-Token" in r.stderr
+    assert EXTRA_KEY not in r.stdout + r.stderr and HDR_TOKEN not in r.stdout + r.stderr
+    assert not (tmp_path / "run").exists()
+
+
+def test_an_error_that_is_not_the_providers_stops_the_run(prepared_2024, tmp_path):
+    """``extra.api_key`` past validation: litellm raises TypeError before any request. That is the same on
+    every call, so it stops the run at once naming team, model and error (not 20 engine-repaired decisions
+    and a vague fallback-rate message), and the key is in no file."""
+    with FakeOpenAIServer() as srv:
+        league = with_extra(small_league(srv.api_base, tmp_path / "cache"), {"api_key": EXTRA_KEY})
+        try:
+            with pytest.raises(FatalLLMError) as err:
+                run_engine(league, prepared_2024, tmp_path / "run")
+        finally:
+            secrets._REGISTERED.discard(EXTRA_KEY)  # registered for the process; later tests start clean
+        assert srv.requests == 0
+    msg = str(err.value)
+    assert msg.startswith("team 'M0' (openai/fake-model-0): the call could not be made (TypeError: ")
+    assert "multiple values for keyword argument 'api_key'" in msg and "configuration error" in msg
+    run = RunDir(tmp_path / "run")
+    assert run.meta()["status"] == "failed" and not [d for d in run.decisions() if d["team"] == "M0"]
+    [line] = run.llm_calls()
+    assert line["error"].startswith("team 'M0'") and line["attempts"][0]["error"] == "TypeError"
+    assert line["request_params"]["api_key"] == "***"
+    assert not list((tmp_path / "cache").rglob("*.json"))  # never cached
+    assert not [f for f in tmp_path.rglob("*") if f.is_file() and EXTRA_KEY.encode() in f.read_bytes()]
+
+
+def test_transient_errors_are_still_retried_and_bad_answers_still_reasked(prepared_2024, tmp_path):
+    """Timeouts (``slow``), 5xx and 429 stay retryable, broken answers re-asked: none of them is fatal."""
+    with FakeOpenAIServer(fault_rate=0.3, faults=("slow", "500", "429", "malformed", "empty"), seed=3,
+                          slow_s=5) as srv:
+        league = small_league(srv.api_base, tmp_path / "cache", agent={"timeout_s": 1.0}, retries=2,
+                              max_reasks=1, max_fallback_rate=None)
+        run_engine(league, prepared_2024, tmp_path / "run")
+        injected = srv.injected
+    assert injected["slow"] and injected["500"] + injected["429"] and injected["malformed"] + injected["empty"]
+    run = RunDir(tmp_path / "run")
+    assert run.meta()["status"] == "complete"
+    errors = {a["error"] for c in run.llm_calls() for a in c["attempts"] if a["error"]}
+    expected = {"slow": "Timeout", "500": "InternalServerError", "429": "RateLimitError"}
+    assert errors == {name for fault, name in expected.items() if injected.get(fault)}
+    assert any(a["retried"] for c in run.llm_calls() for a in c["attempts"])
+    assert any(c["reask"] for c in run.llm_calls())

@@ -84,6 +84,23 @@ def test_cli_prepare(data_dir, tmp_path):
     assert bad.returncode == 2 and "Traceback" not in bad.stderr and "2019" in bad.stderr
 
 
+def test_cli_prepare_refuses_a_schedule_missing_a_week(data_dir, tmp_path):
+    """A week cut from the schedule used to become every team's bye (bye_week 5 for all 32), exit 0."""
+    root = tmp_path / "data"
+    (root / "nflverse").mkdir(parents=True)
+    for src in (data_dir / "nflverse").iterdir():
+        if src.name != "games_1999_2025.csv":
+            (root / "nflverse" / src.name).symlink_to(src)
+    g = pd.read_csv(data_dir / "nflverse" / "games_1999_2025.csv", low_memory=False)
+    g[~((g["season"] == 2024) & (g["week"] == 5))].to_csv(root / "nflverse" / "games_1999_2025.csv", index=False)
+    out = tmp_path / "p"
+    r = subprocess.run([sys.executable, "-m", "ffbench_lib", "data", "prepare", "--season", "2024", "--data-dir",
+                        str(root), "--out", str(out)], capture_output=True, text=True)
+    assert r.returncode == 2 and "Traceback" not in r.stderr, r.stderr
+    assert "games_1999_2025.csv: no games in week(s) 5 of weeks 1..18" in r.stderr
+    assert not (out / "byes.parquet").exists()
+
+
 class LocalFetcher:
     """Stands in for nflreadpy's network calls by reading the same releases from the local data folder."""
 

@@ -184,3 +184,39 @@ def test_executed_notebook_file_is_scrubbed(tmp_path, monkeypatch):
         assert value not in path.read_text() and back["cells"][0]["outputs"][0]["evalue"] == "401 ***"
     finally:
         secrets._REGISTERED.discard(value)
+
+
+def test_credentials_in_extra_that_slip_past_validation_are_never_written(prepared_2024, tmp_path):
+    """Config validation rejects keys in ``extra``; should one get past it (a League built in code), the
+    header token and the key-looking value still reach the provider but no ledger line, cache entry or
+    config.yaml: they are registered and masked."""
+    from ffbench_lib.engine import Engine
+    from test_llm_faults import small_league, with_extra
+
+    header, body = "tokHDR1234567890abcdefg", "sk-proj-EXTRAdef1234567890xyz"
+    seen = []
+
+    class HeaderServer(FakeOpenAIServer):
+        def respond(self, body_, auth="", *args):
+            seen.append(json.dumps(body_))
+            return super().respond(body_, auth, *args)
+
+    with HeaderServer() as srv:
+        league = with_extra(small_league(srv.api_base, tmp_path / "cache"),
+                            {"extra_headers": {"X-Api-Token": header}, "extra_body": {"user": body}})
+        try:
+            import asyncio
+
+            asyncio.run(Engine(league, prepared_2024, tmp_path / "run", progress=False).run())
+        finally:
+            secrets._REGISTERED.difference_update({header, body})
+    assert any(body in s for s in seen)  # the arguments were really used
+    run = RunDir(tmp_path / "run")
+    assert run.meta()["status"] == "complete"
+    calls = run.llm_calls()
+    assert calls and all(c["request_params"]["extra_headers"] == {"X-Api-Token": "***"} and
+                         c["request_params"]["extra_body"] == {"user": "***"} for c in calls)
+    assert len(list((tmp_path / "cache").rglob("*.json"))) == len(calls)
+    hits = [f for f in tmp_path.rglob("*") if f.is_file() and (header.encode() in f.read_bytes() or
+                                                               body.encode() in f.read_bytes())]
+    assert hits == []

@@ -14,7 +14,7 @@ from typing import Any
 from ..config import LLMAgent as LLMSpec
 from ..llm import MAX_ANSWER_CHARS, CallResult, FatalCallFailed, FatalLLMError, LLMClient, parse_json
 from ..llm.tokens import context_window, count_tokens
-from ..secrets import scrub
+from ..secrets import register_credentials, scrub
 from . import fit
 from ..rules import draft as draft_rules
 from ..rules.lineup import validate_and_repair
@@ -107,6 +107,7 @@ class LLMAgent(Agent):
         self.agent_id = f"llm:{spec.model}"
         self.ctx = None
         self.client: LLMClient | None = None
+        register_credentials(spec.extra)  # before the run writes config.yaml (validation rejects these anyway)
 
     def bind(self, ctx) -> None:
         """Called by the engine with the run's ledger, cache, budget and settings."""

@@ -40,7 +40,8 @@ def read_csv(path: Path, what: str, required: Iterable[str] = (), complete_lines
                 raise DataError(f"{what}: {path} ends in the middle of a line: the file is truncated; {REFETCH}")
     required = list(required)
     if required:
-        missing = [c for c in required if c not in csv_columns(path, what)]
+        have = set(csv_columns(path, what))  # read the header once, not once per column
+        missing = [c for c in required if c not in have]
         if missing:
             raise DataError(f"{what}: {path} lacks column(s) {', '.join(missing)}; {REFETCH}")
     try:
@@ -117,17 +118,45 @@ class DataSource(ABC):
         return dict(zip(cw["fantasy_data_id"].astype(int), cw["gsis_id"].astype(str)))
 
     # -- the interface -------------------------------------------------------------------------------------
-    @abstractmethod
+    # weekly/schedule/byes apply the shared content rules (``checks``) to what each source's reader returns,
+    # so no source can skip them.
     def weekly(self, season: int) -> pd.DataFrame:
-        """Actual stats, one row per player-week (regular season), canonical columns."""
+        """Actual stats, one row per player-week (regular season), canonical columns; read and checked once
+        per source object (callers must not modify it)."""
+        from .checks import checked_weekly
+        cache = self.__dict__.setdefault("_weekly_cache", {})
+        if season not in cache:
+            rows, where = self._weekly_rows(season)
+            cache[season] = checked_weekly(rows, f"{self.name} weekly stats {season}", where)
+        return cache[season]
 
-    @abstractmethod
     def schedule(self, season: int) -> pd.DataFrame:
         """Regular-season games (``schema.SCHEDULE_COLUMNS``)."""
+        from .checks import checked_schedule
+        games, where = self._schedule_rows(season)
+        return checked_schedule(games, f"{self.name} schedule {season}", where, self.last_week(season))
 
-    @abstractmethod
+    def last_week(self, season: int) -> int:
+        """The last regular-season week the source's schedule covers (the NFL's: 18 since 2021, else 17)."""
+        return 18 if season >= 2021 else 17
+
     def byes(self, season: int) -> pd.DataFrame:
         """``season, team, bye_week``: one row per team."""
+        from .checks import checked_byes
+        byes, where = self._bye_rows(season)
+        return checked_byes(byes, self.schedule(season), f"{self.name} byes {season}", where)
+
+    @abstractmethod
+    def _weekly_rows(self, season: int) -> tuple[pd.DataFrame, str]:
+        """Regular-season player-week rows under canonical names (not yet conformed), and the file(s) read."""
+
+    @abstractmethod
+    def _schedule_rows(self, season: int) -> tuple[pd.DataFrame, str]:
+        """Regular-season games (``schema.SCHEDULE_COLUMNS``), and the file(s) read."""
+
+    @abstractmethod
+    def _bye_rows(self, season: int) -> tuple[pd.DataFrame, str]:
+        """``season, team, bye_week``, and the file(s) read."""
 
     @abstractmethod
     def injuries(self, season: int) -> pd.DataFrame:

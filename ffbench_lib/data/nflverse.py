@@ -60,9 +60,9 @@ class NflverseDir(DataSource):
 
     def check(self, season: int) -> None:
         """Read the files :meth:`weekly`, :meth:`schedule` and :meth:`injuries` need (a DataError if one is
-        missing, truncated, or lacks its columns)."""
-        self.raw_weekly(season)
-        self.schedule(season)
+        missing, truncated, lacks its columns or breaks a rule of ``checks``)."""
+        self.weekly(season)
+        self.byes(season)  # and the schedule they come from
         self.injuries(season)
 
     def raw_weekly(self, season: int) -> pd.DataFrame:
@@ -84,24 +84,29 @@ class NflverseDir(DataSource):
                 raise DataError(f"nflverse weekly stats: {path} column {col!r} is not numeric; {REFETCH}")
         return df
 
-    def weekly(self, season: int) -> pd.DataFrame:
+    def _weekly_rows(self, season: int) -> tuple[pd.DataFrame, str]:
         df = self.raw_weekly(season)
+        kinds = set(df["season_type"].dropna()) - {"REG", "POST"}
+        if kinds or df["season_type"].isna().any():  # else regular-season rows would be dropped unseen
+            raise DataError(f"nflverse weekly stats {season}: {self.weekly_file(season)} column season_type has "
+                            f"{sorted(map(str, kinds)) or 'missing values'} (allowed: REG, POST); {REFETCH}")
         # Rows without a player id are team-level leftovers (one per game, all zeros): not player-weeks.
         df = df[(df["season_type"] == "REG") & df["player_id"].notna()].copy()
         df["player_name"] = df.get("player_display_name", df["player_name"]).fillna(df["player_name"])
         df["source_player_id"] = df["player_id"]
-        return schema.conform_weekly(df)
+        return df, str(self.weekly_file(season))
 
-    def schedule(self, season: int) -> pd.DataFrame:
+    def _schedule_rows(self, season: int) -> tuple[pd.DataFrame, str]:
         path = self._file(self.folder, "games*.csv", "nflverse schedules")
         g = read_csv(path, "nflverse schedules", SCHEDULE_REQUIRED, low_memory=False)
         g = g[(g["season"] == season) & (g["game_type"] == "REG")]
         if g.empty:
             raise DataError(f"nflverse schedules: no {season} regular-season games in {path}")
-        return g[list(schema.SCHEDULE_COLUMNS)].reset_index(drop=True)
+        return g[list(schema.SCHEDULE_COLUMNS)].reset_index(drop=True), str(path)
 
-    def byes(self, season: int) -> pd.DataFrame:
-        return byes_from_schedule(self.schedule(season))
+    def _bye_rows(self, season: int) -> tuple[pd.DataFrame, str]:
+        path = self._file(self.folder, "games*.csv", "nflverse schedules")
+        return byes_from_schedule(self.schedule(season)), f"byes derived from {path}"
 
     def injury_file(self, season: int) -> Path:
         """The season's official injury report file with its columns, else a DataError saying what to do."""

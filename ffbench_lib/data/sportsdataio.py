@@ -76,12 +76,23 @@ class SportsDataIODir(DataSource):
                 raise DataError(f"sportsdataio weekly stats {season}: {path} lacks column(s) {', '.join(missing)}; "
                                 "replace it with a complete export")
         self._week_files(season, "FantasyDefenseByGame.csv")
-        self.byes(season)
+        self.weekly(season)
+        self.byes(season)  # and the schedule
 
     def _weeks(self, season: int, filename: str, required: tuple[str, ...] = ()) -> pd.DataFrame:
-        frames = [read_csv(path, f"sportsdataio {season} {filename}", required, low_memory=False)
-                  for path in self._week_files(season, filename)]
-        return pd.concat(frames, ignore_index=True)
+        """All weeks' ``filename`` rows; read once per source object (callers must not modify it)."""
+        cache = self.__dict__.setdefault("_weeks_cache", {})
+        if (season, filename) not in cache:
+            frames = [read_csv(path, f"sportsdataio {season} {filename}", required, low_memory=False)
+                      for path in self._week_files(season, filename)]
+            cache[season, filename] = pd.concat(frames, ignore_index=True)
+        return cache[season, filename]
+
+    def last_week(self, season: int) -> int:
+        return 17  # the export stops at week 17 (see the module docstring)
+
+    def _where(self, season: int, filename: str) -> str:
+        return f"{self.folder / str(season)}/<week>/{filename}"
 
     def _canonical(self, raw: pd.DataFrame) -> pd.DataFrame:
         df = raw.rename(columns={**STAT_MAP, **KEY_MAP})
@@ -112,10 +123,10 @@ class SportsDataIODir(DataSource):
     def _sdio_map(self) -> dict[int, str]:
         return self.sdio_to_gsis()
 
-    def weekly(self, season: int) -> pd.DataFrame:
+    def _weekly_rows(self, season: int) -> tuple[pd.DataFrame, str]:
         raw = self._weeks(season, "PlayerGameStatsByWeek.csv", WEEKLY_REQUIRED)
         raw = raw[(raw["SeasonType"] == 1) & (raw["Played"] == 1)]
-        return schema.conform_weekly(self._canonical(raw.reset_index(drop=True)))
+        return self._canonical(raw.reset_index(drop=True)), self._where(season, "PlayerGameStatsByWeek.csv")
 
     def weekly_projections(self, season: int) -> pd.DataFrame:
         raw = self._weeks(season, "PlayerGameProjectionStatsByWeek.csv", PROJECTION_REQUIRED)
@@ -142,14 +153,14 @@ class SportsDataIODir(DataSource):
                 *(c for c in schema.WEEKLY_STATS if c in df.columns)]
         return df[keep]
 
-    def byes(self, season: int) -> pd.DataFrame:
+    def _bye_rows(self, season: int) -> tuple[pd.DataFrame, str]:
         path = self._season_dir(season) / "Byes.csv"
         b = read_csv(path, f"sportsdataio {season} byes", ("Season", "Team", "Week"))
         b = b.rename(columns={"Season": "season", "Team": "team", "Week": "bye_week"})
         b["team"] = schema.normalize_team(b["team"])
-        return b[["season", "team", "bye_week"]].astype({"bye_week": "Int64"})
+        return b[["season", "team", "bye_week"]].astype({"bye_week": "Int64"}), str(path)
 
-    def schedule(self, season: int) -> pd.DataFrame:
+    def _schedule_rows(self, season: int) -> tuple[pd.DataFrame, str]:
         raw = self._weeks(season, "FantasyDefenseByGame.csv",
                           ("HomeOrAway", "Season", "Week", "GameKey", "Team", "Opponent", "PointsAllowed", "Date"))
         home = raw[raw["HomeOrAway"] == "HOME"]
@@ -159,7 +170,7 @@ class SportsDataIODir(DataSource):
             "away_team": schema.normalize_team(home["Opponent"]),
             "home_score": pd.NA, "away_score": home["PointsAllowed"], "gameday": home["Date"].str[:10],
         })
-        return g.sort_values(["week", "game_id"]).reset_index(drop=True)
+        return g.sort_values(["week", "game_id"]).reset_index(drop=True), self._where(season, "FantasyDefenseByGame.csv")
 
     def injuries(self, season: int) -> pd.DataFrame:
         """Status from the weekly projection files (published before each week's games). Sparse: mostly Out."""

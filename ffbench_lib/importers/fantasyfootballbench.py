@@ -15,6 +15,9 @@ run directory, so every metric and notebook runs on it.
   week's roster is rebuilt from the lineup prompt's list of names, bench points from nflverse.
 * Lineups that followed an empty model answer are marked ``decided_by: fallback``.
 * Not supported by those logs: tokens, cost, latency, re-asks (no ``llm_calls.jsonl``).
+* An incomplete or inconsistent recorded run (a week, team or log missing, a short draft, standings that the
+  weekly results do not reproduce) is refused with a DataError before anything is written: a partial season
+  imported as ``complete`` would be counted by every metric as a full one.
 """
 from __future__ import annotations
 
@@ -29,7 +32,7 @@ import pandas as pd
 
 from ..atomic import write_json
 from ..config import League, dump_config
-from ..data.base import name_key, resolve_names
+from ..data.base import DataError, name_key, resolve_names
 from ..data.prepare import prepare_season
 from ..rundir import RunDir
 from ..state import LeagueState
@@ -48,9 +51,101 @@ def _jsonl(path: str | Path) -> list[dict[str, Any]]:
 
 def _one(folder: Path, pattern: str) -> Path:
     hits = sorted(glob.glob(str(folder / pattern)))
-    if not hits:
-        raise FileNotFoundError(f"{folder}: no {pattern}")
+    if len(hits) != 1:
+        raise DataError(f"{folder}: {'no' if not hits else f'{len(hits)} files match'} {pattern}; "
+                        "a recorded run has exactly one")
     return Path(hits[0])
+
+
+LOGS = ["draft_results/llm_calls_*.jsonl", "draft_results/TopPlayers_2024_Projections_PPR.csv",
+        "season_results/llm_calls_season_*.jsonl", "season_results/llm_calls_trades_*.jsonl",
+        "season_results/accepted_trades_*.jsonl", "season_results/final_standings_2024.csv"]
+WEEK_COLS = {"Week", "Team", "Model", "Opponent", "Player", "ResolvedName", "Position", "Points"}
+STANDING_COLS = {"Team", "Wins", "Losses", "Ties", "PointsFor"}
+
+
+def _fail(sim: Path, problems: list[str]) -> None:
+    if problems:
+        raise DataError(f"{sim}: incomplete or inconsistent FantasyFootballBench run, not imported: "
+                        + "; ".join(problems))
+
+
+def _read_csv(path: Path, cols: set[str]) -> pd.DataFrame:
+    try:
+        df = pd.read_csv(path)
+    except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as exc:
+        raise DataError(f"{path}: not a readable CSV ({exc}); replace it with the recorded file") from None
+    missing = sorted(cols - set(df.columns))
+    if missing:
+        raise DataError(f"{path}: missing column(s) {', '.join(missing)}; replace it with the recorded file")
+    return df
+
+
+def recorded_weeks(sim: Path) -> tuple[list[int], pd.DataFrame, pd.DataFrame]:
+    """The folder's weeks, weekly results and final standings, after checking that it is a whole recorded run:
+    every log there once, weeks 1..N (N = games in the final standings) each in one file, every team in every
+    week with a consistent opponent. Raises DataError naming the folder and everything missing."""
+    if not (sim / "season_results").is_dir() or not (sim / "draft_results").is_dir():
+        raise DataError(f"{sim}: not a FantasyFootballBench simulation folder (no season_results/ and "
+                        "draft_results/); pass a data/simulations/simulation_* folder of the earlier benchmark")
+    problems = []
+    for pattern in LOGS:
+        n = len(glob.glob(str(sim / pattern)))
+        if n != 1:
+            problems.append(f"{'no' if not n else f'{n} files match'} {pattern}")
+    by_week: dict[int, list[str]] = defaultdict(list)
+    for f in sorted((sim / "season_results").glob("week_*_results.csv")):
+        m = re.fullmatch(r"week_(\d+)_results\.csv", f.name)
+        if m:
+            by_week[int(m.group(1))].append(f.name)
+        else:
+            problems.append(f"unexpected file season_results/{f.name}")
+    problems += [f"week {w} recorded twice ({', '.join(fs)})" for w, fs in sorted(by_week.items()) if len(fs) > 1]
+    if not by_week:
+        problems.append("no season_results/week_N_results.csv")
+    _fail(sim, problems)
+    final = _read_csv(sim / "season_results" / "final_standings_2024.csv", STANDING_COLS)
+    twice = sorted(set(final.loc[final["Team"].duplicated(), "Team"]))
+    if twice:
+        _fail(sim, [f"final_standings_2024.csv lists {', '.join(twice)} more than once"])
+    games = sorted(set((final["Wins"] + final["Losses"] + final["Ties"]).astype(int)))
+    if len(games) != 1:
+        _fail(sim, [f"final_standings_2024.csv: teams played different numbers of games ({games})"])
+    expected = list(range(1, games[0] + 1))
+    missing = [w for w in expected if w not in by_week]
+    extra = [w for w in by_week if w not in expected]
+    if missing:
+        problems.append(f"missing week(s) {', '.join(map(str, missing))} (season_results/week_N_results.csv; "
+                        f"the final standings count {games[0]} games)")
+    if extra:
+        problems.append(f"week(s) {', '.join(map(str, sorted(extra)))} beyond the {games[0]} games of the final "
+                        "standings")
+    _fail(sim, problems)
+    frames = []
+    for w in expected:
+        f = sim / "season_results" / by_week[w][0]
+        df = _read_csv(f, WEEK_COLS)
+        if set(df["Week"].astype(str)) != {str(w)}:
+            problems.append(f"{f.name} holds rows of week(s) {sorted(set(df['Week'].astype(str)))}")
+        frames.append(df)
+    results = pd.concat(frames, ignore_index=True)
+    teams = set(final["Team"])
+    for w, df in zip(expected, frames):
+        absent = sorted(teams - set(df.loc[df["Player"] != "TOTAL", "Team"]))
+        repeated = sorted(set(df.loc[df.duplicated(["Team", "Player"]), "Team"]))
+        if repeated:
+            problems.append(f"week {w}: rows repeated for {', '.join(repeated)}")
+        if absent:
+            problems.append(f"week {w}: no lineup rows for {', '.join(absent)}")
+        opp = df.drop_duplicates("Team").set_index("Team")["Opponent"]
+        bad = sorted(t for t, o in opp.items() if opp.get(o) != t)
+        if bad:
+            problems.append(f"week {w}: opponents do not pair up for {', '.join(bad)}")
+    unknown = sorted(set(results["Team"]) - teams)
+    if unknown:
+        problems.append(f"teams not in final_standings_2024.csv: {', '.join(unknown)}")
+    _fail(sim, problems)
+    return expected, results, final.set_index("Team")
 
 
 def _as_obj(output: Any) -> dict | None:
@@ -143,9 +238,33 @@ class _Names:
         return f"ffb:{name}"
 
 
+def _season_problems(state: LeagueState, teams: list[str], picks: pd.DataFrame, draft_csv_rows: dict[str, int],
+                     off: list[str], final: pd.DataFrame) -> list[str]:
+    """What the rebuilt season says is wrong with the recorded one: a draft short of picks (per team, against
+    its draft CSV and the other teams) and final standings the weekly results do not reproduce."""
+    problems = []
+    per_team = picks.groupby("team").size().reindex(teams, fill_value=0)
+    no_csv = [t for t in teams if t not in draft_csv_rows]
+    if no_csv:
+        problems.append(f"no draft_results/<team>_2024.csv for {', '.join(no_csv)}")
+    short = [f"{t} ({n} of {draft_csv_rows[t]})" for t, n in per_team.items()
+             if t in draft_csv_rows and n != draft_csv_rows[t]]
+    if short or per_team.nunique() > 1:
+        problems.append("draft incomplete: picks in the draft log vs the team's draft CSV: "
+                        + ", ".join(short or [f"{t} {n}" for t, n in per_team.items()]))
+    if off:
+        t = off[0]
+        problems.append(f"final_standings_2024.csv is not reproduced by the weekly results for {len(off)} team(s), "
+                        f"e.g. {t}: {int(final.loc[t, 'Wins'])} wins and {float(final.loc[t, 'PointsFor']):.2f} "
+                        f"points recorded, {state.records[t].wins} and {state.records[t].points_for:.2f} in the "
+                        "weekly results")
+    return problems
+
+
 def import_reference_run(sim_dir: str | Path, out: str | Path, data_dir: str | Path | None = None,
                          seed: int = 0) -> Path:
     sim = Path(sim_dir)
+    weeks, results, final = recorded_weeks(sim)  # before the slow season preparation: a bad folder fails fast
     prepared = prepare_season(2024, "nflverse", data_dir, scoring="ffbench_v1")
     from ..data import get_source
 
@@ -153,20 +272,22 @@ def import_reference_run(sim_dir: str | Path, out: str | Path, data_dir: str | P
     actual = prepared.weekly.set_index(["player_id", "week"])["fantasy_points"]
 
     # ---- who played which label: the Model column of the weekly results --------------------------------------
-    weeks = sorted(int(re.search(r"week_(\d+)_", p.name).group(1)) for p in (sim / "season_results").glob("week_*_results.csv"))
-    results = pd.concat([pd.read_csv(sim / "season_results" / f"week_{w}_results.csv") for w in weeks], ignore_index=True)
     label_model = results.drop_duplicates("Team").set_index("Team")["Model"].to_dict()
     teams = sorted(label_model)
     agent = {t: f"llm:{label_model[t]}" for t in teams}
     models = sorted(set(label_model.values()))
-    drafter = {t: f"llm:{drafting_model(t, models)}" for t in teams}
+    try:
+        drafter = {t: f"llm:{drafting_model(t, models)}" for t in teams}
+    except ValueError as exc:
+        raise DataError(f"{sim}: {exc}") from None
     checks: dict[str, Any] = {"draft_agents": drafter}
-    draft_csv_models = {}
+    draft_csv_models, draft_csv_rows = {}, {}
     for f in (sim / "draft_results").glob("*_2024.csv"):
         if f.name.startswith("TopPlayers"):
             continue
-        df = pd.read_csv(f)
-        draft_csv_models[f.name[: -len("_2024.csv")]] = df["Model"].iloc[0]
+        df = _read_csv(f, {"Name", "Model"})
+        draft_csv_models[f.name[: -len("_2024.csv")]] = df["Model"].iloc[0] if len(df) else None
+        draft_csv_rows[f.name[: -len("_2024.csv")]] = len(df)
     # the draft files' Model column sometimes holds a display name instead of the model id: reported, not used
     checks["draft_csv_model_mismatches"] = {k: [v, label_model.get(k)] for k, v in draft_csv_models.items()
                                             if label_model.get(k) != v}
@@ -359,13 +480,14 @@ def import_reference_run(sim_dir: str | Path, out: str | Path, data_dir: str | P
             decision(actor, DECISION[c["stage"]], None, c.get("output"), by, week=w, step=STEP[c["stage"]],
                      **({"reason": reason} if engine else {}))
 
-    final = pd.read_csv(sim / "season_results" / "final_standings_2024.csv").set_index("Team")
-    checks["final_standings_match"] = all(
-        int(final.loc[t, "Wins"]) == state.records[t].wins and abs(float(final.loc[t, "PointsFor"]) - state.records[t].points_for) < 0.05
-        for t in teams)
+    off = [t for t in teams if int(final.loc[t, "Wins"]) != state.records[t].wins
+           or abs(float(final.loc[t, "PointsFor"]) - state.records[t].points_for) >= 0.05]
+    checks["final_standings_match"] = not off
     checks["starter_points_match_nflverse_rate"] = round(sum(started_match) / max(1, len(started_match)), 4)
     checks["unresolved_names"] = sorted(names.unresolved)
-    picks = pd.DataFrame(state.tables["draft_picks"])
+    picks = pd.DataFrame(state.tables.get("draft_picks", []), columns=["team", "player_id", "player_name",
+                                                                        "proj_points"])
+    _fail(sim, _season_problems(state, teams, picks, draft_csv_rows, off, final))  # nothing written yet
     # the old engine let two teams draft the same player; kept as played, listed here
     checks["duplicate_draft_picks"] = sorted(picks.loc[picks["player_id"].duplicated(), "player_name"])
     # no SportsData.io 2024 preseason projection (NaN in draft_picks, never 0)

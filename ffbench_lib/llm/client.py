@@ -5,7 +5,8 @@
   instead of litellm's ``num_retries``; every request carries an ``X-FFBench-Attempt`` id so the ledger can
   be matched to a server's log); other errors (bad request) fail at once;
 * configuration errors stop the run (:class:`FatalCallFailed`): a rejected key, no permission, an unknown
-  model, a prompt longer than the model's context window. Repairing every answer instead would make the
+  model, a prompt longer than the model's context window, and anything raised that is not a provider error
+  (a ``TypeError`` from a bad argument, a parameter litellm does not support). Repairing every answer instead would make the
   results measure the engine, not the model;
 * answers longer than ``MAX_ANSWER_CHARS`` are stored truncated (ledger and cache) and marked so;
 * a concurrency limit per provider endpoint, shared by every team that uses it in this process and divided
@@ -23,14 +24,15 @@ import uuid
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..secrets import register, scrub
+from ..secrets import register, register_credentials, scrub
 from .cache import ReplayCache, ReplayMiss  # noqa: F401 - ReplayMiss re-exported
 
 RETRYABLE = ("RateLimitError", "InternalServerError", "ServiceUnavailableError", "BadGatewayError",
              "APIConnectionError", "Timeout", "APIError")
 #: litellm exception name -> kind; these are configuration errors, never transient
 FATAL = {"AuthenticationError": "auth", "PermissionDeniedError": "permission", "NotFoundError": "not_found",
-         "ContextWindowExceededError": "context"}
+         "ContextWindowExceededError": "context", "UnsupportedParamsError": "config",
+         "LiteLLMUnknownProvider": "config"}
 FATAL_STATUS = {401: "auth", 403: "permission", 404: "not_found"}  # litellm maps some of these to APIError
 #: what is kept of an answer in the ledger and the cache; a longer answer is invalid (no JSON answer needs it)
 MAX_ANSWER_CHARS = 65_536
@@ -121,6 +123,15 @@ def key_variable(spec) -> str:
     return " / ".join(missing) or "the provider's API key variable"
 
 
+def _provider_error(exc: Exception) -> bool:
+    """An answer from (or a failure to reach) the provider; anything else litellm raises (a TypeError, a
+    ValueError from its argument handling) is a configuration or programming error, the same on every call."""
+    import httpx
+    import openai
+
+    return isinstance(exc, (openai.APIError, httpx.HTTPError, TimeoutError, ConnectionError))
+
+
 def _fatal_message(team: str, spec, kind: str, name: str, text: str) -> str:
     who = f"team {team!r} ({spec.model})" if team else spec.model
     where = f" at {spec.api_base}" if spec.api_base else ""
@@ -132,6 +143,9 @@ def _fatal_message(team: str, spec, kind: str, name: str, text: str) -> str:
                 "use a key with access or another model")
     if kind == "not_found":
         return f"{who}: model not found{where} ({name}: {text}); check the model id in the config"
+    if kind == "config":
+        return (f"{who}: the call could not be made ({name}: {text}); this is a configuration error, not a "
+                "provider failure: check this team's agent settings (extra, model, api_base)")
     return f"{who}: {name}: {text}"
 
 
@@ -149,6 +163,7 @@ class LLMClient:
         self.team = team
         self.provider_key = f"{spec.model.split('/', 1)[0]}@{spec.api_base or 'default'}"
         self._params: dict[str, Any] | None = None
+        register_credentials(spec.extra)  # config validation rejects these; never written if one slips through
 
     # the parameters that shape an answer (and so key the cache); never the key or the address
     def answer_params(self) -> dict[str, Any]:
@@ -235,8 +250,8 @@ class LLMClient:
         for attempt in range(self.settings.retries + 1):
             t0 = time.perf_counter()
             attempt_id = uuid.uuid4().hex[:16]
-            headers = {**params.get("extra_headers", {}), "X-FFBench-Attempt": attempt_id}
-            try:
+            try:  # the headers too: a bad extra_headers that slipped past validation is a configuration error
+                headers = {**params.get("extra_headers", {}), "X-FFBench-Attempt": attempt_id}
                 async with _semaphore(self.provider_key, self.spec.max_concurrency):
                     resp = await litellm.acompletion(model=self.spec.model, messages=messages,
                                                      **{**params, "extra_headers": headers}, **kwargs)
@@ -248,6 +263,7 @@ class LLMClient:
                                  "latency_s": round(time.perf_counter() - t0, 3), "retried": retry})
                 kind = next((FATAL[c.__name__] for c in type(exc).__mro__ if c.__name__ in FATAL),
                             FATAL_STATUS.get(getattr(exc, "status_code", None)))
+                kind = kind or (None if _provider_error(exc) else "config")
                 if kind:  # never cached: a fixed key or config must call the provider again
                     raise FatalCallFailed(_fatal_message(self.team, self.spec, kind, name, scrub(str(exc))[:300]),
                                           attempts, kind, scrub(str(exc))[:500]) from None
