@@ -75,6 +75,7 @@ def test_simulation_notebook_runs_all_cells_in_jupyterlab(lab, tmp_path):
         browser = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
         try:
             page = browser.new_page(viewport={"width": 1400, "height": 1000})
+            page.set_default_timeout(180_000)  # a busy CI machine: a bound, not a timing assertion
             page.goto(f"{url}/lab/tree/notebooks/02_simulate_season.ipynb")
             page.get_by_text("Python 3 (ipykernel) | Idle").wait_for(timeout=180_000)
             page.get_by_role("menuitem", name="Run", exact=True).click()
