@@ -163,14 +163,39 @@ def _expand_folders(patterns: list[str]) -> list[Path]:
 
 
 def _cmd_import(args: argparse.Namespace) -> int:
+    """All of the folders or none: each is checked, then all are imported into a staging folder inside ``--out``
+    and moved into place only when every one succeeded."""
+    import json
+    import shutil
+    import tempfile
+
     from .importers.fantasyfootballbench import import_reference_run, recorded_weeks
 
     sims = _expand_folders(args.sim_dirs)
-    for sim in sims:  # every folder is checked before any is imported: all of them or none
+    out = Path(args.out)
+    for sim in sims:  # fast checks first; the full ones run while importing into the staging folder
         recorded_weeks(sim)
-    for i, sim in enumerate(sims):
-        out = import_reference_run(sim, Path(args.out) / sim.name, args.data_dir, seed=i)
-        print(f"imported {sim} -> {out}")
+        target = out / sim.name
+        if target.exists():
+            try:
+                earlier = json.loads((target / "run.json").read_text()).get("imported_from")
+            except (OSError, ValueError, AttributeError):
+                earlier = None
+            if not earlier:
+                raise UsageError(f"{target} exists and is not an earlier import; choose another --out")
+    out.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=".import-", dir=out))
+    try:
+        for i, sim in enumerate(sims):
+            import_reference_run(sim, staging / sim.name, args.data_dir, seed=i)
+        for sim in sims:
+            target = out / sim.name
+            if target.exists():
+                shutil.rmtree(target)
+            os.replace(staging / sim.name, target)
+            print(f"imported {sim} -> {target}")
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
     return 0
 
 

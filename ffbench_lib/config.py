@@ -297,7 +297,9 @@ def _explain(err: dict[str, Any], model_fields: dict[str, Any] | None = None) ->
     if typ in ("union_tag_invalid", "union_tag_not_found"):
         return f"{path}.kind: got {value.get('kind') if isinstance(value, dict) else value!r}; allowed: 'bot' or 'llm'"
     msg = msg.removeprefix("Value error, ")
-    if any(word in path.lower() for word in ("key", "secret", "token")) and "max_tokens" not in path:
+    field = path.rsplit(".", 1)[-1].lower()
+    if (any(word in field for word in ("key", "secret", "token")) and not field.endswith("tokens")) or (
+            credential_paths(value)):
         return f"{path}: {msg} (value hidden)"  # never echo something that may be a credential
     if isinstance(value, (dict, list)) and typ == "value_error":
         # a rule over a whole section: its message names the field and value; the section itself is noise

@@ -55,7 +55,7 @@ class ResumeMismatch(RunDirError):
 
 
 #: Config keys a resume may change: how calls are made and paid for, never what shapes an answer or the game.
-RESUMABLE = ("llm.budget_usd", "llm.replay_only", "llm.cache_dir", "llm.retries", "llm.backoff_s", "data.dir",
+RESUMABLE = ("llm.budget_usd", "llm.max_fallback_rate", "llm.fallback_min_decisions", "llm.replay_only", "llm.cache_dir", "llm.retries", "llm.backoff_s", "data.dir",
              "data.prepared_dir", "teams[].agent.api_base", "teams[].agent.api_key_env", "teams[].agent.timeout_s",
              "teams[].agent.max_concurrency")
 
@@ -119,7 +119,7 @@ class Engine:
                   "reason": "; ".join(problems) or None, **(extra or {})}
         state.decisions += 1
         state.log_bytes["decisions.jsonl"] = self.rundir.append("decisions.jsonl", record)
-        self.guard.record(team, state.agent_ids[team], decided_by)  # stops a run the engine mostly played
+        self.guard.record(record)  # stops a run the engine mostly played
 
     async def _ask(self, team: str, method: str, view: dict) -> tuple[Any, list[str]]:
         """Call an agent; an exception is an invalid answer (the rules then repair), never a crashed run."""
@@ -257,7 +257,7 @@ class Engine:
             return state, False
         rd.rewind_logs(state)
         for d in rd.decisions():  # the fallback guard counts as if the run had never stopped
-            self.guard.record(d["team"], d["agent"], d["decided_by"])
+            self.guard.record(d)
         if changes:
             rd.write_config(dump_config(lg))  # config.yaml always holds the config in force
         rd.write_meta(self._meta("running", state))

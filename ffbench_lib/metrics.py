@@ -16,6 +16,7 @@ import pandas as pd
 import yaml
 
 from .config import LLMSettings, Roster
+from .llm.guard import is_decision
 from .rules.lineup import best_lineup, lineup_value
 from .rundir import TABLES, RunDir, table_frame
 
@@ -84,8 +85,8 @@ def load_runs(runs: str | Path | Iterable[str | Path], complete_only: bool = Tru
             tables[name].append(df.assign(run_id=run_id, seed=meta.get("seed")))
         if rd.file("llm_summary.parquet").exists():
             tables["llm_summary"].append(pd.read_parquet(rd.file("llm_summary.parquet")).assign(run_id=run_id))
-        dec = [{k: r.get(k) for k in ("week", "pick", "team", "agent", "decision", "decided_by", "applied")}
-               for r in rd.decisions()]
+        dec = [{**{k: r.get(k) for k in ("week", "pick", "team", "agent", "decision", "decided_by", "applied")},
+                "on_deck": bool(r.get("on_deck"))} for r in rd.decisions()]
         tables["decisions"].append(pd.DataFrame(dec).assign(run_id=run_id) if dec else pd.DataFrame())
     excluded_df = pd.DataFrame(excluded, columns=["path", "status", "reason"])
     if not metas:
@@ -143,7 +144,7 @@ def fallback_rates(runs: Runs, draft: bool = False) -> pd.DataFrame:
     cols = ["agent", "decisions", "fallbacks", "fallback_rate", "flagged"]
     if d.empty:
         return pd.DataFrame(columns=cols)
-    d = d[d["applied"].astype(str) != "superseded"]
+    d = d[[is_decision(r) for r in d.to_dict("records")]]
     d = d[d["decision"].isin(DRAFT_DECISIONS) == draft].assign(fb=lambda x: (x["decided_by"] == "fallback").astype(int))
     g = d.groupby("agent").agg(decisions=("fb", "size"), fallbacks=("fb", "sum"))
     g["fallback_rate"] = g["fallbacks"] / g["decisions"].clip(lower=1)

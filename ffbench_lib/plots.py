@@ -21,7 +21,10 @@ def save(fig: plt.Figure, folder: str | Path, name: str) -> None:
     for ext in ("png", "svg"):
         target = Path(folder) / f"{name}.{ext}"
         with atomic_path(target) as tmp:
-            fig.savefig(tmp, format=ext, dpi=150, bbox_inches="tight")
+            # no date, fixed ids: the same figure gives the same bytes (SVG carries a timestamp and random ids)
+            with plt.rc_context({"svg.hashsalt": "ffbench"}):
+                fig.savefig(tmp, format=ext, dpi=150, bbox_inches="tight",
+                            metadata={"Date": None} if ext == "svg" else {"Software": None})
 
 
 def season_points_by_position(weekly: pd.DataFrame, top: dict[str, int] | None = None,

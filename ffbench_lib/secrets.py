@@ -11,7 +11,8 @@ notebooks; the CLI's error output) passes its content through :func:`scrub`, whi
 * the value of every environment variable whose name looks like a credential (``OPENAI_API_KEY``,
   ``HF_TOKEN``, ...: the provider variables litellm reads).
 
-Values shorter than 8 characters are never masked: masking them would corrupt ordinary text.
+Registered values shorter than 8 characters, and name-matched environment values shorter than 16 or holding spaces,
+are never masked: masking them would corrupt ordinary text.
 """
 from __future__ import annotations
 
@@ -24,6 +25,7 @@ from typing import Any
 _SECRET_NAME = re.compile(r"(KEY|TOKEN|SECRET|PASSWORD|CREDENTIAL|JWT)", re.I)
 MASK = "***"
 MIN_LEN = 8
+ENV_MIN_LEN = 16
 _REGISTERED: set[str] = set()
 
 
@@ -93,9 +95,16 @@ def _strings(obj: Any) -> list[str]:
     return [str(obj)] if isinstance(obj, (int, float)) and not isinstance(obj, bool) else []
 
 
+def _key_like(value: str) -> bool:
+    """An environment value that may be a key: long and without spaces. Only names are known here, so a short
+    or plain value (``MY_API_KEY=complete``) is not masked: that would corrupt ordinary words in every file.
+    The keys a run really uses are registered, and masked from 8 characters on."""
+    return len(value) >= ENV_MIN_LEN and not any(c.isspace() for c in value)
+
+
 def secret_values() -> list[str]:
     """Every credential value and the forms it takes inside JSON text, longest first."""
-    raw = _REGISTERED | {v for k, v in os.environ.items() if _SECRET_NAME.search(k) and v and len(v) >= MIN_LEN}
+    raw = _REGISTERED | {v for k, v in os.environ.items() if _SECRET_NAME.search(k) and _key_like(v)}
     forms = set(raw)
     for v in raw:  # a key with quotes, backslashes or non-ASCII characters is escaped inside JSON
         forms.add(json.dumps(v)[1:-1])

@@ -121,3 +121,19 @@ def test_team_names_are_stripped():
     d = demo()
     d["teams"][0]["name"] = "  Sharks "
     assert parse_config(d).teams[0].name == "Sharks"
+
+
+def test_token_counts_are_shown_and_credentials_hidden_in_messages(tmp_path):
+    # a field named like a count of tokens is no credential: its bad value is shown; a key-like value is hidden
+    # wherever it stands
+    from ffbench_lib.config import ConfigError, parse_config
+
+    team = {"name": "a", "agent": {"kind": "llm", "model": "openai/x", "max_prompt_tokens": -5}}
+    bot = {"name": "b", "agent": {"kind": "bot", "strategy": "adp"}}
+    with pytest.raises(ConfigError) as err:
+        parse_config({"teams": [team, bot]})
+    assert "teams[0].agent.max_prompt_tokens" in str(err.value) and "-5" in str(err.value)
+    team = {"name": "a", "agent": {"kind": "llm", "model": "openai/x", "extra": "sk-live-0123456789abcdef"}}
+    with pytest.raises(ConfigError) as err:
+        parse_config({"teams": [team, bot]})
+    assert "teams[0].agent.extra" in str(err.value) and "sk-live" not in str(err.value)

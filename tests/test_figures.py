@@ -178,3 +178,23 @@ def test_slot_effect_and_agent_means_shapes_for_notebook_tables():
                         "v": [1.0, 2.0, 3.0, 1.0, 2.0, 3.0]})
     eff = stats.slot_effect(per, "v")
     assert eff["by_slot"] == {1: 1.0, 2: 2.0, 3: 3.0} and eff["spearman_rho"] == pytest.approx(1.0)
+
+
+def test_saved_figures_are_byte_identical(tmp_path):
+    # the same figure saved twice gives the same PNG and SVG bytes (no date, no random ids)
+    import matplotlib.pyplot as plt
+
+    from ffbench_lib import plots
+
+    def draw():
+        fig, ax = plt.subplots()
+        ax.bar(["a", "b"], [1, 2], hatch="//")
+        ax.plot([0, 1], [1, 0])
+        return fig
+
+    for folder in ("one", "two"):
+        fig = draw()
+        plots.save(fig, tmp_path / folder, "f")
+        plt.close(fig)
+    for ext in ("png", "svg"):
+        assert (tmp_path / "one" / f"f.{ext}").read_bytes() == (tmp_path / "two" / f"f.{ext}").read_bytes()

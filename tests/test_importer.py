@@ -208,3 +208,27 @@ def test_an_incomplete_draft_is_refused(data_dir, tmp_path):
     with pytest.raises(DataError, match=r"draft incomplete: .*\(11 of 12\)"):
         import_reference_run(sim, tmp_path / "out", data_dir)
     assert not (tmp_path / "out").exists()
+
+
+def test_several_folders_are_imported_all_or_none(data_dir, tmp_path, capsys):
+    # the good folder comes first; the bad one fails only in the full checks (its weeks are all there)
+    good = _copy(data_dir, tmp_path / "src", "simulation_a_good")
+    bad = _copy(data_dir, tmp_path / "src", "simulation_b_bad")
+    path = bad / "season_results" / "final_standings_2024.csv"
+    final = pd.read_csv(path)
+    final.loc[final["Team"] == "GPT_5_Team_9", "PointsFor"] += 150
+    final.to_csv(path, index=False)
+    out = tmp_path / "out"
+    from ffbench_lib.cli import main
+
+    rc = main(["import-ffb", str(tmp_path / "src" / "simulation_*"), "--out", str(out)])
+    err = capsys.readouterr().err
+    assert rc == 2 and "simulation_b_bad" in err and "Traceback" not in err
+    assert not (out / good.name).exists() and not (out / bad.name).exists()
+    assert [p.name for p in out.iterdir()] == []  # no staging folder left behind
+    # a folder that is not an earlier import is never replaced
+    (out / good.name).mkdir()
+    (out / good.name / "notes.txt").write_text("mine")
+    assert main(["import-ffb", str(good), "--out", str(out)]) == 2
+    assert "not an earlier import" in capsys.readouterr().err
+    assert (out / good.name / "notes.txt").read_text() == "mine"

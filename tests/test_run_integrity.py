@@ -513,3 +513,29 @@ def test_signal_marks_the_run_interrupted_and_says_how_to_resume(tmp_path, cli_e
     r = cli(cli_env, *command.split()[1:], "--quiet")
     assert r.returncode == 0, r.stderr
     assert same_run(whole, out)[0]["from_status"] == "interrupted"
+
+
+def test_guard_settings_may_change_on_resume_and_count_decisions_only():
+    """The guard's settings only decide whether to stop, like the budget: a resume may change them (the guard's
+    own message suggests it). Superseded proposals and on-deck re-asks are not decisions for any fallback rate."""
+    from ffbench_lib.config import parse_config
+    from ffbench_lib.engine import config_differences
+    from ffbench_lib.llm import FatalLLMError
+    from ffbench_lib.llm.guard import FallbackGuard, is_decision
+
+    stored = league_dict(seed=1)
+    raised = parse_config(league_dict(seed=1, max_fallback_rate=0.9, fallback_min_decisions=40))
+    assert config_differences(stored, raised, include_resumable=False) == {}
+    assert set(config_differences(stored, raised)) == {"llm.max_fallback_rate", "llm.fallback_min_decisions"}
+
+    guard = FallbackGuard(0.25, 4)
+    rec = {"team": "M0", "agent": "llm:m", "decided_by": "agent", "applied": "x"}
+    for _ in range(3):
+        guard.record(rec)
+    for _ in range(5):  # would push the rate to 5/8 if counted
+        guard.record({**rec, "decided_by": "fallback", "applied": "superseded"})
+        guard.record({**rec, "decided_by": "fallback", "on_deck": True, "applied": []})
+    assert not is_decision({**rec, "applied": "superseded"}) and is_decision(rec)
+    guard.record({**rec, "decided_by": "fallback"})  # 1 of 4 is within 0.25
+    with pytest.raises(FatalLLMError, match="llm.cache_dir"):
+        guard.record({**rec, "decided_by": "fallback"})  # 2 of 5 is not

@@ -220,3 +220,20 @@ def test_credentials_in_extra_that_slip_past_validation_are_never_written(prepar
     hits = [f for f in tmp_path.rglob("*") if f.is_file() and (header.encode() in f.read_bytes() or
                                                                body.encode() in f.read_bytes())]
     assert hits == []
+
+
+def test_plain_values_of_key_named_variables_are_not_masked(monkeypatch):
+    # only names are known for such variables: a short or spaced value is an ordinary word, and masking it would
+    # corrupt every file ("status": "complete" -> "***"); the keys a run uses are registered and always masked
+    from ffbench_lib import secrets
+
+    monkeypatch.setenv("MY_API_KEY", "complete")
+    monkeypatch.setenv("SOME_TOKEN", "a phrase with spaces in it")
+    monkeypatch.setenv("REAL_API_KEY", "sk-live-0123456789abcdef")
+    text = '{"status": "complete", "note": "a phrase with spaces in it", "k": "sk-live-0123456789abcdef"}'
+    assert secrets.scrub(text) == '{"status": "complete", "note": "a phrase with spaces in it", "k": "***"}'
+    secrets.register("complete")  # a key the run really used, however short, is masked
+    try:
+        assert secrets.scrub("complete") == "***"
+    finally:
+        secrets._REGISTERED.discard("complete")

@@ -413,7 +413,8 @@ def prepared_for(league, cache_root: str | Path | None = None) -> PreparedSeason
     import os
 
     weights = league.scoring_weights
-    key = hashlib.sha256(json.dumps(weights, sort_keys=True).encode()).hexdigest()[:8]
+    key = hashlib.sha256(json.dumps([weights, league.data.allow_missing_history],  # one folder per fingerprint
+                                    sort_keys=True).encode()).hexdigest()[:8]
     root = Path(cache_root or league.data.prepared_dir or os.environ.get("FFBENCH_CACHE_DIR")
                 or outputs_dir() / "prepared")
     out = root / f"{league.season}-{league.data.source}-{league.data.projections}-{key}"

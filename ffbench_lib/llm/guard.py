@@ -7,15 +7,23 @@ from collections import Counter
 from .client import FatalLLMError
 
 
+def is_decision(record: dict) -> bool:
+    """Whether a decisions.jsonl record is a decision of its own for fallback rates (the guard's and the
+    metrics'): not an opening proposal superseded by an earlier trade, nor an on-deck shortlist asked again
+    because its players were taken meanwhile (neither was the agent's to get right or wrong)."""
+    return str(record.get("applied")) != "superseded" and not record.get("on_deck")
+
+
 class FallbackGuard:
     def __init__(self, max_rate: float | None, min_decisions: int):
         self.max_rate, self.min_decisions = max_rate, min_decisions
         self.decisions: Counter = Counter()
         self.fallbacks: Counter = Counter()
 
-    def record(self, team: str, agent_id: str, decided_by: str) -> None:
-        """Count one logged decision of an LLM team; raise :class:`FatalLLMError` past the limit."""
-        if self.max_rate is None or not agent_id.startswith("llm:"):
+    def record(self, record: dict) -> None:
+        """Count one decisions.jsonl record of an LLM team; raise :class:`FatalLLMError` past the limit."""
+        team, agent_id, decided_by = record["team"], str(record["agent"]), record["decided_by"]
+        if self.max_rate is None or not agent_id.startswith("llm:") or not is_decision(record):
             return
         self.decisions[team] += 1
         self.fallbacks[team] += decided_by == "fallback"
@@ -25,4 +33,5 @@ class FallbackGuard:
                 f"team {team!r} ({agent_id.removeprefix('llm:')}): the engine repaired {fb} of its {n} decisions "
                 f"({fb / n:.0%} > llm.max_fallback_rate {self.max_rate:.0%}), so the results would measure the "
                 "engine, not the model; see llm_calls.jsonl for the errors (server, model, prompt size), or raise "
-                "llm.max_fallback_rate")
+                "llm.max_fallback_rate (a resume may change it; answers recorded in llm.cache_dir are replayed: "
+                "clear them, or use another cache_dir, if the server was at fault)")
