@@ -10,7 +10,6 @@ a pool of worker processes, then the analysis notebooks over all finished runs a
 """
 from __future__ import annotations
 
-import json
 import os
 import signal
 import sys
@@ -29,6 +28,7 @@ from tqdm.auto import tqdm
 from .atomic import write_csv, write_json, write_text
 from .config import ConfigError, format_validation_error, load_config, load_yaml, parse_config
 from .engine import config_differences
+from .rundir import RunDir
 
 ANALYSIS = ("03_standings", "04_positions", "05_draft", "06_start_sit", "07_trades", "08_model_comparison")
 
@@ -153,7 +153,7 @@ def _run_one(seed: int, config_path: str, run_dir: str, log_dir: str, kernel: st
         execute("02_simulate_season.ipynb", Path(log_dir) / f"seed-{seed}.ipynb",
                 {"config": config_path, "seed": seed, "out": run_dir, "resume": True, "progress": False},
                 timeout_s=timeout, kernel=kernel)
-        meta = json.loads((Path(run_dir) / "run.json").read_text())
+        meta = RunDir(run_dir).meta()
         status = meta.get("status")  # a budget stop or an interruption says why (and is resumable)
         error = None if status == "complete" else f"{status}: {meta.get('reason') or 'no reason recorded'}"
         return {"seed": seed, "status": status, "error": error, "seconds": round(time.perf_counter() - t0, 1)}
@@ -189,8 +189,7 @@ def _run_batch(spec: BatchSpec, base: Path, workers: int | None, progress: bool)
         if stale:
             results[seed] = {"seed": seed, "status": "failed", "error": stale, "seconds": 0.0}
             continue
-        meta = run_dir / "run.json"
-        if meta.exists() and json.loads(meta.read_text()).get("status") == "complete":
+        if RunDir(run_dir).exists() and RunDir(run_dir).meta().get("status") == "complete":
             results[seed] = {"seed": seed, "status": "complete", "error": None, "seconds": 0.0, "skipped": True}
             continue
         cfg_path = cfg_dir / f"seed-{seed}.yaml"

@@ -133,13 +133,14 @@ EXIT_BUDGET = 3
 
 def _resume_command(args: argparse.Namespace) -> str:
     """The exact command that continues the run in ``args.out`` (its seed from run.json if not given)."""
-    import json
     import shlex
+
+    from .rundir import RunDir
 
     seed = args.seed
     if seed is None:
         try:
-            seed = json.loads((Path(args.out) / "run.json").read_text())["seed"]
+            seed = RunDir(args.out).meta()["seed"]
         except (OSError, ValueError, KeyError, TypeError):
             pass
     return shlex.join(["ffbench", "run", str(args.config), *(["--seed", str(seed)] if seed is not None else []),
@@ -165,11 +166,11 @@ def _expand_folders(patterns: list[str]) -> list[Path]:
 def _cmd_import(args: argparse.Namespace) -> int:
     """All of the folders or none: each is checked, then all are imported into a staging folder inside ``--out``
     and moved into place only when every one succeeded."""
-    import json
     import shutil
     import tempfile
 
     from .importers.fantasyfootballbench import import_reference_run, recorded_weeks
+    from .rundir import RunDir
 
     sims = _expand_folders(args.sim_dirs)
     out = Path(args.out)
@@ -178,7 +179,7 @@ def _cmd_import(args: argparse.Namespace) -> int:
         target = out / sim.name
         if target.exists():
             try:
-                earlier = json.loads((target / "run.json").read_text()).get("imported_from")
+                earlier = RunDir(target).meta().get("imported_from")
             except (OSError, ValueError, AttributeError):
                 earlier = None
             if not earlier:
