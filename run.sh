@@ -5,6 +5,11 @@
 #   ./run.sh test   the test suite (what CI runs)
 #   ./run.sh ffbench ARGS...   any ffbench command (e.g. ./run.sh ffbench validate params/demo.yaml)
 set -euo pipefail
+# a relative FFBENCH_DATA_DIR means relative to where the command was typed, not to the project folder
+if [ -n "${FFBENCH_DATA_DIR:-}" ] && [ -d "$FFBENCH_DATA_DIR" ]; then
+  FFBENCH_DATA_DIR="$(cd "$FFBENCH_DATA_DIR" && pwd)"
+  export FFBENCH_DATA_DIR
+fi
 cd "$(dirname "$0")"
 VENV="${FFBENCH_VENV:-.venv}"
 PYTHON="${PYTHON:-python3}"

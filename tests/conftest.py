@@ -9,6 +9,10 @@ import pytest
 REPO = Path(__file__).resolve().parents[1]
 
 
+if os.environ.get("FFBENCH_DATA_DIR"):  # absolute, so subprocesses started in other folders find it too
+    os.environ["FFBENCH_DATA_DIR"] = str(Path(os.environ["FFBENCH_DATA_DIR"]).resolve())
+
+
 def _data_dir() -> Path | None:
     env = os.environ.get("FFBENCH_DATA_DIR")
     candidates = [Path(env)] if env else [REPO.parent / "shared" / "data"]
