@@ -145,8 +145,10 @@ def _exit_with_parent(parent: int) -> None:
 def _run_one(seed: int, config_path: str, run_dir: str, log_dir: str, kernel: str, timeout: int,
              share: int) -> dict[str, Any]:
     """Worker: execute the simulation notebook for one seed (its own process, its own kernel)."""
-    os.environ["FFBENCH_CONCURRENCY_SHARE"] = str(share)
     from .notebooks import execute
+    from .settings import export
+
+    export(concurrency_share=share)
 
     t0 = time.perf_counter()
     try:

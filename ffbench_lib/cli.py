@@ -14,6 +14,7 @@ from pathlib import Path
 
 from .config import ConfigError, load_config
 from .secrets import scrub
+from .settings import SettingsError, export, settings
 
 
 class UsageError(Exception):
@@ -156,7 +157,7 @@ def _expand_folders(patterns: list[str]) -> list[Path]:
         literal = Path(expanded)  # a folder whose name holds [ ] or * is taken as it is
         hits = [literal] if literal.is_dir() else sorted(Path(h) for h in glob.glob(expanded) if Path(h).is_dir())
         if not hits:
-            unset = "" if os.environ.get("FFBENCH_DATA_DIR") else "; FFBENCH_DATA_DIR is not set in this shell"
+            unset = "" if settings().data_dir else "; FFBENCH_DATA_DIR is not set in this shell"
             raise UsageError(f"no folder matches {pattern!r} (give simulation_* folders, e.g. "
                              f"\"$FFBENCH_DATA_DIR/reference_runs/simulation_*\"{unset})")
         found.update(dict.fromkeys(hits))
@@ -169,13 +170,14 @@ def _cmd_import(args: argparse.Namespace) -> int:
     import shutil
     import tempfile
 
-    from .importers.fantasyfootballbench import import_reference_run, recorded_weeks
+    from .importers.fantasyfootballbench import check_season_data, import_reference_run, recorded_weeks
     from .rundir import RunDir
 
     sims = _expand_folders(args.sim_dirs)
     out = Path(args.out)
     for sim in sims:  # fast checks first; the full ones run while importing into the staging folder
-        recorded_weeks(sim)
+        season = recorded_weeks(sim)[0]
+        check_season_data(sim, season, args.data_dir)
         target = out / sim.name
         if target.exists():
             try:
@@ -224,7 +226,7 @@ def _cmd_demo(args: argparse.Namespace) -> int:
         raise UsageError(f"{where}: set FFBENCH_DATA_DIR to the data folder (the one holding nflverse/), or "
                          "download it with `./run.sh demo` (does it for you) or `ffbench data download "
                          "--seasons 2021-2024 --out outputs/data`")
-    os.environ["FFBENCH_DATA_DIR"] = str(data)  # the notebooks' kernels inherit it
+    export(data_dir=data)  # the notebooks' kernels inherit it
     spec_path = args.spec
     if spec_path is None:  # the project's demo, wherever it is started from: its out is under the root
         os.chdir(project_root())
@@ -317,8 +319,9 @@ def main(argv: list[str] | None = None) -> int:
 
     args = build_parser().parse_args(argv)
     try:
+        settings()  # a bad environment variable is named before any work starts
         return args.func(args)
-    except (ConfigError, DataError, UsageError, FatalLLMError, ReplayMiss, RunDirError) as exc:
+    except (ConfigError, DataError, UsageError, FatalLLMError, ReplayMiss, RunDirError, SettingsError) as exc:
         print(f"error: {scrub(str(exc))}", file=sys.stderr)
         return 2
     except OSError as exc:  # a folder that is a file, a full disk, no permission: the path says what to fix

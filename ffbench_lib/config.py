@@ -12,13 +12,13 @@ from pathlib import Path
 from typing import Annotated, Any, Literal, Union
 
 import yaml
-from pydantic import (BaseModel, ConfigDict, Field, StringConstraints, ValidationError, field_validator,
-                      model_validator)
+from pydantic import (BaseModel, ConfigDict, Field, StringConstraints, TypeAdapter, ValidationError, field_validator,
+                      model_serializer, model_validator)
+from pydantic_core import PydanticCustomError
 
 from . import scoring
 from .secrets import credential_paths
 
-SKILL_POSITIONS = ("QB", "RB", "WR", "TE")
 BOT_STRATEGIES = ("random", "adp", "vorp", "recent_form")
 DATA_SOURCES = ("nflverse", "sportsdataio")
 PROJECTION_SOURCES = ("builtin", "sportsdataio", "fantasypros")
@@ -124,22 +124,93 @@ class Scoring(_Strict):
         return scoring.resolve_weights(self.preset, self.weights)
 
 
+#: Positions a league may use, in display order (a league's slots, views and tables follow it). A position
+#: is in a league when its roster names it or has default slots below. Issue 12 adds K and DST.
+KNOWN_POSITIONS = ("QB", "RB", "WR", "TE")
+#: starting slots of a roster that does not name the position; these positions are in every league
+DEFAULT_SLOTS = {"QB": 1, "RB": 2, "WR": 2, "TE": 1}
+#: most starting slots per position (a sanity bound on hand-written configs)
+MAX_SLOTS = {"QB": 3, "RB": 4, "WR": 5, "TE": 3}
+#: most players of a position one team may hold, when the roster gives no caps
+DEFAULT_CAPS = {"QB": 3, "RB": 6, "WR": 6, "TE": 3}
+#: positions eligible for FLEX when the roster does not say
+DEFAULT_FLEX = ("RB", "WR", "TE")
+#: position codes some sources use for a known position (fullbacks and halfbacks score as running backs)
+POSITION_ALIASES = {"FB": "RB", "HB": "RB"}
+#: per-game rookie prior when no earlier rookie class is available, by NFL draft-round bucket (first round,
+#: rounds 2-3, later or undrafted); see :func:`ffbench_lib.projections.rookie_prior`
+ROOKIE_FALLBACK_PPG = {"QB": (12.0, 6.0, 2.0), "RB": (10.0, 5.5, 2.5), "WR": (8.5, 5.0, 2.0), "TE": (5.0, 3.0, 1.0)}
+_NOT_POSITIONS = ("FLEX", "BENCH")
+
+
+def _field_problem(field: str, problem: str) -> PydanticCustomError:
+    """An error a section-wide rule raises about one of its keys; :func:`_explain` shows it at ``section.field``."""
+    return PydanticCustomError("field_problem", "{field}: {problem}", {"field": field, "problem": problem})
+
+
 class Roster(_Strict):
-    QB: int = Field(1, ge=0, le=3)
-    RB: int = Field(2, ge=0, le=4)
-    WR: int = Field(2, ge=0, le=5)
-    TE: int = Field(1, ge=0, le=3)
+    """Starting slots per position, FLEX, BENCH, flex eligibility and caps: the only source of positions.
+
+    The YAML is flat (``QB: 1, RB: 2, ..., FLEX: 1, BENCH: 5``): every upper-case key other than FLEX and BENCH
+    is a position's starting slots. It is read into :attr:`slots` and dumped flat again, so config.yaml keeps
+    its shape."""
+
+    slots: dict[str, int] = Field(default_factory=lambda: dict(DEFAULT_SLOTS),
+                                  description="starting slots per position, in KNOWN_POSITIONS order")
     FLEX: int = Field(1, ge=0, le=3)
     BENCH: int = Field(5, ge=0, le=10)
-    flex_positions: tuple[Literal["RB", "WR", "TE"], ...] = ("RB", "WR", "TE")
-    caps: dict[Literal["QB", "RB", "WR", "TE"], int] = Field(
-        default_factory=lambda: {"QB": 3, "RB": 6, "WR": 6, "TE": 3},
-        description="most players of a position one team may hold",
-    )
+    flex_positions: tuple[str, ...] = DEFAULT_FLEX
+    caps: dict[str, int] = Field(default_factory=dict, description="most players of a position one team may hold")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _read_flat(cls, data: Any) -> Any:
+        """Split the flat YAML mapping into per-position slots and the rest; default caps for the positions."""
+        if not isinstance(data, dict):
+            return data
+        if "slots" in data:
+            raise _field_problem("slots", "unknown key; give each position's starting slots as its own key, "
+                                 "e.g. QB: 1")
+        rest = {k: v for k, v in data.items() if not (isinstance(k, str) and k.isupper() and k not in _NOT_POSITIONS)}
+        given = {k: v for k, v in data.items() if k not in rest}
+        for pos, n in given.items():
+            if pos not in KNOWN_POSITIONS:
+                raise _field_problem(pos, f"unknown position; the positions are {', '.join(KNOWN_POSITIONS)} "
+                                     "(a roster also takes FLEX, BENCH, flex_positions and caps)")
+            try:
+                given[pos] = TypeAdapter(Annotated[int, Field(ge=0, le=MAX_SLOTS[pos])]).validate_python(n)
+            except ValidationError as exc:
+                err = exc.errors()[0]
+                raise _field_problem(pos, f"{err['msg']} (got {_short(n)})") from None
+        slots = {p: given.get(p, DEFAULT_SLOTS.get(p)) for p in KNOWN_POSITIONS if p in given or p in DEFAULT_SLOTS}
+        rest["slots"] = slots
+        rest.setdefault("caps", {p: DEFAULT_CAPS[p] for p in slots if p in DEFAULT_CAPS})
+        rest.setdefault("flex_positions", tuple(p for p in DEFAULT_FLEX if p in slots))
+        return rest
+
+    @model_serializer(mode="wrap")
+    def _dump_flat(self, handler: Any) -> dict[str, Any]:
+        out = handler(self)
+        return {**out.pop("slots"), **out}
+
+    @property
+    def positions(self) -> tuple[str, ...]:
+        """The league's positions (those with 0 starting slots included)."""
+        return tuple(self.slots)
+
+    def starting(self, pos: str) -> int:
+        """Starting slots of ``pos`` (0 for a position the league does not have)."""
+        return self.slots.get(pos, 0)
+
+    def slot_counts(self) -> dict[str, int]:
+        """Starting slots in display order, FLEX last; slots with no players left out,
+        e.g. {'QB': 1, 'RB': 2, 'WR': 2, 'TE': 1, 'FLEX': 1}."""
+        counts = {p: n for p, n in self.slots.items() if n > 0}
+        return {**counts, "FLEX": self.FLEX} if self.FLEX > 0 else counts
 
     @property
     def size(self) -> int:
-        return self.QB + self.RB + self.WR + self.TE + self.FLEX + self.BENCH
+        return sum(self.slots.values()) + self.FLEX + self.BENCH
 
     @property
     def starters(self) -> int:
@@ -147,8 +218,16 @@ class Roster(_Strict):
 
     @model_validator(mode="after")
     def _caps_fit(self) -> "Roster":
-        for pos in SKILL_POSITIONS:
-            need = getattr(self, pos)
+        allowed = f"the league's positions are {', '.join(self.positions)}"
+        for i, pos in enumerate(self.flex_positions):
+            if pos not in self.slots:
+                raise _field_problem(f"flex_positions[{i}]", f"{pos!r} is not a position of this league; {allowed}")
+            if pos in self.flex_positions[:i]:
+                raise _field_problem(f"flex_positions[{i}]", f"{pos!r} is listed twice; list each position once")
+        for pos in self.caps:
+            if pos not in self.slots:
+                raise _field_problem(f"caps.{pos}", f"not a position of this league; {allowed}")
+        for pos, need in self.slots.items():
             cap = self.caps.get(pos, self.size)
             if cap < need:
                 raise ValueError(f"caps.{pos}={cap} is below the {need} starting {pos} slot(s); raise the cap")
@@ -156,11 +235,11 @@ class Roster(_Strict):
             raise ValueError("the roster has no slots")
         # The draft must be able to fill every slot under the caps: FLEX from the flex positions' spare caps,
         # the whole roster from all caps together.
-        spare = sum(self.caps.get(p, self.size) - getattr(self, p) for p in self.flex_positions)
+        spare = sum(self.caps.get(p, self.size) - self.starting(p) for p in self.flex_positions)
         if self.FLEX > spare:
             raise ValueError(f"FLEX={self.FLEX} cannot be filled: the caps of {'/'.join(self.flex_positions)} leave "
                              f"{spare} player(s) beyond their own starting slots; raise a cap or lower FLEX")
-        total = sum(self.caps.get(p, self.size) for p in SKILL_POSITIONS)
+        total = sum(self.caps.get(p, self.size) for p in self.positions)
         if total < self.size:
             raise ValueError(f"the caps allow {total} players in all, fewer than the roster's {self.size} "
                              "slots; raise a cap or lower BENCH")
@@ -292,6 +371,8 @@ def _explain(err: dict[str, Any], model_fields: dict[str, Any] | None = None) ->
     typ, msg, value = err["type"], err["msg"], err.get("input")
     if typ == "missing":
         return f"{path}: field required"
+    if typ == "field_problem":  # a section-wide rule about one of its keys
+        return f"{_loc((*err['loc'], err['ctx']['field']))}: {err['ctx']['problem']}"
     if typ == "extra_forbidden":
         return f"{path}: unknown key (check the spelling against the config reference in README.md)"
     if typ in ("union_tag_invalid", "union_tag_not_found"):

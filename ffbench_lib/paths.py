@@ -11,6 +11,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from .settings import settings
+
 _PACKAGE_PARENT = Path(__file__).resolve().parents[1]
 
 
@@ -20,9 +22,9 @@ def _is_root(folder: Path) -> bool:
 
 def project_root(start: str | os.PathLike[str] | None = None) -> Path:
     """The project root seen from ``start`` (default: the current directory)."""
-    env = os.environ.get("FFBENCH_PROJECT_ROOT")
+    env = settings().project_root
     if env:
-        return Path(env).resolve()
+        return env.resolve()
     here = Path(start or Path.cwd()).resolve()
     for folder in (here, *here.parents):
         if _is_root(folder):
@@ -47,9 +49,9 @@ def find_data_dir() -> Path | None:
     """The data directory to use when none is given: ``$FFBENCH_DATA_DIR``, else a ``shared/data`` folder next to
     the project (the ``../shared/data`` layout ``run.sh`` and CI use), else ``outputs/data`` (where ``run.sh demo``
     downloads); a candidate counts only if it holds ``nflverse/``. None when there is none."""
-    env = os.environ.get("FFBENCH_DATA_DIR")
+    env = settings().data_dir
     if env:
-        return Path(env).expanduser().resolve()
+        return env.expanduser().resolve()
     root = project_root()
     for candidate in (root.parent / "shared" / "data", root / "outputs" / "data"):
         if (candidate / "nflverse").is_dir():

@@ -11,8 +11,11 @@ import pandas as pd  # noqa: E402
 import seaborn as sns  # noqa: E402
 
 from .atomic import atomic_path  # noqa: E402
+from .config import KNOWN_POSITIONS, Roster  # noqa: E402
 
-POSITION_COLORS = {"QB": "#4C72B0", "RB": "#55A868", "WR": "#C44E52", "TE": "#8172B3"}
+#: one colour per known position, in order (seaborn "deep" without its orange, which marks FLEX)
+POSITION_COLORS = dict(zip(KNOWN_POSITIONS, ["#4C72B0", "#55A868", "#C44E52", "#8172B3", "#937860", "#DA8BC3",
+                                             "#8C8C8C", "#CCB974"]))
 
 
 def save(fig: plt.Figure, folder: str | Path, name: str) -> None:
@@ -28,16 +31,20 @@ def save(fig: plt.Figure, folder: str | Path, name: str) -> None:
 
 
 def season_points_by_position(weekly: pd.DataFrame, top: dict[str, int] | None = None,
-                              weeks: int = 17) -> plt.Figure:
-    """Distribution of season points of the top players per position (the players a league would roster)."""
-    top = top or {"QB": 24, "RB": 48, "WR": 60, "TE": 20}
+                              weeks: int = 17, roster: Roster | None = None, teams: int = 12) -> plt.Figure:
+    """Distribution of season points of the top players per position (the players a league would roster).
+    ``top`` defaults to twice the starters a ``teams``-team league with ``roster`` (default: the default
+    roster) starts at each position: its starters and as many backups."""
+    roster = roster or Roster()
+    top = top or {pos: 2 * teams * roster.starting(pos) for pos in roster.positions}
     w = weekly[weekly["week"] <= weeks]
     season = w.groupby(["player_id", "position"], as_index=False)["fantasy_points"].sum()
     season = pd.concat([g.nlargest(top.get(pos, 30), "fantasy_points") for pos, g in season.groupby("position")])
+    order = [p for p in POSITION_COLORS if p in set(season["position"])]
     fig, ax = plt.subplots(figsize=(7, 4))
-    sns.boxplot(data=season, x="position", y="fantasy_points", hue="position", order=list(POSITION_COLORS),
+    sns.boxplot(data=season, x="position", y="fantasy_points", hue="position", order=order,
                 palette=POSITION_COLORS, legend=False, ax=ax)
-    sns.stripplot(data=season, x="position", y="fantasy_points", order=list(POSITION_COLORS), color="0.25",
+    sns.stripplot(data=season, x="position", y="fantasy_points", order=order, color="0.25",
                   size=2.5, alpha=0.6, ax=ax)
     ax.set(xlabel="", ylabel=f"season points (weeks 1-{weeks})",
            title="Season points of the top players at each position")
@@ -53,7 +60,7 @@ def projected_vs_actual(players: pd.DataFrame, actual: pd.Series, column: str = 
     df = df[df["projected"] > 20]
     fig, ax = plt.subplots(figsize=(6, 5.5))
     sns.scatterplot(data=df, x="projected", y="actual", hue="position", palette=POSITION_COLORS,
-                    hue_order=list(POSITION_COLORS), s=18, alpha=0.75, ax=ax)
+                    hue_order=[p for p in POSITION_COLORS if p in set(df["position"])], s=18, alpha=0.75, ax=ax)
     hi = float(max(df["projected"].max(), df["actual"].max()))
     ax.plot([0, hi], [0, hi], color="0.5", lw=1, ls="--", label="projected = actual")
     ax.set(xlabel=f"preseason projection ({column})", ylabel="actual season points",
@@ -64,7 +71,7 @@ def projected_vs_actual(players: pd.DataFrame, actual: pd.Series, column: str = 
 
 
 # --------------------------------------------------------------------------------------------- analysis
-SLOT_ORDER = ["QB", "RB", "WR", "TE", "FLEX"]
+SLOT_ORDER = [*KNOWN_POSITIONS, "FLEX"]
 SLOT_COLORS = {**POSITION_COLORS, "FLEX": "#DD8452"}
 
 

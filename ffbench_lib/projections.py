@@ -13,6 +13,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from .config import ROOKIE_FALLBACK_PPG
+
 #: Games of evidence that count as much as the position baseline (shrinkage strength).
 PRIOR_GAMES = 4.0
 #: Weight of the season before last relative to last season.
@@ -21,10 +23,6 @@ OLDER_SEASON_WEIGHT = 0.5
 TYPICAL_GAMES = 14.5
 #: In-season: games of evidence the preseason per-game projection is worth.
 INSEASON_PRIOR_GAMES = 3.0
-#: Per-game rookie prior when no earlier rookie class is available: position x draft-round bucket.
-ROOKIE_FALLBACK = {
-    "QB": (12.0, 6.0, 2.0), "RB": (10.0, 5.5, 2.5), "WR": (8.5, 5.0, 2.0), "TE": (5.0, 3.0, 1.0),
-}
 
 
 def _round_bucket(draft_number: pd.Series) -> pd.Series:
@@ -48,7 +46,7 @@ def rookie_prior(history: list[tuple[pd.DataFrame, pd.DataFrame]]) -> dict[tuple
     ``history`` holds (rookies of season s, weekly of season s) pairs for seasons before the projected one;
     rookies who never recorded a stat count as zero-point 8-game seasons (they were drafted, not used).
     """
-    prior = {(pos, b): v for pos, vals in ROOKIE_FALLBACK.items() for b, v in enumerate(vals)}
+    prior = {(pos, b): v for pos, vals in ROOKIE_FALLBACK_PPG.items() for b, v in enumerate(vals)}
     rows = []
     for rookies, weekly in history:
         if rookies.empty:

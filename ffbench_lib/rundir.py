@@ -37,11 +37,11 @@ import pandas as pd
 from filelock import FileLock, Timeout
 
 from .atomic import write_json, write_parquet, write_text
+from .recorder import TABLES, table_frame
 from .secrets import scrub
 from .state import LeagueState, StateError
 
 LOGS = ("decisions.jsonl", "llm_calls.jsonl")
-TABLES = ("draft_picks", "lineups", "bench", "rosters", "matchups", "standings", "trade_steps", "trades")
 LOCK = ".lock"
 #: Every file a run writes (what a fresh start may replace); anything else makes a folder "not a run's".
 OWN_FILES = ("config.yaml", "run.json", "checkpoint.json", *LOGS, "llm_summary.parquet",
@@ -223,26 +223,8 @@ class RunDir:
             return [json.loads(line) for line in fh if line.strip()]
 
 
-#: Column order (and so schema) of each table, also when it is empty.
-COLUMNS: dict[str, list[str]] = {
-    "draft_picks": ["pick", "round", "team", "agent", "player_id", "player_name", "position", "proj_points",
-                    "prev_points", "adp", "shortlist", "in_shortlist", "decided_by", "reason"],
-    "lineups": ["week", "team", "agent", "slot", "player_id", "position", "points", "decided_by"],
-    "bench": ["week", "team", "agent", "player_id", "position", "points"],
-    "rosters": ["week", "team", "agent", "player_id", "position"],
-    "matchups": ["week", "team", "agent", "opponent", "points_for", "points_against", "result"],
-    "standings": ["week", "team", "agent", "wins", "losses", "ties", "points_for", "points_against", "rank"],
-    "trade_steps": ["week", "negotiation", "step", "actor", "agent", "action", "proposer", "receiver",
-                    "proposer_gives", "receiver_gives", "rationale", "decided_by", "reason"],
-    "trades": ["week", "negotiation", "proposer", "receiver", "proposer_agent", "receiver_agent",
-               "proposer_gives", "receiver_gives", "accepted_step", "made_by"],
-}
-
-
 def _short(exc: Exception) -> str:
     text = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
     return text[:300]
 
 
-def table_frame(name: str, rows: list[dict[str, Any]]) -> pd.DataFrame:
-    return pd.DataFrame(rows, columns=COLUMNS[name])

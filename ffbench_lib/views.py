@@ -2,11 +2,11 @@
 
 An agent never receives a table, only a view (a plain, JSON-serialisable dict) built here:
 
-* the **draft** view is built from preseason columns of the players table only (projections, ADP, bye,
-  previous seasons) - never from the played season's stats;
-* the **week-w** views (lineups, trades) are built from :class:`WeekKnowledge`, which is constructed from the
-  played weeks ``< w`` plus what is published before week *w* kicks off (the week's projections, the
-  injury report, byes and the schedule).
+* the **draft** view is built from the :class:`~ffbench_lib.knowledge.PlayerCatalog` (preseason columns of the
+  players table only: projections, ADP, bye, previous seasons) - never from the played season's stats;
+* the **week-w** views (lineups, trades) are built from the catalog and ``Knowledge.as_of(w)``, which holds
+  only the played weeks ``< w`` plus what is published before week *w* kicks off (the week's projections,
+  the injury report, byes and the schedule): the future is absent from it, not filtered out.
 
 Tests prove it: perturbing every actual stat from week *w* on leaves every view before *w* byte-identical.
 """
@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -22,22 +21,10 @@ import pandas as pd
 
 from .config import League
 from .data.prepare import PreparedSeason
-from .rules.lineup import slot_counts
+from .knowledge import Knowledge, PlayerCatalog, SeasonFeed
+from .knowledge import rounded as _r
 from .rules.roster import unmet_starters
 from .state import LeagueState
-
-#: The only players-table columns any view may use: all known before the season starts.
-PRESEASON_COLUMNS = ("player_id", "player_name", "position", "team", "bye_week", "adp", "proj_points",
-                     "proj_points_builtin", "proj_points_sportsdataio", "proj_points_fantasypros", "proj_source",
-                     "prev_points", "prev_games", "prev2_points", "prev2_games", "rookie", "draft_number",
-                     "in_draft_pool")
-RECENT_GAMES = 3
-
-
-def _r(x: Any) -> float | None:
-    if x is None or (isinstance(x, float) and np.isnan(x)) or x is pd.NA:
-        return None
-    return round(float(x), 2)
 
 
 def view_hash(view: dict) -> str:
@@ -48,68 +35,33 @@ def canonical_json(obj: Any) -> str:
     return json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
 
 
-@dataclass(frozen=True)
-class WeekKnowledge:
-    """What is knowable just before week ``week`` kicks off, per player."""
-
-    week: int
-    games: dict[str, int]
-    points: dict[str, float]
-    recent: dict[str, list[list[float]]]  # player -> [[week, points], ...] last RECENT_GAMES games
-    team: dict[str, str]  # latest known NFL team
-    projection: dict[str, float]  # this week's projection (published before kickoff)
-    status: dict[str, str]  # this week's official injury report status
-    opponent: dict[str, str | None]  # NFL team -> opponent this week (None: bye)
-
-
 class Firewall:
+    """Views for one league: the player catalog, and the knowledge of each week from the season feed
+    (the firewall never reads the played season's rows itself)."""
+
     def __init__(self, prepared: PreparedSeason, league: League):
         self._league = league
-        pl = prepared.players
-        self._players = pl.loc[pl["in_draft_pool"] | pl["player_id"].isin(prepared.weekly["player_id"]),
-                               list(PRESEASON_COLUMNS)].set_index("player_id", drop=False)
-        self._players.index.name = None
-        self._pool = self._players[self._players["in_draft_pool"]].sort_values(["proj_points", "player_id"],
-                                                                                 ascending=[False, True])
-        self._weekly = prepared.weekly[["player_id", "week", "team", "fantasy_points"]]
-        self._wproj = prepared.weekly_projections.set_index(["week", "player_id"])["proj_points_builtin"]
-        self._injuries = prepared.injuries[["week", "player_id", "report_status"]]
-        self._schedule = prepared.schedule[["week", "home_team", "away_team"]]
-        self._byes = dict(zip(prepared.byes["team"], prepared.byes["bye_week"]))
-        self._rows = dict(zip(self._players["player_id"], self._players.to_dict("records")))
-        self._cards = {pid: self._make_card(row) for pid, row in self._rows.items()}
-        self._pool_ids = list(self._pool["player_id"])
-        self._pool_by_pos = {pos: list(self._pool.loc[self._pool["position"] == pos, "player_id"])
-                             for pos in ("QB", "RB", "WR", "TE")}
-        self._weeks: dict[int, WeekKnowledge] = {}
-        self.position = self._players["position"].to_dict()
-        self.name = self._players["player_name"].to_dict()
-        self.preseason_proj = self._players["proj_points"].fillna(0.0).to_dict()
-        self.adp = self._players["adp"].to_dict()
-
-    # ------------------------------------------------------------------------------------------ players
-    @staticmethod
-    def _make_card(p: dict[str, Any]) -> dict[str, Any]:
-        return {"id": p["player_id"], "name": p["player_name"], "pos": p["position"],
-                "team": None if pd.isna(p["team"]) else p["team"],
-                "bye": None if pd.isna(p["bye_week"]) else int(p["bye_week"]),
-                "adp": _r(p["adp"]), "proj": _r(p["proj_points"]),
-                "prev_pts": _r(p["prev_points"]), "prev_g": int(p["prev_games"])}
+        self.catalog = PlayerCatalog(prepared)
+        self._feed = SeasonFeed(prepared, self.catalog)
+        self.position = self.catalog.position
+        self.name = self.catalog.name
+        self.preseason_proj = self.catalog.preseason_proj
+        self.adp = self.catalog.adp
 
     def player_card(self, pid: str) -> dict[str, Any]:
         """The preseason card of a player (a fresh copy: views are never shared mutable state)."""
-        return dict(self._cards[pid])
+        return self.catalog.card(pid)
 
     def _league_rules(self) -> dict[str, Any]:
         lg = self._league
-        return {"roster_slots": slot_counts(lg.roster), "bench": lg.roster.BENCH,
+        return {"roster_slots": lg.roster.slot_counts(), "bench": lg.roster.BENCH,
                 "flex_positions": list(lg.roster.flex_positions), "caps": dict(lg.roster.caps),
                 "scoring": {k: v for k, v in lg.scoring_weights.items() if v}, "teams": len(lg.teams),
                 "weeks": lg.weeks, "season": lg.season}
 
     def _roster_summary(self, ids: list[str]) -> dict[str, Any]:
         positions = [self.position[p] for p in ids]
-        counts = {pos: positions.count(pos) for pos in ("QB", "RB", "WR", "TE")}
+        counts = {pos: positions.count(pos) for pos in self._league.roster.positions}
         return {"counts": counts, "unfilled_starters": unmet_starters(positions, self._league.roster)}
 
     # --------------------------------------------------------------------------------------------- draft
@@ -119,28 +71,28 @@ class Firewall:
         mine = state.rosters[team]
         taken = state.drafted()
         summary = self._roster_summary(mine)
-        thin = [pos for pos, n in summary["counts"].items() if n < getattr(lg.roster, pos)]
+        thin = [pos for pos, n in summary["counts"].items() if n < lg.roster.starting(pos)]
         available: dict[str, list[dict]] = {}
-        for pos in ("QB", "RB", "WR", "TE"):
-            cands = [p for p in self._pool_by_pos[pos] if p not in taken][: lg.draft.show_per_position]
+        for pos in lg.roster.positions:
+            cands = [p for p in self.catalog.pool(pos) if p not in taken][: lg.draft.show_per_position]
             available[pos] = [self.player_card(pid) for pid in cands]
         drafted = [self.position[p] for p in taken]
         return {"decision": "draft", "season": lg.season, "pick": pick, "round": rnd, "rounds": lg.roster.size,
                 "team": team, "rules": self._league_rules(),
-                "drafted_by_position": {pos: drafted.count(pos) for pos in ("QB", "RB", "WR", "TE")},
+                "drafted_by_position": {pos: drafted.count(pos) for pos in lg.roster.positions},
                 "roster": [self.player_card(p) for p in mine], "roster_summary": summary, "thin_positions": thin,
                 "shortlist_size": lg.draft.shortlist_size, "available": available}
 
     def available_ids(self, state: LeagueState) -> list[str]:
         """Every draftable player not yet taken, best preseason projection first (the legal pick set)."""
         taken = state.drafted()
-        return [p for p in self._pool_ids if p not in taken]
+        return [p for p in self.catalog.pool_ids if p not in taken]
 
     def shortlist_detail(self, ids: list[str]) -> list[dict[str, Any]]:
         """Richer preseason detail: previous seasons per game, games played, projection breakdown."""
         out = []
         for pid in ids:
-            p = self._rows[pid]
+            p = self.catalog.row(pid)
             card = self.player_card(pid)
             card.update({
                 "prev_ppg": _r(p["prev_points"] / p["prev_games"]) if p["prev_games"] else None,
@@ -156,36 +108,16 @@ class Firewall:
         return out
 
     # -------------------------------------------------------------------------------------------- weeks
-    def week(self, w: int) -> WeekKnowledge:
-        """Build the week-``w`` knowledge from played weeks < w and pre-kickoff publications of week w."""
-        if w not in self._weeks:
-            self._weeks[w] = self._build_week(w)
-        return self._weeks[w]
-
-    def _build_week(self, w: int) -> WeekKnowledge:
-        played = self._weekly[self._weekly["week"] < w]  # the firewall: nothing from week w on
-        g = played.groupby("player_id")
-        games = g["week"].nunique().to_dict()
-        points = g["fantasy_points"].sum().round(2).to_dict()
-        last = played.sort_values(["player_id", "week"]).groupby("player_id").tail(RECENT_GAMES)
-        recent: dict[str, list[list[float]]] = {}
-        for pid, wk, pts in zip(last["player_id"], last["week"], last["fantasy_points"]):
-            recent.setdefault(pid, []).append([int(wk), round(float(pts), 2)])
-        team = self._players["team"].dropna().to_dict()
-        team.update(played.sort_values("week").groupby("player_id")["team"].last().dropna().to_dict())
-        proj = self._wproj.xs(w, level="week").to_dict() if w in self._wproj.index.get_level_values(0) else {}
-        inj = self._injuries[(self._injuries["week"] == w) & self._injuries["report_status"].notna()]
-        status = dict(zip(inj["player_id"], inj["report_status"].astype(str)))
-        games_w = self._schedule[self._schedule["week"] == w]
-        opponent: dict[str, str | None] = {t: None for t in self._byes}
-        for h, a in zip(games_w["home_team"], games_w["away_team"]):
-            opponent[h], opponent[a] = a, h
-        return WeekKnowledge(w, games, points, recent, team, proj, status, opponent)
+    def week(self, w: int) -> Knowledge:
+        """What is knowable just before week ``w`` kicks off (played weeks < w and week w's publications)."""
+        return Knowledge.as_of(self._feed, w)
 
     def player_week(self, pid: str, w: int) -> dict[str, Any]:
         """One rostered player as seen before week ``w``: season to date, last season, recent games,
         this week's projection and opponent, and zero flags knowable before kickoff (bye, ruled Out)."""
         k = self.week(w)
+        if pid not in k.known:
+            raise ValueError(f"player {pid} is not known before week {w} (first plays later): no view may show them")
         card = self.player_card(pid)
         team = k.team.get(pid)
         g = k.games.get(pid, 0)
@@ -222,9 +154,9 @@ class Firewall:
         out = {}
         for team, ids in state.rosters.items():
             strength = {}
-            for pos in ("QB", "RB", "WR", "TE"):
+            for pos in self._league.roster.positions:
                 vals = sorted((k.projection.get(p, 0.0) for p in ids if self.position[p] == pos), reverse=True)
-                strength[pos] = round(float(sum(vals[: max(1, getattr(self._league.roster, pos))])), 2)
+                strength[pos] = round(float(sum(vals[: max(1, self._league.roster.starting(pos))])), 2)
             out[team] = strength
         return out
 
@@ -243,7 +175,7 @@ class Firewall:
             "my_roster": [self.player_week(p, w) for p in sorted(state.rosters[team])],
             "my_record": self._record(state, team), "my_strength": strength[team],
             "league_avg_strength": {pos: round(float(np.mean([strength[t][pos] for t in sorted(strength)])), 2)
-                                    for pos in ("QB", "RB", "WR", "TE")},  # summed in one order, whatever the dict's
+                                    for pos in lg.roster.positions},  # summed in one order, whatever the dict's
             "other_teams": [{"team": t, "record": self._record(state, t), "strength": strength[t],
                              "roster": [self.player_week(p, w) for p in sorted(state.rosters[t])]} for t in teams],
         }

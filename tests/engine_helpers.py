@@ -5,7 +5,6 @@ import asyncio
 import hashlib
 from pathlib import Path
 
-from ffbench_lib.agents.base import DECISIONS
 from ffbench_lib.agents.bots import ADPBot
 from ffbench_lib.config import load_config
 from ffbench_lib.engine import Engine, build_agents
@@ -36,21 +35,11 @@ class ScriptedAgent(ADPBot):
         self.script = script or {}
         self.seen: list[tuple[str, dict]] = []
 
-    async def _maybe(self, name, view, default):
-        self.seen.append((name, view))
-        if name in self.script:
-            return self.script[name](view)
-        return await default(view)
-
-
-def _scripted(name):
-    async def method(self, view):
-        return await self._maybe(name, view, getattr(super(ScriptedAgent, self), name))
-    return method
-
-
-for _name in DECISIONS:
-    setattr(ScriptedAgent, _name, _scripted(_name))
+    async def decide(self, kind, view):
+        self.seen.append((kind, view))
+        if kind in self.script:
+            return self.script[kind](view)
+        return await super().decide(kind, view)
 
 
 def agents_with(league, replacements: dict):

@@ -111,7 +111,13 @@ def test_statistics_on_synthetic_data_with_known_answers():
     text = stats.verdict("noise", stats.friedman(null, "v"), stats.pairwise_wilcoxon(null, "v"))
     assert "NOT statistically significant" in text
     np.testing.assert_allclose(stats.holm([0.01, 0.04, 0.03]), [0.03, 0.06, 0.06])
-    assert stats.bootstrap_ci([5.0]) != stats.bootstrap_ci([5.0]) or np.isnan(stats.bootstrap_ci([5.0])[0])
+    # a CI needs two values: fewer (NaNs not counted) give NaN for both ends, never a zero-width interval
+    for few in ([5.0], [], [5.0, np.nan]):
+        lo, hi = stats.bootstrap_ci(few)
+        assert np.isnan(lo) and np.isnan(hi), few
+    assert stats.bootstrap_ci([4.0, 4.0, 4.0]) == (4.0, 4.0)  # no spread: the value itself
+    lo, hi = stats.bootstrap_ci([1.0, 2.0, 3.0, 4.0])
+    assert 1.0 <= lo < 2.5 < hi <= 4.0
 
 
 def test_metrics_on_a_real_run(prepared_2024, tmp_path):

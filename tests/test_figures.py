@@ -198,3 +198,23 @@ def test_saved_figures_are_byte_identical(tmp_path):
         plt.close(fig)
     for ext in ("png", "svg"):
         assert (tmp_path / "one" / f"f.{ext}").read_bytes() == (tmp_path / "two" / f"f.{ext}").read_bytes()
+
+
+def test_season_points_by_position_takes_the_top_players_from_the_roster():
+    """The default 'players a league would roster' is twice the starters of a 12-team league at each position,
+    from the roster (no position literal in plots.py); positions the data lacks get no empty box."""
+    rows = [{"player_id": f"{pos}{i}", "position": pos, "week": 1, "fantasy_points": float(i)}
+            for pos in ("QB", "RB", "WR") for i in range(80)]
+    weekly = pd.DataFrame(rows)
+
+    def shown(fig):
+        ax = fig.axes[0]
+        counts = [len(c.get_offsets()) for c in ax.collections if len(c.get_offsets())]
+        labels = [t.get_text() for t in ax.get_xticklabels()]
+        plt.close(fig)
+        return dict(zip(labels, counts[-len(labels):]))
+
+    assert shown(plots.season_points_by_position(weekly)) == {"QB": 24, "RB": 48, "WR": 48}
+    two_qb = Roster(QB=2, RB=2, WR=3, TE=1, FLEX=0, BENCH=5)
+    assert shown(plots.season_points_by_position(weekly, roster=two_qb, teams=10)) == {"QB": 40, "RB": 40,
+                                                                                          "WR": 60}

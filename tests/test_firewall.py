@@ -3,11 +3,14 @@ import dataclasses
 import json
 
 import numpy as np
+import pandas as pd
 import pytest
 
 from ffbench_lib import projections
 from ffbench_lib.data.schema import WEEKLY_STATS
+from ffbench_lib.knowledge import PRESEASON_COLUMNS, Knowledge, PlayerCatalog, Publication, SeasonFeed
 from ffbench_lib.scoring import fantasy_points
+from ffbench_lib.state import LeagueState
 from ffbench_lib.views import Firewall, canonical_json
 
 from engine_helpers import demo_league, run_engine
@@ -69,11 +72,100 @@ def test_draft_view_uses_preseason_columns_only(prepared_2024):
     p = prepared_2024
     players = p.players.assign(actual_points=999.0, fantasy_points=999.0)
     fw = Firewall(dataclasses.replace(p, players=players), demo_league())
-    from ffbench_lib.state import LeagueState
-
     teams = [t.name for t in demo_league().teams]
     state = LeagueState(teams=teams, agent_ids={t: "x" for t in teams}, draft_order=teams, schedule={})
     view = canonical_json(fw.draft_view(state, teams[0], 1, 1))
     assert "999" not in view and "actual" not in view
     detail = canonical_json(fw.shortlist_detail([c["id"] for c in fw.draft_view(state, teams[0], 1, 1)["available"]["RB"]]))
     assert "999" not in detail
+
+
+def late_arrivals(prepared) -> dict[str, int]:
+    """Players outside the draft pool -> the first week they play."""
+    pool = set(prepared.players.loc[prepared.players["in_draft_pool"], "player_id"])
+    first = prepared.weekly.groupby("player_id")["week"].min()
+    return {p: int(w) for p, w in first.items() if p not in pool}
+
+
+def only_weeks_before(prepared, w: int):
+    """The season as it stands just before week ``w`` kicks off: played rows of weeks < w, and only week w's
+    pre-kickoff publications (projections, injury report, games)."""
+    return dataclasses.replace(prepared, weekly=prepared.weekly[prepared.weekly["week"] < w],
+                               weekly_projections=prepared.weekly_projections.query("week == @w"),
+                               injuries=prepared.injuries.query("week == @w"),
+                               schedule=prepared.schedule.query("week == @w"))
+
+
+@pytest.mark.parametrize("week", [1, 2, 9, 17])
+def test_knowledge_of_week_w_holds_no_data_of_later_weeks(prepared_2024, week):
+    """Built from the whole season, the week-w knowledge equals the one built from a season that ends before
+    week w: nothing of week >= w (but week w's publications) is in it."""
+    k = Knowledge.as_of(SeasonFeed(prepared_2024, PlayerCatalog(prepared_2024)), week)
+    cut = only_weeks_before(prepared_2024, week)
+    assert k == SeasonFeed(cut, PlayerCatalog(cut)).as_of(week)
+    assert not any(isinstance(v, (pd.DataFrame, pd.Series, SeasonFeed)) for v in vars(k).values())
+    assert all(wk < week for games in k.recent.values() for wk, _ in games)
+    assert k.projection and len(k.status) > 0 and k.week == week
+
+
+def test_knowledge_refuses_rows_of_its_own_week(prepared_2024):
+    with pytest.raises(ValueError, match="knowledge of week 5 was handed a row of week 5"):
+        Knowledge.from_rows(PlayerCatalog(prepared_2024), prepared_2024.weekly.query("week <= 5"),
+                            Publication(5, {}, {}, ()))
+
+
+def test_known_players_exclude_those_who_have_not_played_yet(prepared_2024):
+    fw = Firewall(prepared_2024, demo_league())
+    late = late_arrivals(prepared_2024)
+    assert late and any(w > 1 for w in late.values())
+    pool = fw.catalog.preseason_ids
+    for pid, first in late.items():
+        before, after = fw.week(first), fw.week(first + 1)
+        assert pid not in before.known_players() and pid in after.known_players()
+        # nothing about them either: no team, projection or injury status before they are known
+        assert all(pid not in d for d in (before.team, before.projection, before.status, before.games))
+        with pytest.raises(ValueError, match=f"player {pid} is not known before week {first}"):
+            fw.player_week(pid, first)
+        assert fw.player_week(pid, first + 1)["std_g"] == 1
+    for w in (1, 10):
+        k = fw.week(w)
+        assert pool <= k.known_players()
+        assert k.known_players() - pool == {p for p, first in late.items() if first < w}
+        for d in (k.team, k.projection, k.status, k.games, k.points, k.recent):
+            assert set(d) <= k.known_players()
+
+
+def _catalog_json(catalog: PlayerCatalog) -> str:
+    return json.dumps(vars(catalog), sort_keys=True,
+                      default=lambda o: sorted(o) if isinstance(o, frozenset) else str(o))
+
+
+def test_catalog_holds_no_weekly_stats(prepared_2024):
+    """The same catalog from a season whose every weekly stat, team and week is scrambled."""
+    catalog = PlayerCatalog(prepared_2024)
+    for v in vars(catalog).values():
+        assert not isinstance(v, (pd.DataFrame, pd.Series))
+    assert all(set(catalog.row(p)) == set(PRESEASON_COLUMNS) for p in catalog.position)
+    rng = np.random.default_rng(1)
+    w = prepared_2024.weekly.copy()
+    num = w.select_dtypes("number").columns
+    w[num] = rng.permutation(w[num].to_numpy())
+    w["team"] = rng.permutation(w["team"].to_numpy())
+    scrambled = dataclasses.replace(prepared_2024, weekly=w)
+    assert _catalog_json(PlayerCatalog(scrambled)) == _catalog_json(catalog)
+
+
+def test_views_follow_the_league_positions(prepared_2024):
+    league = demo_league()
+    fw = Firewall(prepared_2024, league)
+    teams = [t.name for t in league.teams]
+    state = LeagueState(teams=teams, agent_ids={t: "x" for t in teams}, draft_order=teams,
+                        schedule={"3": [teams[:2]]})
+    for i, pid in enumerate(fw.available_ids(state)[: 2 * league.roster.size]):
+        state.rosters[teams[i % 2]].append(pid)
+    positions = list(league.roster.positions)
+    draft = fw.draft_view(state, teams[0], 1, 1)
+    assert list(draft["available"]) == list(draft["drafted_by_position"]) == positions
+    assert list(draft["roster_summary"]["counts"]) == positions
+    trade = fw.trade_view(state, teams[0], 3)
+    assert list(trade["my_strength"]) == list(trade["league_avg_strength"]) == positions

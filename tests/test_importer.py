@@ -232,3 +232,48 @@ def test_several_folders_are_imported_all_or_none(data_dir, tmp_path, capsys):
     assert main(["import-ffb", str(good), "--out", str(out)]) == 2
     assert "not an earlier import" in capsys.readouterr().err
     assert (out / good.name / "notes.txt").read_text() == "mine"
+
+
+def _rename_season(sim: Path, old: str, new: str, only: str = "*/*") -> None:
+    for f in sim.glob(f"{only}_{old}*.csv"):
+        f.rename(f.with_name(f.name.replace(f"_{old}", f"_{new}")))
+
+
+def test_the_season_is_the_recorded_runs_own(data_dir, tmp_path):
+    # the same recorded run with its files named for 2023: imported as a 2023 season, against 2023's data
+    sim = _copy(data_dir, tmp_path)
+    _rename_season(sim, "2024", "2023")
+    rd = RunDir(import_reference_run(sim, tmp_path / "out", data_dir))
+    assert rd.meta()["season"] == 2023 and rd.meta()["checks"]["final_standings_match"] is True
+    assert "season: 2023\n" in rd.file("config.yaml").read_text()
+    assert {d["season"] for d in rd.decisions()} == {2023}
+
+
+def test_files_of_two_seasons_are_refused(data_dir, tmp_path, capsys):
+    sim = _copy(data_dir, tmp_path)
+    _rename_season(sim, "2024", "2023", only="season_results/final_standings")
+    rc, err = _cli_import(sim, tmp_path / "out", capsys)
+    assert rc == 2 and len(err.splitlines()) == 1 and "Traceback" not in err
+    assert ("files of several seasons (2023 in season_results/final_standings_2023.csv; 2024 in "
+            "draft_results/TopPlayers_2024_Projections_PPR.csv") in err
+    assert not (tmp_path / "out").exists()
+
+
+def test_a_season_the_data_lacks_is_refused_before_anything_is_written(data_dir, tmp_path, capsys):
+    sim = _copy(data_dir, tmp_path)
+    _rename_season(sim, "2024", "2019")
+    rc, err = _cli_import(sim, tmp_path / "out", capsys)
+    assert rc == 2 and len(err.splitlines()) == 1 and "Traceback" not in err
+    assert f"{sim}: the run played the 2019 season, but " in err and "has no nflverse stats for it" in err
+    assert not (tmp_path / "out").exists()
+    with pytest.raises(DataError, match="the run played the 2019 season"):
+        import_reference_run(sim, tmp_path / "out", data_dir)
+
+
+def test_an_unresolved_player_keeps_the_logged_position_in_every_table(two_runs):
+    # "T.Jones" matches no 2024 player; the weekly results call him an RB, and so do the rosters and bench
+    rd = RunDir(two_runs / INJURY)
+    assert "T.Jones" in rd.meta()["checks"]["unresolved_names"]
+    for table in ("lineups", "bench", "rosters"):
+        df = rd.table(table)
+        assert set(df.loc[df["player_id"] == "ffb:T.Jones", "position"]) == {"RB"}, table

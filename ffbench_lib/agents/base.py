@@ -1,20 +1,9 @@
-"""The agent interface: seven decision points, each an ``async`` method taking a view (plain dict from
-:mod:`ffbench_lib.views`) and returning an answer (plain dict, always with a free-text ``rationale``).
+"""The agent interface: one method, ``async decide(kind, view) -> answer``.
 
-An answer is a proposal, not an action: the engine validates it against the rules and repairs or rejects it.
-Answer shapes (what the rules accept):
-
-=====================  ===================================================================================
-draft_shortlist        ``{"shortlist": [player_id, ...], "rationale": str}``
-draft_pick             ``{"player_id": str, "rationale": str}``
-set_lineup             ``{"lineup": {"QB": [id], "RB": [id, id], ..., "FLEX": [id]}, "rationale": str}``
-propose_trade          ``{"action": "propose", "to_team": str, "give": [ids], "get": [ids], "rationale": str}``
-                       or ``{"action": "pass", "rationale": str}``
-respond_to_offer       ``{"action": "accept" | "reject", ...}`` or ``{"action": "counter", "give": [ids],
-                       "get": [ids], "rationale": str}`` (give/get from the responder's side)
-reply_to_counter       ``{"action": "accept" | "withdraw"}`` or ``{"action": "final_counter", "give", "get"}``
-final_decision         ``{"action": "accept" | "reject", "rationale": str}``
-=====================  ===================================================================================
+``kind`` names a decision type of :mod:`ffbench_lib.decisions` (its module documents the answer's shape and
+what is legal); ``view`` is the plain dict the engine built for it (:mod:`ffbench_lib.views`); the answer is a
+plain dict, with a free-text ``rationale``. An answer is a proposal, not an action: the engine judges it with
+the decision type's ``resolve`` and repairs or rejects it. A human seat, a bot and a model are all agents.
 """
 from __future__ import annotations
 
@@ -24,8 +13,9 @@ from typing import Any
 
 import numpy as np
 
-DECISIONS = ("draft_shortlist", "draft_pick", "set_lineup", "propose_trade", "respond_to_offer",
-             "reply_to_counter", "final_decision")
+from ..decisions import KINDS
+
+DECISIONS = KINDS  # the decision kinds an agent may be asked
 
 Answer = dict[str, Any]
 
@@ -44,25 +34,7 @@ class Agent(ABC):
         return np.random.default_rng([self.seed, zlib.crc32(self.team.encode()), zlib.crc32(key.encode())])
 
     @abstractmethod
-    async def draft_shortlist(self, view: dict) -> Answer: ...
-
-    @abstractmethod
-    async def draft_pick(self, view: dict) -> Answer: ...
-
-    @abstractmethod
-    async def set_lineup(self, view: dict) -> Answer: ...
-
-    @abstractmethod
-    async def propose_trade(self, view: dict) -> Answer: ...
-
-    @abstractmethod
-    async def respond_to_offer(self, view: dict) -> Answer: ...
-
-    @abstractmethod
-    async def reply_to_counter(self, view: dict) -> Answer: ...
-
-    @abstractmethod
-    async def final_decision(self, view: dict) -> Answer: ...
+    async def decide(self, kind: str, view: dict) -> Answer: ...
 
     async def aclose(self) -> None:  # pragma: no cover - LLM agents close clients here
         return None

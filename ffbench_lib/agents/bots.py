@@ -22,31 +22,21 @@ from typing import Callable
 import numpy as np
 
 from ..config import Roster
+from ..decisions import market_from_view as trade_market
+from ..decisions import roster_from_rules
 from ..rules.draft import legal_players
-from ..rules.lineup import best_lineup, lineup_value, random_lineup
-from ..rules.trades import Market, Offer, OfferSpace
+from ..rules.lineup import best_lineup, lineup_value, random_lineup, start_value
+from ..rules.trades import Offer, OfferSpace
 from .base import Agent, Answer
-
-ZERO = -1.0  # value of a player flagged bye/out: benched unless nobody else can fill the slot
 
 
 def roster_rules(view: dict) -> Roster:
-    """The league's roster rules from a view (a slot the view omits has 0 places, e.g. ``FLEX: 0``)."""
-    r = view["rules"]
-    slots = {s: r["roster_slots"].get(s, 0) for s in ("QB", "RB", "WR", "TE", "FLEX")}
-    return Roster(**slots, BENCH=r["bench"], flex_positions=tuple(r["flex_positions"]), caps=r["caps"])
+    """The league's roster rules from a view."""
+    return roster_from_rules(view["rules"])
 
 
 def _available(view: dict) -> list[dict]:
     return legal_players((p for ps in view["available"].values() for p in ps), view["legal_positions"])
-
-
-def trade_market(view: dict) -> Market:
-    """The trade rules' inputs as a trade view shows them (the teams it sees, positions, caps, locked players)."""
-    teams = [{"team": view["team"], "roster": view["my_roster"]}, *view["other_teams"]]
-    return Market(rosters={t["team"]: [c["id"] for c in t["roster"]] for t in teams},
-                  positions={c["id"]: c["pos"] for t in teams for c in t["roster"]}, roster=roster_rules(view),
-                  max_per_side=view["max_players_per_side"], locked=frozenset(view["locked_players"]))
 
 
 #: rejection draws before :func:`uniform_action` lists the legal set instead (only when it is a tiny share)
@@ -80,11 +70,9 @@ def _proj_key(p: dict) -> tuple:
 
 
 def _weekly_value(p: dict, how: str) -> float:
-    if p["zero_flags"]:
-        return ZERO
-    if how == "recent" and p.get("last3_avg") is not None:
+    if how == "recent" and not p["zero_flags"] and p.get("last3_avg") is not None:
         return float(p["last3_avg"])
-    return float(p.get("proj_week") or 0.0)
+    return start_value(p)
 
 
 def _lineup(view: dict, how: str) -> dict[str, list[str | None]]:
@@ -111,6 +99,13 @@ class _Bot(Agent):
     def __init__(self, team: str, seed: int):
         super().__init__(team, seed)
         self.agent_id = f"bot:{self.strategy}"
+
+    async def decide(self, kind: str, view: dict) -> Answer:
+        """Each kind is answered by the bot's policy of that name (a method)."""
+        policy = getattr(self, kind, None)
+        if policy is None:
+            raise NotImplementedError(f"bot {self.strategy!r} has no policy for decision {kind!r}")
+        return await policy(view)
 
     # draft: a ranking of the legal available players, shortlist its head, pick the best of the shortlist
     def rank(self, view: dict, players: list[dict]) -> list[dict]:
@@ -206,9 +201,7 @@ class VORPBot(_Bot):
         lineup = best_lineup({c["id"]: c["pos"] for c in mine}, val, roster)
         floor: dict[str, float] = {}
         for slot, ids in lineup.items():
-            for pos in (("QB", "RB", "WR", "TE") if slot == "FLEX" else (slot,)):
-                if slot == "FLEX" and pos not in roster.flex_positions:
-                    continue
+            for pos in (roster.flex_positions if slot == "FLEX" else (slot,)):
                 v = min((val.get(i, 0.0) if i else 0.0) for i in ids) if ids else 0.0
                 floor[pos] = min(floor.get(pos, float("inf")), v)
         market = trade_market(view)

@@ -2,8 +2,8 @@
 
 Each decision renders the view into the versioned prompt templates (shortened to the team's
 ``max_prompt_tokens``, see ``fit``; the system text folded into the user message with ``system_in_user``),
-calls the model, parses one JSON object and checks it against the whole view with the same rules the engine
-applies. An invalid answer is re-asked up to ``llm.max_reasks`` times with the specific errors; after that the
+calls the model, parses one JSON object and checks it with the decision type's ``validate``, the very rule the
+engine judges with. An invalid answer is re-asked up to ``llm.max_reasks`` times with the specific errors; after that the
 last answer goes to the engine, which repairs it and records ``decided_by: fallback``. Every call, failed or
 not, is one ledger line in ``llm_calls.jsonl``.
 """
@@ -15,11 +15,9 @@ from ..config import LLMAgent as LLMSpec
 from ..llm import MAX_ANSWER_CHARS, CallResult, FatalCallFailed, FatalLLMError, LLMClient, parse_json
 from ..llm.tokens import context_window, count_tokens
 from ..secrets import register_credentials, scrub
+from ..decisions import REGISTRY
 from . import fit
-from ..rules import draft as draft_rules
-from ..rules.lineup import validate_and_repair
 from .base import Agent, Answer
-from .bots import roster_rules
 from .prompts import messages as render
 
 REASK = ("Your previous answer was invalid: {problems}. Reply again with exactly one JSON object that follows the "
@@ -27,79 +25,8 @@ REASK = ("Your previous answer was invalid: {problems}. Reply again with exactly
 REASK_ECHO_CHARS = 4000  # of an invalid answer, echoed back in the re-ask
 
 
-def _ids(x: Any) -> list[str] | None:
-    if isinstance(x, (list, tuple)) and all(isinstance(i, (str, int)) for i in x):
-        return [str(i) for i in x]
-    return None
-
-
-def check_answer(decision: str, answer: dict[str, Any], view: dict) -> list[str]:
-    """Problems with an answer as far as the view can tell (the engine's rules remain the judge)."""
-    if decision == "draft_shortlist":
-        avail = [p for ps in view["available"].values() for p in ps]
-        positions = {p["id"]: p["pos"] for p in avail}
-        _, problems, _ = draft_rules.validate_shortlist(answer, [p["id"] for p in avail], positions,
-                                                        view["legal_positions"], view["shortlist_size"])
-        return problems
-    if decision == "draft_pick":
-        detail = view["shortlist_detail"]
-        positions = {p["id"]: p["pos"] for p in detail}
-        _, problems, _ = draft_rules.validate_pick(answer, [p["id"] for p in detail], positions,
-                                                   view["legal_positions"], {})
-        return problems
-    if decision == "set_lineup":
-        positions = {p["id"]: p["pos"] for p in view["players"]}
-        return validate_and_repair(answer.get("lineup"), positions, {}, roster_rules(view)).problems
-    action = answer.get("action")
-    allowed = {"propose_trade": {"propose", "pass"}, "respond_to_offer": {"accept", "reject", "counter"},
-               "reply_to_counter": {"accept", "withdraw", "final_counter"},
-               "final_decision": {"accept", "reject"}}[decision]
-    if action not in allowed:
-        return [f"'action' must be one of {sorted(allowed)} (got {action!r})"]
-    if action not in ("propose", "counter", "final_counter"):
-        return []
-    mine = {p["id"] for p in view["my_roster"]}
-    if action == "propose":
-        teams = {o["team"]: o for o in view["other_teams"]}
-        other = teams.get(answer.get("to_team"))
-        if other is None:
-            return [f"'to_team' must be one of {sorted(teams)}"]
-    else:
-        other = view["other_teams"][0]
-    theirs = {p["id"] for p in other["roster"]}
-    give, get = _ids(answer.get("give")), _ids(answer.get("get"))
-    if give is None or get is None:
-        return ["'give' and 'get' must be lists of player ids"]
-    problems = [f"{p} is not on your roster" for p in give if p not in mine]
-    problems += [f"{p} was already traded this week" for p in give + get if p in set(view.get("locked_players", []))]
-    problems += [f"{p} is not on {other['team']}'s roster" for p in get if p not in theirs]
-    size = len(view["offer"]["you_give"]) if "offer" in view else None
-    if len(give) != len(get):
-        problems.append(f"unequal counts ({len(give)} for {len(get)}); both sides must move the same number")
-    elif not 1 <= len(give) <= view["max_players_per_side"]:
-        problems.append(f"{len(give)} players per side; allowed 1..{view['max_players_per_side']}")
-    elif size is not None and len(give) != size:
-        problems.append(f"a counter must keep {size} player(s) per side")
-    return problems
-
-
-def _decision_method(decision: str):
-    """Every decision point is the same call with its own prompt template."""
-    async def method(self: "LLMAgent", view: dict) -> Answer:
-        return await self._decide(decision, view)
-
-    method.__name__ = decision
-    return method
-
-
 class LLMAgent(Agent):
-    draft_shortlist = _decision_method("draft_shortlist")
-    draft_pick = _decision_method("draft_pick")
-    set_lineup = _decision_method("set_lineup")
-    propose_trade = _decision_method("propose_trade")
-    respond_to_offer = _decision_method("respond_to_offer")
-    reply_to_counter = _decision_method("reply_to_counter")
-    final_decision = _decision_method("final_decision")
+    """Generic over decision kinds: a kind is its prompt template and its ``validate``."""
 
     def __init__(self, team: str, seed: int, spec: LLMSpec):
         super().__init__(team, seed)
@@ -173,6 +100,9 @@ class LLMAgent(Agent):
             "shortened to fit), lower max_tokens, or serve the model with a larger context")
 
     # -- one decision ------------------------------------------------------------------------------------
+    async def decide(self, kind: str, view: dict) -> Answer:
+        return await self._decide(kind, view)
+
     async def _decide(self, decision: str, view: dict) -> Answer:
         if self.client is None:
             raise FatalLLMError("LLMAgent used before the engine bound it to a run")
@@ -217,7 +147,7 @@ class LLMAgent(Agent):
                           "accepted: reply with one short JSON object"]
         try:
             parsed, perr = parse_json(call.text)
-            problems = [perr] if perr else check_answer(decision, parsed, view)
+            problems = [perr] if perr else REGISTRY[decision].validate(parsed, view)
         except Exception as exc:  # noqa: BLE001 - an answer shape the checks did not foresee
             parsed, problems = None, [f"the answer could not be read ({type(exc).__name__}); reply with exactly one "
                                       "JSON object that follows the answer schema"]

@@ -30,6 +30,7 @@ from typing import Mapping
 import pandas as pd
 
 from .. import __version__, projections
+from ..config import POSITION_ALIASES
 from ..atomic import write_json, write_parquet
 from ..paths import outputs_dir
 from ..scoring import check_weights, fantasy_points, resolve_weights
@@ -40,8 +41,6 @@ from .projection_files import fantasypros_season_projections, nflcom_weekly, pre
 from .sportsdataio import SportsDataIODir
 
 TABLES = ("players", "weekly", "weekly_projections", "injuries", "byes", "schedule")
-POSITION_ALIASES = {"FB": "RB", "HB": "RB"}
-
 
 @dataclass
 class PreparedSeason:
@@ -410,12 +409,12 @@ def prepared_for(league, cache_root: str | Path | None = None) -> PreparedSeason
     Cache: ``data.prepared_dir`` or ``$FFBENCH_CACHE_DIR`` or ``outputs/prepared`` under the project root,
     one sub-folder per (season, source, projections, scoring).
     """
-    import os
+    from ..settings import settings
 
     weights = league.scoring_weights
     key = hashlib.sha256(json.dumps([weights, league.data.allow_missing_history],  # one folder per fingerprint
                                     sort_keys=True).encode()).hexdigest()[:8]
-    root = Path(cache_root or league.data.prepared_dir or os.environ.get("FFBENCH_CACHE_DIR")
+    root = Path(cache_root or league.data.prepared_dir or settings().cache_dir
                 or outputs_dir() / "prepared")
     out = root / f"{league.season}-{league.data.source}-{league.data.projections}-{key}"
     return prepare_season(league.season, league.data.source, league.data.resolved_dir(), scoring=weights,

@@ -8,7 +8,10 @@ from __future__ import annotations
 
 import pandas as pd
 
-FANTASY_POSITIONS = ("QB", "RB", "WR", "TE")
+from ..config import KNOWN_POSITIONS
+
+#: the source rows that are fantasy players: every position a league may use
+FANTASY_POSITIONS = KNOWN_POSITIONS
 
 #: Identity and context columns of the weekly table.
 WEEKLY_KEYS = ("player_id", "player_name", "position", "team", "opponent_team", "season", "week", "season_type")

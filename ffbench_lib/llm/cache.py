@@ -8,6 +8,8 @@ from pathlib import Path
 from typing import Any
 
 from ..atomic import write_json
+from ..paths import outputs_dir
+from ..settings import settings
 
 
 class ReplayMiss(RuntimeError):  # made fatal by the engine (see FatalLLMError)
@@ -17,6 +19,11 @@ class ReplayMiss(RuntimeError):  # made fatal by the engine (see FatalLLMError)
 class ReplayCache:
     def __init__(self, folder: str | Path):
         self.folder = Path(folder)
+
+    @classmethod
+    def for_config(cls, cache_dir: str | Path | None) -> "ReplayCache":
+        """The cache of a league: its ``llm.cache_dir``, else ``$FFBENCH_LLM_CACHE``, else ``outputs/llm_cache``."""
+        return cls(cache_dir or settings().llm_cache or outputs_dir() / "llm_cache")
 
     @staticmethod
     def key(model: str, messages: list[dict], params: dict[str, Any]) -> str:

@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..secrets import register, register_credentials, scrub
+from ..settings import settings
 from .cache import ReplayCache, ReplayMiss  # noqa: F401 - ReplayMiss re-exported
 
 RETRYABLE = ("RateLimitError", "InternalServerError", "ServiceUnavailableError", "BadGatewayError",
@@ -93,7 +94,7 @@ _SEMAPHORES: dict[tuple[int, str], asyncio.Semaphore] = {}
 
 
 def _semaphore(key: str, limit: int) -> asyncio.Semaphore:
-    share = max(1, int(os.environ.get("FFBENCH_CONCURRENCY_SHARE", "1")))
+    share = settings().concurrency_share
     loop_key = (id(asyncio.get_running_loop()), key)
     if loop_key not in _SEMAPHORES:
         _SEMAPHORES[loop_key] = asyncio.Semaphore(max(1, limit // share))

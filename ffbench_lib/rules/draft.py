@@ -36,7 +36,7 @@ def snake(order: Sequence[str], rounds: int) -> list[tuple[int, int, str]]:
 
 
 def legal_positions(current: Sequence[str], roster: Roster) -> list[str]:
-    return [pos for pos in ("QB", "RB", "WR", "TE") if draft_pick_problem(list(current), pos, roster) is None]
+    return [pos for pos in roster.positions if draft_pick_problem(list(current), pos, roster) is None]
 
 
 def legal_players(cards: Iterable[dict[str, Any]], legal: Sequence[str]) -> list[dict[str, Any]]:

@@ -11,12 +11,21 @@ import numpy as np
 
 from ..config import Roster
 
-POSITION_SLOTS = ("QB", "RB", "WR", "TE")
+#: a player on bye or ruled out this week: below any real projection (0 would tie a healthy player projected 0),
+#: so he starts only when nobody else can fill the slot
+OUT_VALUE = -1.0
+
+
+def start_value(card: Mapping) -> float:
+    """The lineup policy's value of one player card (a lineup view's ``players`` entry): this week's projection
+    (``proj_week``; none counts 0), or :data:`OUT_VALUE` (-1) when ``zero_flags`` says bye or out. The engine's
+    repair, the bots and the fake LLM server all start players by it."""
+    return OUT_VALUE if card["zero_flags"] else float(card.get("proj_week") or 0.0)
 
 
 def slot_counts(roster: Roster) -> dict[str, int]:
-    """Starting slots in display order, e.g. {'QB': 1, 'RB': 2, 'WR': 2, 'TE': 1, 'FLEX': 1}."""
-    return {s: getattr(roster, s) for s in (*POSITION_SLOTS, "FLEX") if getattr(roster, s) > 0}
+    """Starting slots in display order, FLEX last (:meth:`Roster.slot_counts`)."""
+    return roster.slot_counts()
 
 
 def eligible(slot: str, position: str, roster: Roster) -> bool:
@@ -49,7 +58,7 @@ def best_lineup(positions: Mapping[str, str], values: Mapping[str, float], roste
         by_pos[pos].sort(key=lambda p: (-values.get(p, 0.0), p))
     out: dict[str, list[str | None]] = {}
     used: set[str] = set()
-    for slot in POSITION_SLOTS:
+    for slot in roster.positions:
         if slot in counts:
             picks = by_pos.get(slot, [])[: counts[slot]]
             used.update(picks)

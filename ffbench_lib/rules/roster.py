@@ -6,14 +6,13 @@ from collections import Counter
 from typing import Iterable
 
 from ..config import Roster
-from .lineup import POSITION_SLOTS
 
 
 def unmet_starters(positions: Iterable[str], roster: Roster) -> int:
     """How many more players are needed before every starting slot can be filled."""
     c = Counter(positions)
-    missing = sum(max(0, getattr(roster, p) - c.get(p, 0)) for p in POSITION_SLOTS)
-    flex_surplus = sum(max(0, c.get(p, 0) - getattr(roster, p)) for p in roster.flex_positions)
+    missing = sum(max(0, n - c.get(p, 0)) for p, n in roster.slots.items())
+    flex_surplus = sum(max(0, c.get(p, 0) - roster.starting(p)) for p in roster.flex_positions)
     return missing + max(0, roster.FLEX - flex_surplus)
 
 

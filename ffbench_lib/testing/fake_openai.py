@@ -33,6 +33,9 @@ from typing import Any
 
 import numpy as np
 
+from ..config import KNOWN_POSITIONS
+from ..rules.lineup import start_value
+
 FAULTS = ("429", "500", "slow", "malformed", "prose", "fence", "hallucinated", "illegal", "empty", "truncated")
 STATUS_FAULTS = {
     "401": (401, "invalid_request_error", "invalid_api_key", "Incorrect API key provided: sk-...xxxx."),
@@ -92,15 +95,16 @@ def policy(prompt: str) -> dict[str, Any]:
         slots = dict(kv.split("=") for kv in _line(prompt, "SLOTS:").split("(")[0].split())
         flex = _line(prompt, "SLOTS:").split("FLEX:")[-1].strip(" )").split("/")
         rows = _table(prompt, "YOUR ROSTER")
-        value = {r["id"]: (-1.0 if r["flags"] not in ("-", "") else _num(r["proj_week"])) for r in rows}
+        value = {r["id"]: start_value({"proj_week": _num(r["proj_week"]),
+                                       "zero_flags": [f for f in r["flags"].split(",") if f not in ("-", "")]})
+                 for r in rows}
         rows.sort(key=lambda r: (-value[r["id"]], r["id"]))
         used, lineup = set(), {}
-        for slot in ("QB", "RB", "WR", "TE", "FLEX"):
-            n = int(slots.get(slot, 0))
+        for slot, n in slots.items():  # the positions' slots as the prompt lists them, FLEX last
             ok = [r for r in rows if r["id"] not in used and (r["pos"] == slot or (slot == "FLEX" and r["pos"] in flex))]
-            lineup[slot] = [r["id"] for r in ok[:n]]
+            lineup[slot] = [r["id"] for r in ok[:int(n)]]
             used.update(lineup[slot])
-        return {"lineup": {k: v for k, v in lineup.items() if int(slots.get(k, 0))}, "rationale": "best projections"}
+        return {"lineup": {k: v for k, v in lineup.items() if int(slots[k])}, "rationale": "best projections"}
     if decision == "propose_trade":
         team = _line(prompt, "You manage") or prompt
         if zlib.crc32(prompt.encode()) % 3:
@@ -111,7 +115,10 @@ def policy(prompt: str) -> dict[str, Any]:
         if not m:
             return {"action": "pass", "rationale": "no partner"}
         theirs = [r for r in _table(prompt, m.group(0)) if r["id"] not in locked]
-        for pos in ("WR", "RB", "TE"):
+        # a depth swap at the position whose starters score most across the league
+        league = re.search(r"league average: (\{[^}]*\})", prompt)
+        avg = json.loads(league.group(1)) if league else {}
+        for pos in sorted(avg, key=lambda p: -avg[p]):
             a = sorted((r for r in mine if r["pos"] == pos), key=lambda r: _num(r["proj_week"]))
             b = sorted((r for r in theirs if r["pos"] == pos), key=lambda r: _num(r["proj_week"]))
             if a and b:
@@ -294,5 +301,5 @@ def _illegal(answer: dict[str, Any]) -> str:
     if "shortlist" in answer:
         return json.dumps({"shortlist": answer["shortlist"][:1] * 3, "rationale": "same player thrice"})
     if "player_id" in answer:
-        return json.dumps({"player_id": "QB", "rationale": "a position, not a player"})
+        return json.dumps({"player_id": KNOWN_POSITIONS[0], "rationale": "a position, not a player"})
     return json.dumps({**answer, "action": "maybe"})

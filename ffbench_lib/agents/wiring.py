@@ -1,0 +1,52 @@
+"""Agents for a league's teams, and their wiring to a run: LLM agents get the run's settings, replay cache,
+budget and ledger here, so the engine knows nothing of models, caches or providers."""
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable
+
+from ..config import League, LLMSettings
+from ..paths import outputs_dir
+from .base import Agent
+from .bots import make_bot
+
+
+@dataclass
+class RunContext:
+    """What an LLM agent needs from the run: settings, the replay cache, the budget and the ledger."""
+
+    settings: Any
+    cache: Any
+    budget: Any
+    log: Callable[[dict], None]
+
+
+def build_agents(league: League, seed: int, llm_factory: Callable[..., Agent] | None = None) -> dict[str, Agent]:
+    agents: dict[str, Agent] = {}
+    for team in league.teams:
+        spec = team.agent
+        if spec.kind == "bot":
+            agents[team.name] = make_bot(spec.strategy, team.name, seed)
+        else:
+            if llm_factory is None:
+                from .llm import LLMAgent  # imported lazily: bots-only leagues never load litellm
+                llm_factory = LLMAgent
+            agents[team.name] = llm_factory(team.name, seed, spec)
+    return agents
+
+
+def cache_dir(settings: LLMSettings) -> Path:
+    """The replay cache: ``llm.cache_dir``, else ``$FFBENCH_LLM_CACHE``, else ``outputs/llm_cache``."""
+    return settings.cache_dir or Path(os.environ.get("FFBENCH_LLM_CACHE") or outputs_dir() / "llm_cache")
+
+
+def bind_agents(agents: dict[str, Agent], settings: LLMSettings, budget: Any, log: Callable[[dict], None]) -> None:
+    """Give every agent that takes one (``bind``) the run's context; bots take none."""
+    from ..llm import ReplayCache
+
+    ctx = RunContext(settings, ReplayCache(cache_dir(settings)), budget, log)
+    for agent in agents.values():
+        if hasattr(agent, "bind"):
+            agent.bind(ctx)

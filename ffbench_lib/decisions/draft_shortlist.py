@@ -1,0 +1,51 @@
+"""``draft_shortlist``: the team on the clock (or on deck) names up to ``shortlist_size`` players it would take.
+
+Legal: players the board shows, at a position the team may still draft, each once. The ids that pass are kept
+(extra ones cut); with none left the repair is the best legal players on the board by preseason projection."""
+from __future__ import annotations
+
+import json
+import math
+from typing import Any
+
+from ..render import CARD, table
+from ..rules.draft import validate_shortlist
+from .base import AnswerModel, Decision, Outcome, register
+
+
+class ShortlistAnswer(AnswerModel):
+    shortlist: list[str]
+
+
+def board(view: dict) -> list[dict]:
+    """Every player card the board shows, best preseason projection first (the draft pool's order)."""
+    cards = [c for cs in view["available"].values() for c in cs]
+    return sorted(cards, key=lambda c: (-c["proj"] if c["proj"] is not None else math.inf, c["id"]))
+
+
+def draft_common(view: dict) -> dict[str, Any]:
+    """Template fields both draft decisions share."""
+    return {"pick": view["pick"], "round": view["round"], "rounds": view["rounds"],
+            "roster": table(view["roster"], CARD), "unfilled": view["roster_summary"]["unfilled_starters"],
+            "legal": ", ".join(view["legal_positions"])}
+
+
+@register
+class DraftShortlist(Decision):
+    kind = "draft_shortlist"
+    Answer = ShortlistAnswer
+
+    @classmethod
+    def resolve(cls, answer: Any, view: dict) -> Outcome:
+        cards = board(view)
+        shortlist, problems, repaired = validate_shortlist(
+            answer, [c["id"] for c in cards], {c["id"]: c["pos"] for c in cards}, view["legal_positions"],
+            view["shortlist_size"])
+        return Outcome(shortlist, "fallback" if repaired else "agent", problems, shortlist)
+
+    @classmethod
+    def prompt_fields(cls, view: dict, version: str) -> dict[str, Any]:
+        avail = "\n\n".join(f"{pos}\n{table(ps, CARD)}" for pos, ps in view["available"].items())
+        return {**draft_common(view), "thin": ", ".join(view["thin_positions"]) or "none",
+                "drafted": json.dumps(view["drafted_by_position"]), "shortlist_size": view["shortlist_size"],
+                "available": avail}

@@ -1,0 +1,42 @@
+"""``set_lineup``: before a week kicks off, every team names its starters, slot by slot.
+
+Legal: roster players in slots their position may fill (FLEX from the flex positions), each once. Every legal
+entry is kept; the rest of the slots are filled with the best remaining players by :func:`start_value` and
+marked ``fallback`` one by one."""
+from __future__ import annotations
+
+from typing import Any
+
+from ..render import WEEK, flex, record, slot_items, slots, table
+from ..rules.lineup import start_value, validate_and_repair
+from .base import AnswerModel, Decision, Outcome, register, roster_from_rules
+
+
+class LineupAnswer(AnswerModel):
+    lineup: dict[str, list[str | None]]
+
+
+@register
+class SetLineup(Decision):
+    kind = "set_lineup"
+    Answer = LineupAnswer
+
+    @classmethod
+    def resolve(cls, answer: Any, view: dict) -> Outcome:
+        players = view["players"]
+        lineup = answer.get("lineup") if isinstance(answer, dict) else None
+        result = validate_and_repair(lineup, {p["id"]: p["pos"] for p in players},
+                                     {p["id"]: start_value(p) for p in players}, roster_from_rules(view["rules"]))
+        by = "agent" if all(d == "agent" for ds in result.decided_by.values() for d in ds) else "fallback"
+        return Outcome(result.slots, by, result.problems, result)
+
+    @classmethod
+    def prompt_fields(cls, view: dict, version: str) -> dict[str, Any]:
+        rules = view["rules"]
+        schema = ", ".join(f'"{k}": [{", ".join(["<id>"] * v)}]' for k, v in slot_items(rules))
+        _, flex_note, flex_sentence = flex(rules)
+        return {"week": view["week"], "weeks": rules["weeks"], "record": record(view["record"]),
+                "opponent": view["opponent_team"] or "-", "slots": slots(rules),
+                "flex": "/".join(rules["flex_positions"]), "last_week": view["week"] - 1,
+                "players": table(view["players"], WEEK), "lineup_schema": schema, "flex_note": flex_note,
+                "flex_sentence": flex_sentence}

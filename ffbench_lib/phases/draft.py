@@ -1,0 +1,104 @@
+"""The snake draft: per pick, a shortlist then a pick from it (two decisions), a checkpoint after every round.
+
+With ``draft.on_deck`` the next team's shortlist is requested while the team on the clock picks (its view is
+the board before that pick: a shortlisted player taken meanwhile is dropped, and if all were taken the team is
+asked again with the current board). The snake turns at a round's end (one team picks twice), so no on-deck
+request is pending at a checkpoint and a resumed draft asks exactly what an uninterrupted one asks."""
+from __future__ import annotations
+
+import asyncio
+import math
+from typing import TYPE_CHECKING, Any
+
+from ..decisions import REGISTRY, Outcome
+from ..rules import draft as draft_rules
+from ..state import LeagueState
+
+if TYPE_CHECKING:
+    from ..engine import Engine
+
+SHORTLIST, PICK = REGISTRY["draft_shortlist"], REGISTRY["draft_pick"]
+
+
+async def run_draft(eng: "Engine", state: LeagueState, crash_after: str | None = None) -> bool:
+    """Play the draft from the last completed round; False if the budget stops it before a round."""
+    lg = eng.league
+    seq = draft_rules.snake(state.draft_order, lg.roster.size)
+    n = len(state.teams)
+    pending: dict[int, tuple[dict, asyncio.Task]] = {}
+    for i in range(state.rounds_done(lg.roster.size) * n, len(seq)):
+        pick, rnd, team = seq[i]
+        if i % n == 0 and eng.budget.exceeded:
+            return False
+        if pick in pending:
+            view, task = pending.pop(pick)
+            answer, errs = await task
+        else:
+            view = draft_view(eng, state, team, pick, rnd)
+            answer, errs = await eng.ask(team, "draft_shortlist", view)
+        out, notes = judge_shortlist(state, view, answer)
+        if out is None:  # on deck, every shortlisted player went meanwhile: ask again with the board now
+            eng.rec.decision(team=team, decision="draft_shortlist", view=view, answer=answer, applied=[],
+                             decided_by="agent", problems=notes, pick=pick, extra={"on_deck": True})
+            view = draft_view(eng, state, team, pick, rnd)
+            answer, errs = await eng.ask(team, "draft_shortlist", view)
+            out, notes = judge_shortlist(state, view, answer)
+            assert out is not None  # a fresh board holds none of the taken players
+        problems = errs + out.problems
+        eng.rec.decision(team=team, decision="draft_shortlist", view=view, answer=answer, applied=out.applied,
+                         decided_by=out.decided_by, problems=problems + notes, pick=pick)
+        if lg.draft.on_deck and i + 1 < len(seq) and seq[i + 1][2] != team:
+            nxt_pick, nxt_rnd, nxt_team = seq[i + 1]
+            nxt_view = draft_view(eng, state, nxt_team, nxt_pick, nxt_rnd)
+            pending[nxt_pick] = (nxt_view, asyncio.create_task(eng.ask(nxt_team, "draft_shortlist", nxt_view)))
+        shortlist = out.value
+        view2 = {**view, "decision": "draft_pick", "shortlist_detail": eng.fw.shortlist_detail(shortlist)}
+        answer2, errs2 = await eng.ask(team, "draft_pick", view2)
+        out2 = PICK.resolve(answer2, view2)
+        problems2 = errs2 + out2.problems
+        eng.rec.decision(team=team, decision="draft_pick", view=view2, answer=answer2, applied=out2.applied,
+                         decided_by=out2.decided_by, problems=problems2, pick=pick)
+        record_pick(eng, pick, rnd, team, out2.value, shortlist,
+                    "fallback" if "fallback" in (out.decided_by, out2.decided_by) else "agent",
+                    "; ".join(problems + problems2) or None)
+        if (i + 1) % n == 0:  # the round is complete
+            assert not pending, "an on-deck request is pending at a round's end"
+            state.phase = "drafted" if rnd == lg.roster.size else f"draft:{rnd}"
+            if state.phase == "drafted":
+                eng.rundir.write_tables(state)
+            eng.checkpoint(state, crash_after)
+    return True
+
+
+def draft_view(eng: "Engine", state: LeagueState, team: str, pick: int, rnd: int) -> dict:
+    view = eng.fw.draft_view(state, team, pick, rnd)
+    view["legal_positions"] = draft_rules.legal_positions([eng.catalog.position[p] for p in state.rosters[team]],
+                                                          eng.league.roster)
+    return view
+
+
+def judge_shortlist(state: LeagueState, view: dict, answer: Any) -> tuple[Outcome | None, list[str]]:
+    """Judge a shortlist against the board now: players taken since the view was built are dropped with a
+    note (not the agent's mistake); None when that leaves nothing."""
+    taken = state.drafted()
+    notes: list[str] = []
+    if isinstance(answer, dict) and isinstance(answer.get("shortlist"), list):
+        gone = [str(p) for p in answer["shortlist"] if str(p) in taken]
+        if gone:
+            notes.append(f"taken while on deck: {', '.join(gone)}")
+            answer = {**answer, "shortlist": [p for p in answer["shortlist"] if str(p) not in taken]}
+            if not answer["shortlist"]:
+                return None, notes
+    board = {pos: [c for c in cards if c["id"] not in taken] for pos, cards in view["available"].items()}
+    return SHORTLIST.resolve(answer, {**view, "available": board}), notes
+
+
+def record_pick(eng: "Engine", pick: int, rnd: int, team: str, pid: str, shortlist: list[str], by: str,
+                reason: str | None) -> None:
+    cat = eng.catalog
+    adp = cat.adp.get(pid)
+    eng.rec.draft_pick(pick=pick, rnd=rnd, team=team, player_id=pid, player_name=cat.name[pid],
+                       position=cat.position[pid], proj_points=float(cat.preseason_proj.get(pid, 0.0)),
+                       prev_points=float(cat.card(pid)["prev_pts"] or 0.0),
+                       adp=None if adp is None or math.isnan(adp) else float(adp), shortlist=shortlist,
+                       in_shortlist=True, decided_by=by, reason=reason)

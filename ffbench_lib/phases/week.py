@@ -1,0 +1,27 @@
+"""A week's lineups and scoring: every team's lineup (asked concurrently: an LLM league waits for the slowest
+model, not the sum), judged slot by slot, then scored with the actual points and the matchups recorded."""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from ..decisions import REGISTRY
+from ..state import LeagueState
+
+if TYPE_CHECKING:
+    from ..engine import Engine
+
+LINEUP = REGISTRY["set_lineup"]
+
+
+async def play_week(eng: "Engine", state: LeagueState, w: int) -> None:
+    views = {t: eng.fw.lineup_view(state, t, w) for t in state.teams}
+    answers = await eng.ask_all([(t, "set_lineup", views[t]) for t in state.teams])
+    actual = eng.actual.get(w, {})
+    totals: dict[str, float] = {}
+    for team, (answer, errs) in zip(state.teams, answers):
+        out = LINEUP.resolve(answer, views[team])
+        eng.rec.decision(team=team, decision="set_lineup", view=views[team], answer=answer, applied=out.applied,
+                         decided_by=out.decided_by, problems=errs + out.problems, week=w)
+        totals[team] = eng.rec.lineup(w, team, out.value.starters(), state.rosters[team], eng.catalog.position,
+                                      actual)
+    eng.rec.results(w, state.schedule[str(w)], totals)

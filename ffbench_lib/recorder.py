@@ -1,0 +1,121 @@
+"""The one writer of a run's rows: decisions, draft picks, lineups, bench, rosters, trades and standings.
+
+The engine and the importer of recorded runs both record through :class:`RunRecorder`, so a table has one
+schema (:data:`COLUMNS`, also the column order of an empty table) and one way its rows are made, whoever played
+the season. Rows are kept in the league state (a checkpoint holds them); decisions go to a sink (the engine
+appends them to ``decisions.jsonl`` as they happen, the importer collects them).
+"""
+from __future__ import annotations
+
+from typing import Any, Callable, Iterable, Mapping
+
+import pandas as pd
+
+from .state import LeagueState
+from .views import view_hash
+
+#: Every table a run writes and its columns, in order (the schema also of an empty table).
+COLUMNS: dict[str, list[str]] = {
+    "draft_picks": ["pick", "round", "team", "agent", "player_id", "player_name", "position", "proj_points",
+                    "prev_points", "adp", "shortlist", "in_shortlist", "decided_by", "reason"],
+    "lineups": ["week", "team", "agent", "slot", "player_id", "position", "points", "decided_by"],
+    "bench": ["week", "team", "agent", "player_id", "position", "points"],
+    "rosters": ["week", "team", "agent", "player_id", "position"],
+    "matchups": ["week", "team", "agent", "opponent", "points_for", "points_against", "result"],
+    "standings": ["week", "team", "agent", "wins", "losses", "ties", "points_for", "points_against", "rank"],
+    "trade_steps": ["week", "negotiation", "step", "actor", "agent", "action", "proposer", "receiver",
+                    "proposer_gives", "receiver_gives", "rationale", "decided_by", "reason"],
+    "trades": ["week", "negotiation", "proposer", "receiver", "proposer_agent", "receiver_agent",
+               "proposer_gives", "receiver_gives", "accepted_step", "made_by"],
+}
+TABLES = tuple(COLUMNS)
+
+
+def table_frame(name: str, rows: list[dict[str, Any]]) -> pd.DataFrame:
+    return pd.DataFrame(rows, columns=COLUMNS[name])
+
+
+class RunRecorder:
+    """Rows of one run. ``sink`` receives every decision record (a plain dict, the ``decisions.jsonl`` line)."""
+
+    def __init__(self, state: LeagueState, run_id: str, season: int, sink: Callable[[dict], None]):
+        self.state, self.run_id, self.season, self.sink = state, run_id, season, sink
+
+    def agent(self, team: str) -> str:
+        return self.state.agent_ids[team]
+
+    def add(self, table: str, rows: Iterable[dict[str, Any]]) -> None:
+        if table not in COLUMNS:
+            raise KeyError(f"unknown table {table!r}; add its columns to recorder.COLUMNS")
+        self.state.add_rows(table, list(rows))
+
+    # -- decisions --------------------------------------------------------------------------------------------
+    def decision(self, *, team: str, decision: str, view: dict | None, answer: Any, applied: Any, decided_by: str,
+                 problems: list[str] | None = None, week: int | None = None, pick: int | None = None,
+                 step: int | None = None, extra: dict | None = None, agent: str | None = None,
+                 hashed: bool = True) -> dict[str, Any]:
+        """One decision as ``decisions.jsonl`` holds it: the exact view, the raw answer, what was applied, by whom
+        and why (``problems``). ``hashed=False`` for views that are not ffbench views (an imported prompt)."""
+        record = {"run_id": self.run_id, "season": self.season, "week": week, "pick": pick, "step": step,
+                  "team": team, "agent": agent or self.agent(team), "decision": decision,
+                  "view_hash": view_hash(view) if hashed else None, "view": view, "raw_answer": answer,
+                  "applied": applied, "decided_by": decided_by, "reason": "; ".join(problems or []) or None,
+                  **(extra or {})}
+        self.state.decisions += 1
+        self.sink(record)
+        return record
+
+    # -- draft ------------------------------------------------------------------------------------------------
+    def draft_pick(self, *, pick: int, rnd: int, team: str, player_id: str, player_name: str, position: str | None,
+                   proj_points: float, prev_points: float, adp: float | None, shortlist: list[str],
+                   in_shortlist: bool, decided_by: str, reason: str | None, agent: str | None = None) -> None:
+        self.state.rosters[team].append(player_id)
+        self.add("draft_picks", [{
+            "pick": pick, "round": rnd, "team": team, "agent": agent or self.agent(team), "player_id": player_id,
+            "player_name": player_name, "position": position, "proj_points": proj_points,
+            "prev_points": prev_points, "adp": adp, "shortlist": shortlist, "in_shortlist": in_shortlist,
+            "decided_by": decided_by, "reason": reason}])
+
+    # -- weeks ------------------------------------------------------------------------------------------------
+    def lineup(self, week: int, team: str, starters: Iterable[tuple[str, str | None, str]],
+               roster: Iterable[str], position: Mapping[str, str | None], points: Mapping[str, float],
+               starter_points: Mapping[str, float] | None = None) -> float:
+        """A team's week: its starters (slot, player or None for an empty slot, decided_by), its bench (the
+        roster minus the starters) and its roster as the week kicked off; returns the starters' total.
+        ``starter_points`` overrides ``points`` for starters (an imported run's own scores)."""
+        agent = self.agent(team)
+        rows, started = [], set()
+        for slot, pid, by in starters:
+            pts = (starter_points or points).get(pid, 0.0) if pid else 0.0
+            rows.append({"week": week, "team": team, "agent": agent, "slot": slot, "player_id": pid,
+                         "position": position.get(pid) if pid else None, "points": float(pts), "decided_by": by})
+            if pid:
+                started.add(pid)
+        roster = list(roster)
+        self.add("lineups", rows)
+        self.add("bench", [{"week": week, "team": team, "agent": agent, "player_id": p, "position": position.get(p),
+                            "points": float(points.get(p, 0.0))} for p in sorted(roster) if p not in started])
+        self.add("rosters", [{"week": week, "team": team, "agent": agent, "player_id": p,
+                              "position": position.get(p)} for p in sorted(roster)])
+        return round(sum(r["points"] for r in rows), 2)
+
+    def results(self, week: int, pairs: list[list[str]], totals: dict[str, float]) -> None:
+        """The week's matchups and the standings after it."""
+        self.state.record_week(week, pairs, totals)
+
+    # -- trades -----------------------------------------------------------------------------------------------
+    def trade_step(self, *, week: int, negotiation: str, step: int, actor: str, action: str, proposer: str,
+                   receiver: str | None, proposer_gives: list[str], receiver_gives: list[str],
+                   rationale: str | None, decided_by: str, reason: str | None) -> None:
+        self.add("trade_steps", [{"week": week, "negotiation": negotiation, "step": step, "actor": actor,
+                                  "agent": self.agent(actor), "action": action, "proposer": proposer,
+                                  "receiver": receiver, "proposer_gives": proposer_gives,
+                                  "receiver_gives": receiver_gives, "rationale": rationale,
+                                  "decided_by": decided_by, "reason": reason}])
+
+    def trade(self, *, week: int, negotiation: str, proposer: str, receiver: str, proposer_gives: list[str],
+              receiver_gives: list[str], accepted_step: int, made_by: str) -> None:
+        self.add("trades", [{"week": week, "negotiation": negotiation, "proposer": proposer, "receiver": receiver,
+                             "proposer_agent": self.agent(proposer), "receiver_agent": self.agent(receiver),
+                             "proposer_gives": proposer_gives, "receiver_gives": receiver_gives,
+                             "accepted_step": accepted_step, "made_by": made_by}])

@@ -1,0 +1,109 @@
+"""The environment variables ffbench reads: declared once, read afresh, bad values named, all in the README."""
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from ffbench_lib.settings import Settings, SettingsError, export, markdown_table, settings
+
+REPO = Path(__file__).resolve().parents[1]
+DECLARED = {Settings.variable(f) for f in Settings.model_fields}
+
+
+def _code_files() -> list[Path]:
+    return sorted((REPO / "ffbench_lib").rglob("*.py")) + [REPO / "run.sh"]
+
+
+def test_every_variable_the_code_names_is_declared():
+    named = {m for p in _code_files() for m in re.findall(r"\bFFBENCH_[A-Z_]+\b", p.read_text())}
+    assert named, "the grep found nothing: the pattern is wrong"
+    assert named <= DECLARED, f"declare these in ffbench_lib/settings.py: {sorted(named - DECLARED)}"
+
+
+def test_only_settings_reads_the_environment_for_ffbench_variables():
+    read = re.compile(r"(?:environ(?:\.get\(|\[)|getenv\()\s*[\"'](?:FFBENCH_|LITELLM_LOCAL)")
+    offenders = [f"{p.relative_to(REPO)}:{n}" for p in _code_files() if p.suffix == ".py"
+                 and p.name != "settings.py" for n, line in enumerate(p.read_text().splitlines(), 1)
+                 if read.search(line)]
+    assert offenders == [], "read these through ffbench_lib.settings.settings(): " + ", ".join(offenders)
+
+
+def test_readme_lists_every_variable():
+    readme = (REPO / "README.md").read_text()
+    missing = [v for v in sorted(DECLARED) if not re.search(rf"^\| `{v}` \|", readme, re.M)]
+    assert missing == [], f"README.md has no table row for {missing}; paste `python -m ffbench_lib.settings`"
+
+
+def test_the_table_has_one_row_per_variable_with_its_description():
+    rows = markdown_table().splitlines()[2:]
+    assert [r.split("|")[1].strip(" `") for r in rows] == [Settings.variable(f) for f in Settings.model_fields]
+    assert all(r.split("|")[3].strip() for r in rows)
+    assert "| `FFBENCH_CONCURRENCY_SHARE` | `1` |" in markdown_table()
+
+
+def test_values_are_read_afresh_on_each_call(monkeypatch, tmp_path):
+    monkeypatch.delenv("FFBENCH_CONCURRENCY_SHARE", raising=False)
+    monkeypatch.delenv("FFBENCH_LLM_CACHE", raising=False)
+    assert settings().concurrency_share == 1 and settings().llm_cache is None
+    monkeypatch.setenv("FFBENCH_CONCURRENCY_SHARE", "4")
+    monkeypatch.setenv("FFBENCH_LLM_CACHE", str(tmp_path))
+    assert settings().concurrency_share == 4 and settings().llm_cache == tmp_path
+    monkeypatch.setenv("FFBENCH_CONCURRENCY_SHARE", "")  # empty counts as unset
+    assert settings().concurrency_share == 1
+
+
+@pytest.mark.parametrize("value, says", [("abc", "valid integer"), ("0", "greater than or equal to 1"),
+                                         ("2.5", "valid integer")])
+def test_a_bad_value_is_one_line_naming_the_variable(monkeypatch, value, says):
+    monkeypatch.setenv("FFBENCH_CONCURRENCY_SHARE", value)
+    with pytest.raises(SettingsError) as err:
+        settings()
+    msg = str(err.value)
+    assert msg.startswith(f"environment variable FFBENCH_CONCURRENCY_SHARE={value!r}: ") and says in msg
+    assert "\n" not in msg
+
+
+def test_export_sets_the_variable_for_child_processes(monkeypatch):
+    monkeypatch.setenv("FFBENCH_CONCURRENCY_SHARE", "1")  # restored after the test
+    export(concurrency_share=3)
+    out = subprocess.run([sys.executable, "-c", "from ffbench_lib.settings import settings; "
+                          "print(settings().concurrency_share)"], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "3"
+    with pytest.raises(SettingsError, match="FFBENCH_CONCURRENCY_SHARE='x'"):
+        export(concurrency_share="x")
+    assert settings().concurrency_share == 3
+
+
+def test_the_llm_cache_folder_follows_config_then_variable_then_outputs(monkeypatch, tmp_path):
+    from ffbench_lib.llm import ReplayCache
+    from ffbench_lib.paths import outputs_dir
+
+    monkeypatch.delenv("FFBENCH_LLM_CACHE", raising=False)
+    assert ReplayCache.for_config(None).folder == outputs_dir() / "llm_cache"
+    monkeypatch.setenv("FFBENCH_LLM_CACHE", str(tmp_path / "env"))
+    assert ReplayCache.for_config(None).folder == tmp_path / "env"
+    assert ReplayCache.for_config(tmp_path / "cfg").folder == tmp_path / "cfg"
+
+
+def test_the_cli_names_a_bad_variable_and_exits_2_without_traceback(tmp_path):
+    import os
+
+    env = {**os.environ, "FFBENCH_CONCURRENCY_SHARE": "abc"}
+    out = subprocess.run([sys.executable, "-m", "ffbench_lib", "validate", str(REPO / "params" / "demo.yaml")],
+                         capture_output=True, text=True, env=env, cwd=tmp_path)
+    assert out.returncode == 2, out.stderr
+    assert out.stderr.strip().splitlines() == [
+        "error: environment variable FFBENCH_CONCURRENCY_SHARE='abc': input should be a valid integer, unable "
+        "to parse string as an integer; fix or unset it"]
+
+
+def test_importing_ffbench_sets_litellm_offline_to_the_declared_default():
+    env = {k: v for k, v in __import__("os").environ.items() if k != "LITELLM_LOCAL_MODEL_COST_MAP"}
+    out = subprocess.run([sys.executable, "-c", "import os, ffbench_lib; "
+                          "print(os.environ['LITELLM_LOCAL_MODEL_COST_MAP'])"],
+                         capture_output=True, text=True, env=env, check=True)
+    assert out.stdout.strip() == Settings.model_fields["litellm_local_model_cost_map"].default
