@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import reprlib
+from functools import lru_cache
 from pathlib import Path
 from typing import Annotated, Any, Literal, Union
 
@@ -143,6 +144,12 @@ ROOKIE_FALLBACK_PPG = {"QB": (12.0, 6.0, 2.0), "RB": (10.0, 5.5, 2.5), "WR": (8.
 _NOT_POSITIONS = ("FLEX", "BENCH")
 
 
+@lru_cache(maxsize=None)
+def _slot_count(pos: str) -> TypeAdapter:
+    """The validator of one position's starting slots (built once: bots build a Roster for every decision)."""
+    return TypeAdapter(Annotated[int, Field(ge=0, le=MAX_SLOTS.get(pos))])
+
+
 def _field_problem(field: str, problem: str) -> PydanticCustomError:
     """An error a section-wide rule raises about one of its keys; :func:`_explain` shows it at ``section.field``."""
     return PydanticCustomError("field_problem", "{field}: {problem}", {"field": field, "problem": problem})
@@ -178,7 +185,7 @@ class Roster(_Strict):
                 raise _field_problem(pos, f"unknown position; the positions are {', '.join(KNOWN_POSITIONS)} "
                                      "(a roster also takes FLEX, BENCH, flex_positions and caps)")
             try:
-                given[pos] = TypeAdapter(Annotated[int, Field(ge=0, le=MAX_SLOTS[pos])]).validate_python(n)
+                given[pos] = _slot_count(pos).validate_python(n)
             except ValidationError as exc:
                 err = exc.errors()[0]
                 raise _field_problem(pos, f"{err['msg']} (got {_short(n)})") from None
@@ -280,6 +287,18 @@ class Trades(_Strict):
     max_players_per_side: int = Field(2, ge=1, le=4)
 
 
+class Waivers(_Strict):
+    """Waivers and free agency (off by default: leagues configured before it play exactly as they did)."""
+
+    enabled: bool = Field(False, description="after each week's games: waiver claims, then free-agent adds")
+    mode: Literal["faab", "rolling"] = Field("faab", description="faab: blind bids from a season budget, ties to "
+                                             "the worse record; rolling: priority order, a winner moves to the end")
+    budget: int = Field(100, ge=0, le=10000, description="FAAB dollars per team for the season")
+    max_claims: int = Field(3, ge=1, le=10, description="claims (and free-agent adds) per team and week")
+    free_agents: bool = Field(True, description="after waivers clear, first-come free-agent adds (worse record first)")
+    show_per_position: int = Field(8, ge=1, le=40, description="free agents shown per position in a view")
+
+
 class LLMSettings(_Strict):
     """How LLM calls are made for the whole league (per-model parameters live in each team's agent)."""
 
@@ -310,6 +329,7 @@ class League(_Strict):
     scoring: Scoring = Field(default_factory=Scoring)
     draft: Draft = Field(default_factory=Draft)
     trades: Trades = Field(default_factory=Trades)
+    waivers: Waivers = Field(default_factory=Waivers)
     data: DataConfig = Field(default_factory=DataConfig)
     llm: LLMSettings = Field(default_factory=LLMSettings)
 
@@ -343,6 +363,9 @@ class League(_Strict):
         bad = [w for w in self.trades.weeks if not 1 <= w <= self.weeks]
         if bad:
             raise ValueError(f"trades.weeks: week {bad[0]} is outside 1..{self.weeks}")
+        if self.waivers.enabled and self.llm.prompt_version == "v1" and any(t.agent.kind == "llm" for t in self.teams):
+            raise ValueError("waivers.enabled: prompt_version v1 has no waiver prompts (it only replays old "
+                             "caches); use prompt_version v2 or turn waivers off")
         return self
 
     @property

@@ -25,6 +25,7 @@ from .llm import Budget, FatalLLMError, ReplayMiss
 from .llm.guard import FallbackGuard
 from .phases.draft import run_draft
 from .phases.trades import trade_window
+from .phases.waivers import waiver_window
 from .phases.week import play_week
 from .recorder import RunRecorder
 from .rules import draft as draft_rules
@@ -111,9 +112,12 @@ class Engine:
     def _new_state(self) -> LeagueState:
         lg = self.league
         teams = [t.name for t in lg.teams]
-        return LeagueState(teams=teams, agent_ids={t: self.agents[t].agent_id for t in teams},
-                           draft_order=draft_rules.draft_order(teams, lg.draft.order, lg.seed),
-                           schedule=make_schedule(teams, lg.weeks, lg.schedule, lg.seed))
+        order = draft_rules.draft_order(teams, lg.draft.order, lg.seed)
+        wv = lg.waivers
+        return LeagueState(teams=teams, agent_ids={t: self.agents[t].agent_id for t in teams}, draft_order=order,
+                           schedule=make_schedule(teams, lg.weeks, lg.schedule, lg.seed),
+                           faab={t: wv.budget for t in teams} if wv.enabled and wv.mode == "faab" else {},
+                           waiver_order=order[::-1] if wv.enabled and wv.mode == "rolling" else [])
 
     # --------------------------------------------------------------------------------------------- run
     async def run(self, resume: bool = False, crash_after: str | None = None) -> LeagueState:
@@ -149,6 +153,8 @@ class Engine:
                 if self.budget.exceeded:
                     status, reason = "stopped_budget", self._budget_reason()
                     break
+                if lg.waivers.enabled and w > 1:
+                    await waiver_window(self, state, w)
                 if w in lg.trades.weeks:
                     await trade_window(self, state, w)
                 await play_week(self, state, w)

@@ -27,6 +27,9 @@ COLUMNS: dict[str, list[str]] = {
                     "proposer_gives", "receiver_gives", "rationale", "decided_by", "reason"],
     "trades": ["week", "negotiation", "proposer", "receiver", "proposer_agent", "receiver_agent",
                "proposer_gives", "receiver_gives", "accepted_step", "made_by"],
+    "waiver_claims": ["week", "phase", "team", "agent", "rank", "add", "drop", "bid", "result", "reason",
+                      "decided_by"],
+    "transactions": ["week", "team", "agent", "kind", "add", "add_position", "drop", "drop_position", "bid"],
 }
 TABLES = tuple(COLUMNS)
 
@@ -112,6 +115,22 @@ class RunRecorder:
                                   "receiver": receiver, "proposer_gives": proposer_gives,
                                   "receiver_gives": receiver_gives, "rationale": rationale,
                                   "decided_by": decided_by, "reason": reason}])
+
+    # -- waivers ----------------------------------------------------------------------------------------------
+    def claim(self, *, week: int, phase: str, team: str, rank: int, add: str, drop: str, bid: int | None,
+              result: str, reason: str | None, decided_by: str) -> None:
+        """One claim as processed: ``result`` won / lost (another team got the player) / skipped (why in
+        ``reason``)."""
+        self.add("waiver_claims", [{"week": week, "phase": phase, "team": team, "agent": self.agent(team),
+                                    "rank": rank, "add": add, "drop": drop, "bid": bid, "result": result,
+                                    "reason": reason, "decided_by": decided_by}])
+
+    def transaction(self, *, week: int, team: str, kind: str, add: str, drop: str, bid: int | None,
+                    position: Mapping[str, str | None]) -> None:
+        """A roster move outside the draft and trades (``kind`` waiver / free_agent)."""
+        self.add("transactions", [{"week": week, "team": team, "agent": self.agent(team), "kind": kind,
+                                   "add": add, "add_position": position.get(add), "drop": drop,
+                                   "drop_position": position.get(drop), "bid": bid}])
 
     def trade(self, *, week: int, negotiation: str, proposer: str, receiver: str, proposer_gives: list[str],
               receiver_gives: list[str], accepted_step: int, made_by: str) -> None:

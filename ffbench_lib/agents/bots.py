@@ -27,6 +27,7 @@ from ..decisions import roster_from_rules
 from ..rules.draft import legal_players
 from ..rules.lineup import best_lineup, lineup_value, random_lineup, start_value
 from ..rules.trades import Offer, OfferSpace
+from ..rules.waivers import legal_swaps
 from .base import Agent, Answer
 
 
@@ -122,6 +123,13 @@ class _Bot(Agent):
     async def set_lineup(self, view: dict) -> Answer:
         return {"lineup": _lineup(view, self.lineup_by), "rationale": f"start by {self.lineup_by}"}
 
+    # waivers and free agents: claim nobody unless a subclass knows better
+    async def waiver_claims(self, view: dict) -> Answer:
+        return {"claims": [], "rationale": "no waiver claims"}
+
+    async def free_agent_adds(self, view: dict) -> Answer:
+        return await self.waiver_claims(view)
+
     # trades: decline everything unless a subclass knows better
     async def propose_trade(self, view: dict) -> Answer:
         return {"action": "pass", "rationale": "no trades"}
@@ -136,6 +144,46 @@ class _Bot(Agent):
         return {"action": "reject", "rationale": "no trades"}
 
 
+def _free_cards(view: dict) -> list[dict]:
+    return [c for cards in view["free_agents"].values() for c in cards]
+
+
+def _ros_per_game(card: dict, how: str) -> float:
+    """A rest-of-season points-per-game estimate from what a view shows: this week's projection (unless on
+    bye or out) and the season's points per game; ``recent`` uses the last three games instead of the
+    projection."""
+    first = card.get("last3_avg") if how == "recent" else (None if card["zero_flags"] else card.get("proj_week"))
+    vals = [float(v) for v in (first, card.get("std_ppg")) if v is not None]
+    return sum(vals) / len(vals) if vals else 0.0
+
+
+def upgrade_claims(view: dict, how: str, margin: float = 1.0) -> Answer:
+    """Replace bench players (not in the best lineup by rest-of-season value) with free agents worth at least
+    ``margin`` points a game more, best gains first, each player added or dropped once; a FAAB bid
+    that spends the season's budget on about 25 points a game of gains (less as the season runs out), within the
+    budget left. Only legal swaps are considered."""
+    mine, free = view["my_roster"], _free_cards(view)
+    value = {c["id"]: _ros_per_game(c, how) for c in mine + free}
+    roster = roster_rules(view)
+    positions = {c["id"]: c["pos"] for c in mine + free}
+    starters = {p for ids in best_lineup({c["id"]: c["pos"] for c in mine}, value, roster).values() for p in ids}
+    swaps = sorted(((value[a] - value[d], a, d) for a, d in legal_swaps([c["id"] for c in mine], positions,
+                                                                          [c["id"] for c in free], roster)
+                    if d not in starters and value[a] - value[d] >= margin), key=lambda x: (-x[0], x[1], x[2]))
+    claims, used = [], set()
+    budget = view.get("budget_left") or 0
+    for gain, add, drop in swaps:
+        if add in used or drop in used or len(claims) == view["max_claims"]:
+            continue
+        used.update((add, drop))
+        # a full season's budget buys about 25 points a game of upgrades; later in the season, less
+        bid = int(round(gain * view["budget"] / 25 * view["weeks_left"] / view["rules"]["weeks"]))
+        claims.append({"add": add, "drop": drop, "bid": max(0, min(budget, bid))})
+    if view["mode"] != "faab":
+        claims = [{"add": c["add"], "drop": c["drop"]} for c in claims]
+    return {"claims": claims, "rationale": f"bench upgrades by {how} value" if claims else "no free agent beats my bench"}
+
+
 class ADPBot(_Bot):
     strategy = "adp"
 
@@ -146,6 +194,9 @@ class ADPBot(_Bot):
 class RecentFormBot(_Bot):
     strategy = "recent_form"
     lineup_by = "recent"
+
+    async def waiver_claims(self, view: dict) -> Answer:
+        return upgrade_claims(view, "recent")
 
 
 class VORPBot(_Bot):
@@ -188,6 +239,9 @@ class VORPBot(_Bot):
             return v if (starter_open or flexible) else 0.5 * v  # depth is worth less than a starter
 
         return sorted(players, key=lambda p: (-value(p), p["id"]))
+
+    async def waiver_claims(self, view: dict) -> Answer:
+        return upgrade_claims(view, "proj")
 
     def _gain(self, mine: list[dict], give: list[str], get: list[dict], roster: Roster) -> float:
         return _ros_value(_swap(mine, give, get), roster) - _ros_value(mine, roster)
@@ -284,6 +338,20 @@ class RandomBot(_Bot):
         return uniform_action(rng, [{"action": a, "rationale": "random"} for a in fixed], space,
                               lambda o: {"action": counter, "give": list(o.a_gives), "get": list(o.b_gives),
                                          "rationale": "random"})
+
+    async def waiver_claims(self, view):
+        """Uniform over claiming nobody and every legal single claim (a FAAB bid uniform over 0..budget left)."""
+        mine, free = view["my_roster"], _free_cards(view)
+        positions = {c["id"]: c["pos"] for c in mine + free}
+        actions = [None, *legal_swaps([c["id"] for c in mine], positions, [c["id"] for c in free], roster_rules(view))]
+        rng = self.rng(f"{view['decision']}:{view['week']}")
+        pick = actions[int(rng.integers(len(actions)))]
+        if pick is None:
+            return {"claims": [], "rationale": "random"}
+        claim = {"add": pick[0], "drop": pick[1]}
+        if view["mode"] == "faab":
+            claim["bid"] = int(rng.integers(view["budget_left"] + 1))
+        return {"claims": [claim], "rationale": "random"}
 
     async def respond_to_offer(self, view):
         return self._reply(view, ("accept", "reject"), "counter")

@@ -4,7 +4,7 @@ Adding a decision type = one module here (answer model, ``validate``, ``repair``
 template, its bot policies and tests. The engine, the LLM agent and the bots look kinds up here."""
 from .base import REGISTRY, Decision, Outcome, market_from_view, register, roster_from_rules
 from . import (draft_shortlist, draft_pick, set_lineup, propose_trade, respond_to_offer,  # noqa: F401 - registers
-               reply_to_counter, final_decision)
+               reply_to_counter, final_decision, waiver_claims, free_agent_adds)
 
 KINDS = tuple(REGISTRY)
 
