@@ -287,6 +287,11 @@ class Trades(_Strict):
     max_players_per_side: int = Field(2, ge=1, le=4)
 
 
+#: A bot default, not a rule: the share of FLEX slots each position fills in a typical league, for the vorp bot's
+#: replacement levels; a flex position missing here (a superflex QB) counts as a major one.
+VORP_FLEX_SHARE = {"RB": 0.45, "WR": 0.45, "TE": 0.1}
+
+
 class Waivers(_Strict):
     """Waivers and free agency (off by default: leagues configured before it play exactly as they did)."""
 

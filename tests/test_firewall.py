@@ -7,6 +7,7 @@ import pandas as pd
 import pytest
 
 from ffbench_lib import projections
+from ffbench_lib.config import Waivers
 from ffbench_lib.data.schema import WEEKLY_STATS
 from ffbench_lib.knowledge import PRESEASON_COLUMNS, Knowledge, PlayerCatalog, Publication, SeasonFeed
 from ffbench_lib.scoring import fantasy_points
@@ -38,9 +39,11 @@ def decisions(run_dir):
         return [json.loads(line) for line in fh]
 
 
-@pytest.mark.parametrize("week", [1, 6, 12])
-def test_views_before_week_w_are_byte_identical(prepared_2024, tmp_path, week):
+@pytest.mark.parametrize("week,waivers", [(1, None), (6, "faab"), (12, "rolling")])
+def test_views_before_week_w_are_byte_identical(prepared_2024, tmp_path, week, waivers):
     league = demo_league(seed=4)
+    if waivers:  # waiver and free-agent views (the pool: players known before the week) are covered too
+        league = league.model_copy(update={"waivers": Waivers(enabled=True, mode=waivers)})
     run_engine(league, prepared_2024, tmp_path / "real")
     run_engine(league, perturb(prepared_2024, week), tmp_path / "perturbed")
     real, fake = decisions(tmp_path / "real"), decisions(tmp_path / "perturbed")
@@ -50,6 +53,8 @@ def test_views_before_week_w_are_byte_identical(prepared_2024, tmp_path, week):
 
     a, b = before(real), before(fake)
     assert len(a) == len(b) > 240
+    kinds = {r["decision"] for r in a}
+    assert {"waiver_claims", "free_agent_adds"} <= kinds if waivers else not kinds & {"waiver_claims"}
     for ra, rb in zip(a, b):
         assert canonical_json(ra["view"]) == canonical_json(rb["view"]), (ra["decision"], ra["week"], ra["team"])
         assert ra["raw_answer"] == rb["raw_answer"]

@@ -21,7 +21,7 @@ from typing import Callable
 
 import numpy as np
 
-from ..config import Roster
+from ..config import VORP_FLEX_SHARE, Roster
 from ..decisions import market_from_view as trade_market
 from ..decisions import roster_from_rules
 from ..rules.draft import legal_players
@@ -202,8 +202,12 @@ class RecentFormBot(_Bot):
 class VORPBot(_Bot):
     strategy = "vorp"
 
-    #: share of the FLEX slots each position fills in a typical league (for the replacement level)
-    FLEX_SHARE = {"RB": 0.45, "WR": 0.45, "TE": 0.1}
+    MAJOR_FLEX = 0.25  # a position filling at least this share of FLEX slots is drafted as a flex starter
+
+    @staticmethod
+    def flex_share(pos: str, rules: dict) -> float:
+        """The share of FLEX slots ``pos`` fills (:data:`VORP_FLEX_SHARE`; an unlisted flex position: 0.45)."""
+        return VORP_FLEX_SHARE.get(pos, 0.45 if pos in rules["flex_positions"] else 0.0)
 
     def replacement(self, view: dict) -> dict[str, float]:
         """Projection of the last starter the league will still take at each position (classic VBD): rank
@@ -214,7 +218,7 @@ class VORPBot(_Bot):
         for pos, shown in view["available"].items():
             vals = [p["proj"] or 0.0 for p in shown]
             need = rules["teams"] * (rules["roster_slots"].get(pos, 0)
-                                     + rules["roster_slots"].get("FLEX", 0) * self.FLEX_SHARE.get(pos, 0.0))
+                                     + rules["roster_slots"].get("FLEX", 0) * self.flex_share(pos, rules))
             r = max(0, round(need) - view["drafted_by_position"].get(pos, 0))
             if not vals:
                 out[pos] = 0.0
@@ -235,7 +239,8 @@ class VORPBot(_Bot):
         def value(p: dict) -> float:
             v = (p["proj"] or 0.0) - repl.get(p["pos"], 0.0)
             starter_open = counts.get(p["pos"], 0) < rules.get(p["pos"], 0)
-            flexible = flex_open and p["pos"] in ("RB", "WR")
+            flexible = (flex_open and p["pos"] in view["rules"]["flex_positions"]
+                        and self.flex_share(p["pos"], view["rules"]) >= self.MAJOR_FLEX)
             return v if (starter_open or flexible) else 0.5 * v  # depth is worth less than a starter
 
         return sorted(players, key=lambda p: (-value(p), p["id"]))

@@ -1,0 +1,197 @@
+"""One generic random-legal-play test (as OpenSpiel runs a random simulation on every game), over league presets.
+
+Every team is the ``random`` bot, which chooses uniformly among the legal actions the rules enumerate, so a
+whole season must run without one repaired answer; every decision kind the preset can reach must be asked;
+rosters must stay full, within caps and disjoint; and each logged answer, judged again by its decision type
+against the view logged with it, must give what the engine applied."""
+from __future__ import annotations
+
+import asyncio
+import json
+from collections import Counter, defaultdict
+
+import pytest
+
+from ffbench_lib.agents.bots import RandomBot
+from ffbench_lib.config import parse_config
+from ffbench_lib.decisions import KINDS, REGISTRY
+from ffbench_lib.rules.roster import can_field_lineup, within_caps
+from ffbench_lib.rundir import RunDir
+
+from engine_helpers import demo_league, run_engine
+
+WAIVER_KINDS = {"waiver_claims", "free_agent_adds"}
+#: notes the engine adds itself (not an agent's mistake): a shortlisted player taken while the team was on deck,
+#: a proposal asked again after an earlier trade changed the rosters
+ON_DECK, SUPERSEDED = "taken while on deck: ", "rosters changed by an earlier trade this week; asked again"
+
+#: preset name -> changes to the demo league (short seasons: 5 weeks, trade windows in weeks 2 and 4)
+PRESETS = {
+    "demo": {},
+    "no_flex": {"roster": {"FLEX": 0}},
+    "superflex": {"roster": {"flex_positions": ["QB", "RB", "WR", "TE"], "caps": {"QB": 4, "RB": 6, "WR": 6,
+                                                                                   "TE": 3}}},
+    "waivers_faab": {"waivers": {"enabled": True, "mode": "faab", "budget": 100, "max_claims": 3}},
+    "waivers_rolling": {"waivers": {"enabled": True, "mode": "rolling", "max_claims": 2}},
+    "big_trades": {"trades": {"max_players_per_side": 3}},
+    "no_on_deck": {"draft": {"on_deck": False}},
+}
+
+
+def random_league(preset: str, seed: int):
+    """The demo league, every team a random bot, changed by ``PRESETS[preset]`` and validated like a config file."""
+    cfg = demo_league().model_dump(mode="json")
+    cfg.update(seed=seed, weeks=5, trades={**cfg["trades"], "weeks": [2, 4]})
+    for team in cfg["teams"]:
+        team["agent"] = {"kind": "bot", "strategy": "random"}
+    for section, changes in PRESETS[preset].items():
+        cfg[section] = {**cfg[section], **changes}
+    return parse_config(cfg, f"preset {preset}")
+
+
+_RUNS: dict[str, tuple] = {}
+
+
+@pytest.fixture
+def played(request, prepared_2024, tmp_path_factory):
+    """(league, RunDir) of a random-play season of the preset ``request.param`` (played once per session)."""
+    preset = request.param
+    if preset not in _RUNS:
+        league = random_league(preset, seed=list(PRESETS).index(preset) + 1)
+        out = tmp_path_factory.mktemp(f"random_{preset}") / "run"
+        run_engine(league, prepared_2024, out)
+        _RUNS[preset] = (league, RunDir(out))
+    return _RUNS[preset]
+
+
+def normal(x):
+    """A value as decisions.jsonl holds it (tuples as lists)."""
+    return json.loads(json.dumps(x))
+
+
+def rejudge(d: dict):
+    """(answer, view) to judge a logged decision again with. A draft shortlist first loses the players the
+    engine noted as taken while the team was on deck (the engine judged it against the board as it was when
+    the team went on the clock)."""
+    answer, view = d["raw_answer"], d["view"]
+    if d["decision"] == "draft_shortlist" and d["reason"] and d["reason"].startswith(ON_DECK):
+        taken = set(d["reason"].removeprefix(ON_DECK).split(", "))
+        answer = {**answer, "shortlist": [p for p in answer["shortlist"] if p not in taken]}
+        view = {**view, "available": {pos: [c for c in cards if c["id"] not in taken]
+                                      for pos, cards in view["available"].items()}}
+    return answer, view
+
+
+@pytest.mark.parametrize("played", list(PRESETS), indirect=True)
+def test_random_play_is_legal_in_every_preset(played):
+    league, run = played
+    roster = league.roster
+    teams = [t.name for t in league.teams]
+    decisions = run.decisions()
+    assert all(d["agent"] == "bot:random" for d in decisions)
+
+    # every kind the preset can reach is asked (waiver kinds only with waivers on), nothing else
+    expected = set(KINDS) - (set() if league.waivers.enabled else WAIVER_KINDS)
+    if league.waivers.enabled and not league.waivers.free_agents:
+        expected.discard("free_agent_adds")
+    counts = Counter(d["decision"] for d in decisions)
+    assert set(counts) == expected, counts
+    assert counts["draft_pick"] == len(teams) * roster.size
+    assert counts["set_lineup"] == len(teams) * league.weeks
+    if league.waivers.enabled:  # weeks 2..5: every team every week
+        assert counts["waiver_claims"] == counts["free_agent_adds"] == len(teams) * (league.weeks - 1)
+
+    # random chooses only legal actions: nothing is ever repaired, no problem noted but the engine's own notes
+    assert [(d["team"], d["decision"], d["reason"]) for d in decisions if d["decided_by"] != "agent"] == []
+    notes = [d["reason"] for d in decisions if d["reason"]]
+    assert all(n.startswith(ON_DECK) or n == SUPERSEDED for n in notes), Counter(notes).most_common(3)
+    if not league.draft.on_deck:
+        assert not any(d.get("on_deck") for d in decisions)
+
+    # each answer judged again against its logged view gives what was applied
+    for d in decisions:
+        if d["applied"] == "superseded":  # a proposal asked again with the new rosters; not judged
+            assert d["decision"] == "propose_trade" and d["reason"] == SUPERSEDED
+            continue
+        if d.get("on_deck") and d["applied"] == []:  # every shortlisted player was taken: asked again
+            assert set(d["raw_answer"]["shortlist"]) == set(d["reason"].removeprefix(ON_DECK).split(", "))
+            continue
+        answer, view = rejudge(d)
+        out = REGISTRY[d["decision"]].resolve(answer, view)
+        where = (d["decision"], d["team"], d["week"], d["pick"], d["step"])
+        assert (out.decided_by, out.problems) == ("agent", []), where
+        assert normal(out.applied) == d["applied"], where
+        assert REGISTRY[d["decision"]].validate(answer, view) == [], where
+
+    # random really plays and the preset really changes the game: it trades (offers up to the size allowed),
+    # fills FLEX from every flex position (a QB too in superflex), and is noted on deck only when on deck
+    steps = run.table("trade_steps")
+    assert (steps["action"] == "propose").sum() >= 2 and len(run.table("trades")) >= 1
+    assert steps["proposer_gives"].map(len).max() == league.trades.max_players_per_side
+    lineups = run.table("lineups")
+    flex_played = set(lineups.loc[lineups["slot"] == "FLEX", "position"])
+    assert flex_played <= set(roster.flex_positions)
+    assert (flex_played == set()) if roster.FLEX == 0 else ("QB" in roster.flex_positions) == ("QB" in flex_played)
+    assert league.draft.on_deck == any(n.startswith(ON_DECK) for n in notes)
+
+    # rosters as every week kicked off: full, within caps, able to field a lineup, no player on two teams
+    rosters = run.table("rosters")
+    assert sorted(set(zip(rosters["week"], rosters["team"]))) == sorted(
+        (w, t) for w in range(1, league.weeks + 1) for t in teams)
+    for (week, team), g in rosters.groupby(["week", "team"]):
+        assert len(g) == roster.size, (week, team)
+        assert within_caps(list(g["position"]), roster) is None, (week, team)
+        assert can_field_lineup(list(g["position"]), roster), (week, team)
+    for week, g in rosters.groupby("week"):
+        assert not g["player_id"].duplicated().any(), week
+    if league.waivers.enabled:
+        check_transactions(league, run, rosters)
+
+
+def check_transactions(league, run, rosters):
+    """Waiver and free-agent moves: a player added was on no roster before the week, the player dropped was the
+    team's, nobody dropped is added again the same week, FAAB bids stay within the budget."""
+    moves = run.table("transactions")
+    claims = run.table("waiver_claims")
+    assert (claims["decided_by"] == "agent").all()
+    assert set(claims["result"]) <= {"won", "lost", "skipped"}
+    assert (claims["result"] == "won").sum() == len(moves) > 0
+    held = {(w, t): set(g["player_id"]) for (w, t), g in rosters.groupby(["week", "team"])}
+    for week, g in moves.groupby("week"):
+        before = set().union(*(held[(week - 1, t)] for t in {t for _, t in held}))
+        dropped, added = set(), defaultdict(set)
+        for team, add, drop in zip(g["team"], g["add"], g["drop"]):
+            assert add not in before and add not in dropped, (week, add)
+            assert drop in held[(week - 1, team)] | added[team], (week, team, drop)
+            dropped.add(drop)
+            added[team].add(add)
+    if league.waivers.mode == "faab":
+        spent = moves[moves["kind"] == "waiver"].groupby("team")["bid"].sum()
+        assert (spent <= league.waivers.budget).all() and (spent >= 0).all()
+        assert moves.loc[moves["kind"] == "free_agent", "bid"].isna().all()
+    else:
+        assert moves["bid"].isna().all()
+
+
+@pytest.mark.parametrize("played", ["waivers_faab"], indirect=True)
+def test_random_answers_vary_across_seeds(played):
+    """Random is a policy over the legal set, not a constant: on the same logged view, bots of different
+    seeds give different (legal) answers, for every kind."""
+    _, run = played
+    by_kind: dict[str, list[dict]] = defaultdict(list)
+    for d in run.decisions():
+        if d["applied"] != "superseded" and not d.get("on_deck") and len(by_kind[d["decision"]]) < 3:
+            by_kind[d["decision"]].append(d)
+    assert set(by_kind) == set(KINDS)
+
+    async def answers(d):
+        return [await RandomBot(d["team"], seed).decide(d["decision"], d["view"]) for seed in range(12)]
+
+    for kind, recs in by_kind.items():
+        distinct = set()
+        for d in recs:
+            for a in asyncio.run(answers(d)):
+                out = REGISTRY[kind].resolve(a, d["view"])
+                assert (out.decided_by, out.problems) == ("agent", []), (kind, a)
+                distinct.add(json.dumps({k: v for k, v in a.items() if k != "rationale"}, sort_keys=True))
+        assert len(distinct) > 1, kind

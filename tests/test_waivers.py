@@ -1,0 +1,171 @@
+"""Waivers and free agents through the real engine: who wins a claim, what it costs, what the pool holds."""
+import json
+
+import pandas as pd
+import pytest
+
+from ffbench_lib.config import Waivers
+from ffbench_lib.engine import SimulatedCrash
+from ffbench_lib.state import LeagueState
+from ffbench_lib.views import Firewall
+
+from engine_helpers import ScriptedAgent, agents_with, demo_league, run_engine, same_run
+
+
+def waiver_league(mode="faab", weeks=4, **waivers):
+    lg = demo_league(seed=2, weeks=weeks)
+    return lg.model_copy(update={"waivers": Waivers(enabled=True, mode=mode, **waivers),
+                                 "trades": lg.trades.model_copy(update={"weeks": []})})
+
+
+def top_swap(view):
+    """The best free agent by projection, dropping the team's weakest player of that position."""
+    free = [c for cards in view["free_agents"].values() for c in cards]
+    mine = view["my_roster"]
+    for fa in sorted(free, key=lambda c: (-(c["proj_week"] or 0), c["id"])):
+        same = sorted((c for c in mine if c["pos"] == fa["pos"]), key=lambda c: ((c["proj_week"] or 0), c["id"]))
+        if len(same) > 1:
+            return fa["id"], same[0]["id"]
+    raise AssertionError("no swap found")
+
+
+def claim(bid=None, only_week=2):
+    def answer(view):
+        if view["week"] != only_week:
+            return {"claims": []}
+        add, drop = top_swap(view)
+        return {"claims": [{"add": add, "drop": drop, **({"bid": bid} if bid is not None else {})}]}
+    return answer
+
+
+def scripted(league, **scripts):
+    return agents_with(league, {t: ScriptedAgent(t, league.seed, s) for t, s in scripts.items()})
+
+
+def table(run, name):
+    return pd.read_parquet(run / f"{name}.parquet")
+
+
+def test_faab_highest_bid_wins_and_pays(prepared_2024, tmp_path):
+    lg = waiver_league()
+    a, b = lg.teams[0].name, lg.teams[1].name
+    none = {"free_agent_adds": lambda v: {"claims": []}}
+    agents = scripted(lg, **{a: {"waiver_claims": claim(30), **none}, b: {"waiver_claims": claim(31), **none}})
+    for t in [t.name for t in lg.teams if t.name not in (a, b)]:
+        agents[t] = ScriptedAgent(t, lg.seed, {"waiver_claims": lambda v: {"claims": []}, **none})
+    state, _ = run_engine(lg, prepared_2024, tmp_path / "run", agents=agents)
+    claims = table(tmp_path / "run", "waiver_claims")
+    w2 = claims[claims["week"] == 2].set_index("team")
+    assert w2.loc[b, "result"] == "won" and w2.loc[a, "result"] == "lost"
+    assert state.faab[b] == 69 and state.faab[a] == 100
+    tx = table(tmp_path / "run", "transactions")
+    assert tx[["week", "team", "kind", "bid"]].values.tolist() == [[2, b, "waiver", 31]]
+    added = tx["add"].iloc[0]
+    rosters = table(tmp_path / "run", "rosters")
+    assert added in set(rosters[(rosters["week"] == 2) & (rosters["team"] == b)]["player_id"])
+    assert added not in set(rosters[(rosters["week"] == 1)]["player_id"])
+
+
+def test_faab_tie_goes_to_the_worse_record(prepared_2024, tmp_path):
+    lg = waiver_league()
+    names = [t.name for t in lg.teams]
+    scripts = {t: {"waiver_claims": claim(10), "free_agent_adds": lambda v: {"claims": []}} for t in names}
+    state, _ = run_engine(lg, prepared_2024, tmp_path / "run", agents=scripted(lg, **scripts))
+    st = table(tmp_path / "run", "standings")
+    worst = st[st["week"] == 1].sort_values("rank")["team"].iloc[-1]  # last after week 1: the worse record
+    w2 = table(tmp_path / "run", "waiver_claims").query("week == 2")
+    assert w2[w2["result"] == "won"]["team"].tolist()[0] == worst
+
+
+def test_rolling_priority_winner_moves_to_the_end(prepared_2024, tmp_path):
+    lg = waiver_league("rolling")
+    names = [t.name for t in lg.teams]
+    scripts = {t: {"waiver_claims": claim(), "free_agent_adds": lambda v: {"claims": []}} for t in names}
+    state, _ = run_engine(lg, prepared_2024, tmp_path / "run", agents=scripted(lg, **scripts))
+    first = state.draft_order[-1]  # priority starts in reverse draft order
+    w2 = table(tmp_path / "run", "waiver_claims").query("week == 2")
+    assert w2[w2["result"] == "won"]["team"].tolist()[0] == first
+    assert w2["bid"].isna().all()  # no bids under rolling priority
+    # every winner went to the end of the order as it won (claims only in week 2)
+    wins = w2[w2["result"] == "won"]["team"].tolist()
+    start = state.draft_order[::-1]
+    assert len(wins) > 1 and state.waiver_order == [t for t in start if t not in wins] + wins
+
+
+def test_dropped_players_wait_a_week_and_caps_hold(prepared_2024, tmp_path):
+    lg = waiver_league(weeks=4)
+    names = [t.name for t in lg.teams]
+    seen = {}
+
+    def fa_adds(view):
+        seen.setdefault(view["week"], set()).update(c["id"] for cs in view["free_agents"].values() for c in cs)
+        return {"claims": []}
+
+    scripts = {t: {"waiver_claims": claim(5), "free_agent_adds": fa_adds} for t in names}
+    run_engine(lg, prepared_2024, tmp_path / "run", agents=scripted(lg, **scripts))
+    tx = table(tmp_path / "run", "transactions")
+    dropped = set(tx[tx["week"] == 2]["drop"])
+    assert dropped and not dropped & seen[2]  # not offered as free agents the week they were dropped
+    rosters = table(tmp_path / "run", "rosters")
+    caps = lg.roster.caps
+    for (week, team), grp in rosters.groupby(["week", "team"]):
+        assert len(grp) == lg.roster.size and grp["player_id"].is_unique
+        for pos, n in grp["position"].value_counts().items():
+            assert n <= caps.get(pos, lg.roster.size), (week, team, pos)
+    assert not rosters.groupby("week")["player_id"].apply(lambda s: s.duplicated().any()).any()
+
+
+def test_illegal_claims_are_dropped_and_marked(prepared_2024, tmp_path):
+    lg = waiver_league(weeks=2, max_claims=4)
+    a = lg.teams[0].name
+
+    def bad(view):
+        add, drop = top_swap(view)
+        mine = view["my_roster"][0]["id"]
+        return {"claims": [{"add": mine, "drop": drop, "bid": 1},  # a rostered player
+                           {"add": add, "drop": "nobody", "bid": 1},  # a drop not on the roster
+                           {"add": add, "drop": drop, "bid": 101},  # above the budget
+                           {"add": add, "drop": drop, "bid": 7}]}  # legal: kept
+    agents = scripted(lg, **{a: {"waiver_claims": bad, "free_agent_adds": lambda v: "not json"}})
+    run_engine(lg, prepared_2024, tmp_path / "run", agents=agents)
+    recs = [json.loads(x) for x in open(tmp_path / "run" / "decisions.jsonl")]
+    wc = next(r for r in recs if r["team"] == a and r["decision"] == "waiver_claims")
+    assert wc["decided_by"] == "fallback" and len(wc["applied"]) == 1 and wc["applied"][0]["bid"] == 7
+    assert "claim 1: " in wc["reason"] and "not an available free agent" in wc["reason"]
+    assert "'nobody' is not on your roster" in wc["reason"] and "outside 0..100" in wc["reason"]
+    fa = next(r for r in recs if r["team"] == a and r["decision"] == "free_agent_adds")
+    assert fa["decided_by"] == "fallback" and fa["applied"] == [] and "no 'claims' list" in fa["reason"]
+
+
+def test_pool_holds_only_players_known_before_the_week(prepared_2024):
+    lg = waiver_league()
+    fw = Firewall(prepared_2024, lg)
+    weekly = prepared_2024.weekly
+    first = weekly.groupby("player_id")["week"].min()
+    late = [p for p, w in first.items() if w >= 3 and p not in fw.catalog.preseason_ids]
+    assert late, "2024 has players who first play mid-season"
+    state = LeagueState(teams=["A", "B"], agent_ids={"A": "x", "B": "y"}, draft_order=["A", "B"], schedule={})
+    for p in late:
+        w = int(first[p])
+        assert p not in fw.free_agents(state, w) and p in fw.free_agents(state, w + 1)
+
+
+def test_waivers_resume_byte_identical(prepared_2024, tmp_path):
+    lg = waiver_league(weeks=4)
+    run_engine(lg, prepared_2024, tmp_path / "whole")
+    with pytest.raises(SimulatedCrash):
+        run_engine(lg, prepared_2024, tmp_path / "run", crash_after="week:2")
+    run_engine(lg, prepared_2024, tmp_path / "run", resume=True)
+    same_run(tmp_path / "whole", tmp_path / "run")
+    cp = json.loads((tmp_path / "run" / "checkpoint.json").read_text())
+    assert set(cp["faab"]) == {t.name for t in lg.teams} and sum(cp["faab"].values()) < 100 * len(lg.teams)
+
+
+def test_waivers_off_writes_no_waiver_state(prepared_2024, tmp_path):
+    lg = demo_league(seed=2, weeks=2)
+    run_engine(lg, prepared_2024, tmp_path / "run")
+    cp = json.loads((tmp_path / "run" / "checkpoint.json").read_text())
+    assert "faab" not in cp and "waiver_order" not in cp
+    assert table(tmp_path / "run", "waiver_claims").empty and list(table(tmp_path / "run", "transactions").columns)
+    recs = [json.loads(x) for x in open(tmp_path / "run" / "decisions.jsonl")]
+    assert not {r["decision"] for r in recs} & {"waiver_claims", "free_agent_adds"}
