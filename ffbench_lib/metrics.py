@@ -78,7 +78,8 @@ def load_runs(runs: str | Path | Iterable[str | Path], complete_only: bool = Tru
         cfg = yaml.safe_load(rd.file("config.yaml").read_text())
         metas.append({"run_id": run_id, "path": str(path), "seed": meta.get("seed"), "season": meta.get("season"),
                       "weeks": cfg.get("weeks"), "imported_from": meta.get("imported_from"),
-                      "roster": json.dumps(cfg.get("roster", {}))})
+                      "roster": json.dumps(cfg.get("roster", {})),
+                      "waivers": (cfg.get("waivers") or {}).get("mode") if (cfg.get("waivers") or {}).get("enabled") else None})
         for name in TABLES:
             f = rd.file(f"{name}.parquet")
             df = pd.read_parquet(f) if f.exists() else table_frame(name, [])
@@ -392,6 +393,44 @@ def llm_usage(runs: Runs) -> pd.DataFrame:
     return g.reset_index()
 
 
+# --------------------------------------------------------------------------------------------------- waivers
+WAIVER_COLUMNS = ["run_id", "team", "agent", "claims", "claims_won", "free_agent_adds", "faab_spent",
+                  "pickup_started_points", "faab_per_point"]
+
+
+def waiver_summary(runs: Runs) -> pd.DataFrame:
+    """Per team of runs with waivers: claims made and won, free-agent adds, FAAB spent, the points its
+    pickups (waiver or free-agent adds) scored in its starting lineups from the week it got them, and FAAB
+    dollars spent per such point (NaN when the pickups scored nothing). Empty when no run used waivers."""
+    meta = runs["meta"]
+    with_waivers = set(meta.loc[meta["waivers"].notna(), "run_id"]) if "waivers" in meta else set()
+    if not with_waivers:
+        return pd.DataFrame(columns=WAIVER_COLUMNS)
+    tx, claims = runs["transactions"], runs["waiver_claims"]
+    tx = tx.assign(bid=pd.to_numeric(tx["bid"]))
+    keys = ["run_id", "team", "agent"]
+    teams = team_agents(runs)
+    teams = teams[teams["run_id"].isin(with_waivers)][keys]
+    waiver = claims[claims["phase"] == "waivers"]
+    out = teams.merge(waiver.groupby(keys).size().rename("claims").reset_index(), on=keys, how="left")
+    won = tx[tx["kind"] == "waiver"].groupby(keys).size().rename("claims_won").reset_index()
+    fa = tx[tx["kind"] == "free_agent"].groupby(keys).size().rename("free_agent_adds").reset_index()
+    spent = tx.groupby(keys)["bid"].sum(min_count=1).rename("faab_spent").reset_index()
+    for part in (won, fa, spent):
+        out = out.merge(part, on=keys, how="left")
+    first = tx.groupby(["run_id", "team", "add"], as_index=False)["week"].min().rename(
+        columns={"add": "player_id", "week": "since"})
+    lu = runs["lineups"].dropna(subset=["player_id"]).merge(first, on=["run_id", "team", "player_id"])
+    pts = lu[lu["week"] >= lu["since"]].groupby(["run_id", "team"])["points"].sum().rename("pickup_started_points")
+    out = out.merge(pts.reset_index(), on=["run_id", "team"], how="left")
+    out[["claims", "claims_won", "free_agent_adds"]] = out[["claims", "claims_won", "free_agent_adds"]].fillna(0).astype(int)
+    out["pickup_started_points"] = out["pickup_started_points"].fillna(0.0).round(2)
+    out["faab_per_point"] = np.where(out["pickup_started_points"] > 0,
+                                     out["faab_spent"] / out["pickup_started_points"].where(out["pickup_started_points"] > 0),
+                                     np.nan)
+    return out[WAIVER_COLUMNS].sort_values(keys, ignore_index=True)
+
+
 # ------------------------------------------------------------------------------------------------ per agent
 def per_agent(df: pd.DataFrame, value: str) -> pd.DataFrame:
     """Average a team-level metric over the teams of each agent within a run: one value per (run, agent)."""
@@ -435,4 +474,5 @@ __all__ = ["load_runs", "expand_paths", "run_labels", "describe_runs",
            "standings", "all_play", "points_by_slot", "draft_quality", "draft_summary",
            "start_sit", "start_sit_season", "trade_value", "trade_summary", "reliability", "llm_usage", "per_agent",
            "headline", "draft_slots", "player_week_points", "weekly_standings", "team_agents", "draft_agents",
-           "fallback_rates", "agent_info", "unprojected_picks", "trade_value_per_run", "MAX_FALLBACK_RATE"]
+           "fallback_rates", "agent_info", "unprojected_picks", "trade_value_per_run", "waiver_summary",
+           "MAX_FALLBACK_RATE"]

@@ -169,3 +169,29 @@ def test_waivers_off_writes_no_waiver_state(prepared_2024, tmp_path):
     assert table(tmp_path / "run", "waiver_claims").empty and list(table(tmp_path / "run", "transactions").columns)
     recs = [json.loads(x) for x in open(tmp_path / "run" / "decisions.jsonl")]
     assert not {r["decision"] for r in recs} & {"waiver_claims", "free_agent_adds"}
+
+
+def test_llm_teams_make_waiver_decisions_through_litellm(prepared_2024, tmp_path):
+    """A season of LLM teams against the local OpenAI-compatible server: waiver claims and free-agent adds are
+    asked through the real litellm path, logged with decided_by, and won claims move players; an illegal
+    answer (claims backwards, a negative bid) is re-asked and then repaired."""
+    from ffbench_lib.testing.fake_openai import FakeOpenAIServer
+    from test_llm import llm_league
+
+    with FakeOpenAIServer(fault_rate=0.15, faults=("illegal",), seed=3) as srv:
+        lg = llm_league(srv.api_base, tmp_path / "cache", n_llm=4, weeks=4)
+        lg = lg.model_copy(update={"waivers": Waivers(enabled=True, mode="faab")})
+        run_engine(lg, prepared_2024, tmp_path / "run")
+    recs = [json.loads(x) for x in open(tmp_path / "run" / "decisions.jsonl")]
+    llm_teams = {f"M{i}" for i in range(4)}
+    waiver = [r for r in recs if r["decision"] in ("waiver_claims", "free_agent_adds") and r["team"] in llm_teams]
+    assert len(waiver) == 4 * 3 * 2  # four LLM teams, weeks 2-4, waivers then free agents
+    assert {r["decided_by"] for r in waiver} <= {"agent", "fallback"} and any(r["applied"] for r in waiver)
+    assert all(r["raw_answer"]["_llm"]["prompt_version"] == "v2" for r in waiver)
+    calls = [json.loads(x) for x in open(tmp_path / "run" / "llm_calls.jsonl")]
+    asked = [c for c in calls if c["decision"] == "waiver_claims"]
+    assert asked and all("FREE AGENTS" in c["messages"][1]["content"] for c in asked)
+    reasked = [c for c in asked if c["reask"] > 0]
+    assert reasked and "Your previous answer was invalid: claim 1:" in reasked[0]["messages"][-1]["content"]
+    tx = table(tmp_path / "run", "transactions")
+    assert set(tx["team"]) & llm_teams

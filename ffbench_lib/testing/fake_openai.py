@@ -57,7 +57,7 @@ def _table(text: str, header_hint: str) -> list[dict[str, str]]:
             cols = [c.strip() for c in line.split("|")]
         elif cols and ID.match(line):
             rows.append(dict(zip(cols, (c.strip() for c in line.split("|")))))
-        elif rows and not line.strip() and not header_hint.startswith("BEST"):
+        elif rows and not line.strip() and not header_hint.startswith(("BEST", "FREE AGENTS")):
             break  # one table only (the draft board has one table per position)
     return rows
 
@@ -125,6 +125,8 @@ def policy(prompt: str) -> dict[str, Any]:
                 return {"action": "propose", "to_team": m.group(1), "give": [a[0]["id"]], "get": [b[0]["id"]],
                         "rationale": f"depth swap at {pos} ({team[:0]})"}
         return {"action": "pass", "rationale": "nothing fits"}
+    if decision in ("waiver_claims", "free_agent_adds"):
+        return _claims(prompt)
     if decision == "respond_to_offer":
         return {"action": "accept" if zlib.crc32(prompt.encode()) % 2 else "reject", "rationale": "judged the offer"}
     if decision == "reply_to_counter":
@@ -293,7 +295,33 @@ def _wait_for_hangup(conn: socket.socket, limit_s: float) -> None:
             time.sleep(min(left, 0.05))  # pipelined bytes, not a hang-up: keep waiting
 
 
+def _claims(prompt: str) -> dict[str, Any]:
+    """Replace the weakest player of a position with a free agent of that position projected 2 points
+    better this week (same position, so caps and lineups hold), best gain first; a small FAAB bid."""
+    def value(r: dict[str, str]) -> float:
+        return start_value({"proj_week": _num(r["proj_week"]),
+                            "zero_flags": [f for f in r["flags"].split(",") if f not in ("-", "")]})
+
+    mine, free = _table(prompt, "YOUR ROSTER"), _table(prompt, "FREE AGENTS")
+    m = re.search(r"you have (\d+) of \d+ dollars left", prompt)
+    limit = int(_line(prompt, "Claim at most").split()[0]) if _line(prompt, "Claim at most") else 1
+    gains = []
+    for fa in free:
+        same = sorted((r for r in mine if r["pos"] == fa["pos"]), key=lambda r: (value(r), r["id"]))
+        if same and value(fa) - value(same[0]) >= 2.0:
+            gains.append((value(fa) - value(same[0]), fa["id"], same[0]["id"]))
+    claims, used = [], set()
+    for gain, add, drop in sorted(gains, key=lambda g: (-g[0], g[1])):
+        if add not in used and drop not in used and len(claims) < limit:
+            used.update((add, drop))
+            claims.append({"add": add, "drop": drop, **({"bid": min(int(m.group(1)), 5)} if m else {})})
+    return {"claims": claims, "rationale": "projected upgrades at the same position"}
+
+
 def _illegal(answer: dict[str, Any]) -> str:
+    if "claims" in answer:
+        return json.dumps({"claims": [{"add": c["drop"], "drop": c["add"], "bid": -1} for c in answer["claims"]]
+                           or [{"add": "00-0000000", "drop": "00-0000000"}], "rationale": "backwards"})
     if "lineup" in answer:
         everyone = [p for ids in answer["lineup"].values() for p in ids]
         return json.dumps({"lineup": {slot: everyone[: len(ids)] for slot, ids in answer["lineup"].items()},
