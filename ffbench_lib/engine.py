@@ -23,10 +23,8 @@ from .config import ConfigError, League, dump_config, parse_config
 from .data.prepare import PreparedSeason
 from .llm import Budget, FatalLLMError, ReplayMiss
 from .llm.guard import FallbackGuard
+from .phases import weekly_phases
 from .phases.draft import run_draft
-from .phases.trades import trade_window
-from .phases.waivers import waiver_window
-from .phases.week import play_week
 from .recorder import RunRecorder
 from .rules import draft as draft_rules
 from .rules.schedule import make_schedule
@@ -112,12 +110,17 @@ class Engine:
     def _new_state(self) -> LeagueState:
         lg = self.league
         teams = [t.name for t in lg.teams]
-        order = draft_rules.draft_order(teams, lg.draft.order, lg.seed)
-        wv = lg.waivers
-        return LeagueState(teams=teams, agent_ids={t: self.agents[t].agent_id for t in teams}, draft_order=order,
-                           schedule=make_schedule(teams, lg.weeks, lg.schedule, lg.seed),
-                           faab={t: wv.budget for t in teams} if wv.enabled and wv.mode == "faab" else {},
-                           waiver_order=order[::-1] if wv.enabled and wv.mode == "rolling" else [])
+        state = LeagueState(teams=teams, agent_ids={t: self.agents[t].agent_id for t in teams},
+                            draft_order=draft_rules.draft_order(teams, lg.draft.order, lg.seed),
+                            schedule=make_schedule(teams, lg.weeks, lg.schedule, lg.seed))
+        for phase in self._stateful_phases():
+            state.extras[phase.name] = phase.init_state(lg, state)
+        return state
+
+    def _stateful_phases(self):
+        """The weekly phases this league plays that keep state of their own."""
+        lg = self.league
+        return [p for p in weekly_phases() if p.init_state and any(p.applies(lg, w) for w in range(1, lg.weeks + 1))]
 
     # --------------------------------------------------------------------------------------------- run
     async def run(self, resume: bool = False, crash_after: str | None = None) -> LeagueState:
@@ -153,11 +156,9 @@ class Engine:
                 if self.budget.exceeded:
                     status, reason = "stopped_budget", self._budget_reason()
                     break
-                if lg.waivers.enabled and w > 1:
-                    await waiver_window(self, state, w)
-                if w in lg.trades.weeks:
-                    await trade_window(self, state, w)
-                await play_week(self, state, w)
+                for phase in weekly_phases():
+                    if phase.applies(lg, w):
+                        await phase.run(self, state, w)
                 state.phase = f"week:{w}"
                 self.checkpoint(state, crash_after)
                 bar.update(1)
@@ -224,6 +225,11 @@ class Engine:
         if state is not None:
             problems = state.problems(self._new_state(), lg.roster.size, lg.weeks, dict(lg.roster.caps),
                                       self.catalog.position) + problems
+            own = {p.name for p in self._stateful_phases()}
+            problems += [f"extras hold state of phase(s) {sorted(set(state.extras) - own)} this league does not play"
+                         ] if set(state.extras) - own else []
+            problems += [msg for p in self._stateful_phases()
+                         for msg in (p.check_state(lg, state, state.extras.get(p.name)) if p.check_state else [])]
         if problems:
             more = f" (and {len(problems) - 3} more)" if len(problems) > 3 else ""
             raise CheckpointError(f"cannot resume {rd.path}: checkpoint.json does not fit the league or the logs: "

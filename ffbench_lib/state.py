@@ -16,7 +16,7 @@ from pydantic import ConfigDict, TypeAdapter, ValidationError
 #: ``new`` -> ``draft:<rounds done>`` -> ``drafted`` -> ``week:<last completed week>``
 PHASE = re.compile(r"new|draft:([1-9][0-9]*)|drafted|week:([1-9][0-9]*)")
 _STRICT = ConfigDict(extra="forbid", strict=True)  # a checkpoint is checked field by field, nothing coerced
-OPTIONAL = ("faab", "waiver_order")  # written only when a league uses them
+OPTIONAL = ("extras",)  # written only when a league uses them
 
 
 class StateError(ValueError):
@@ -57,8 +57,7 @@ class LeagueState:
     log_bytes: dict[str, int] = field(default_factory=dict)  # JSONL log -> length at this checkpoint
     llm_cost_usd: float = 0.0  # spent on live provider calls (replayed answers cost nothing)
     tables: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
-    faab: dict[str, int] = field(default_factory=dict)  # FAAB dollars left per team (waivers in faab mode)
-    waiver_order: list[str] = field(default_factory=list)  # rolling waiver priority, first in line first
+    extras: dict[str, Any] = field(default_factory=dict)  # a weekly phase's own state (e.g. FAAB budgets), by phase
 
     def __post_init__(self) -> None:
         for t in self.teams:
@@ -180,16 +179,14 @@ class LeagueState:
             seen = {r.get("week") for r in self.tables.get(table, [])}
             if seen != played:
                 out.append(f"{table} cover weeks {sorted(seen, key=repr)}; phase {self.phase} has weeks 1..{week}")
-        for table in ("lineups", "bench", "rosters", "trade_steps", "trades", "waiver_claims", "transactions"):
-            late = {r.get("week") for r in self.tables.get(table, [])} - played
+        for table, rows in self.tables.items():  # every weekly table: nothing beyond the phase
+            if not rows or "week" not in rows[0] or table in ("standings", "matchups"):
+                continue
+            late = {r.get("week") for r in rows} - played
             if late:
                 out.append(f"{table} hold week(s) {sorted(late, key=repr)} beyond phase {self.phase}")
         out += [f"{t}'s record has {r.games} games after {week} weeks" for t, r in self.records.items()
                 if r.games != week]
-        if any(not isinstance(n, int) or n < 0 for n in self.faab.values()) or set(self.faab) - set(self.teams):
-            out.append("faab budgets must be whole non-negative dollars of the league's teams")
-        if self.waiver_order and sorted(self.waiver_order) != sorted(self.teams):
-            out.append("waiver_order must list every team once")
         if any(n < 0 for n in self.log_bytes.values()) or self.decisions < 0:
             out.append("negative log length or decision count")
         return out

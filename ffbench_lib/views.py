@@ -48,9 +48,17 @@ class Firewall:
         self.preseason_proj = self.catalog.preseason_proj
         self.adp = self.catalog.adp
 
+    @property
+    def league(self) -> League:
+        return self._league
+
     def player_card(self, pid: str) -> dict[str, Any]:
         """The preseason card of a player (a fresh copy: views are never shared mutable state)."""
         return self.catalog.card(pid)
+
+    def rules(self) -> dict[str, Any]:
+        """The league's rules as every view shows them (slots, bench, flex, caps, scoring, size, season)."""
+        return self._league_rules()
 
     def _league_rules(self) -> dict[str, Any]:
         lg = self._league
@@ -187,33 +195,10 @@ class Firewall:
             view["negotiation"] = history  # earlier steps, each from this team's side, rationale untrusted
         return view
 
-    # ------------------------------------------------------------------------------------------ waivers
-    def free_agents(self, state: LeagueState, w: int) -> list[str]:
-        """Every player known before week ``w`` who is on no roster (sorted by id): the waiver pool."""
-        return sorted(self.week(w).known_players() - state.drafted())
-
-    def best_free_agents(self, pool: list[str], w: int) -> dict[str, list[dict[str, Any]]]:
-        """The best ``waivers.show_per_position`` players of ``pool`` per position by this week's projection
-        (then points to date, then id), as seen before week ``w``."""
-        k = self.week(w)
-        out: dict[str, list[dict[str, Any]]] = {}
-        for pos in self._league.roster.positions:
-            ids = sorted((p for p in pool if self.position[p] == pos),
-                         key=lambda p: (-(k.projection.get(p) or 0.0), -k.points.get(p, 0.0), p))
-            out[pos] = [self.player_week(p, w) for p in ids[: self._league.waivers.show_per_position]]
-        return out
-
-    def waiver_view(self, state: LeagueState, team: str, w: int, mode: str, best: dict[str, list[dict[str, Any]]],
-                    budget_left: int | None = None, priority: int | None = None) -> dict[str, Any]:
-        """Waiver claims (``mode`` faab / rolling) or free-agent adds (``free_agents``) as seen by ``team``: its
-        roster and record, and the best free agents per position (:meth:`best_free_agents`, copied)."""
-        lg = self._league
-        return {"decision": mode if mode == "free_agents" else "waivers", "season": lg.season, "week": w,
-                "team": team, "rules": self._league_rules(), "mode": mode, "budget": lg.waivers.budget,
-                "budget_left": budget_left, "priority": priority, "max_claims": lg.waivers.max_claims,
-                "weeks_left": lg.weeks - w + 1, "record": self._record(state, team),
-                "my_roster": [self.player_week(p, w) for p in sorted(state.rosters[team])],
-                "free_agents": {pos: [dict(c) for c in cards] for pos, cards in best.items()}}
+    @staticmethod
+    def record(state: LeagueState, team: str) -> dict[str, Any]:
+        """A team's record as views show it."""
+        return Firewall._record(state, team)
 
     @staticmethod
     def _record(state: LeagueState, team: str) -> dict[str, Any]:

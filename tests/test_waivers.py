@@ -1,10 +1,12 @@
 """Waivers and free agents through the real engine: who wins a claim, what it costs, what the pool holds."""
 import json
+import re
 
 import pandas as pd
 import pytest
 
 from ffbench_lib.config import Waivers
+from ffbench_lib.decisions.waiver_claims import pool
 from ffbench_lib.engine import SimulatedCrash
 from ffbench_lib.state import LeagueState
 from ffbench_lib.views import Firewall
@@ -57,7 +59,7 @@ def test_faab_highest_bid_wins_and_pays(prepared_2024, tmp_path):
     claims = table(tmp_path / "run", "waiver_claims")
     w2 = claims[claims["week"] == 2].set_index("team")
     assert w2.loc[b, "result"] == "won" and w2.loc[a, "result"] == "lost"
-    assert state.faab[b] == 69 and state.faab[a] == 100
+    assert state.extras["waivers"]["faab"][b] == 69 and state.extras["waivers"]["faab"][a] == 100
     tx = table(tmp_path / "run", "transactions")
     assert tx[["week", "team", "kind", "bid"]].values.tolist() == [[2, b, "waiver", 31]]
     added = tx["add"].iloc[0]
@@ -89,7 +91,7 @@ def test_rolling_priority_winner_moves_to_the_end(prepared_2024, tmp_path):
     # every winner went to the end of the order as it won (claims only in week 2)
     wins = w2[w2["result"] == "won"]["team"].tolist()
     start = state.draft_order[::-1]
-    assert len(wins) > 1 and state.waiver_order == [t for t in start if t not in wins] + wins
+    assert len(wins) > 1 and state.extras["waivers"]["order"] == [t for t in start if t not in wins] + wins
 
 
 def test_dropped_players_wait_a_week_and_caps_hold(prepared_2024, tmp_path):
@@ -140,6 +142,7 @@ def test_illegal_claims_are_dropped_and_marked(prepared_2024, tmp_path):
 def test_pool_holds_only_players_known_before_the_week(prepared_2024):
     lg = waiver_league()
     fw = Firewall(prepared_2024, lg)
+    free_agents = lambda state, w: pool(fw, state, w)  # noqa: E731
     weekly = prepared_2024.weekly
     first = weekly.groupby("player_id")["week"].min()
     late = [p for p, w in first.items() if w >= 3 and p not in fw.catalog.preseason_ids]
@@ -147,7 +150,7 @@ def test_pool_holds_only_players_known_before_the_week(prepared_2024):
     state = LeagueState(teams=["A", "B"], agent_ids={"A": "x", "B": "y"}, draft_order=["A", "B"], schedule={})
     for p in late:
         w = int(first[p])
-        assert p not in fw.free_agents(state, w) and p in fw.free_agents(state, w + 1)
+        assert p not in free_agents(state, w) and p in free_agents(state, w + 1)
 
 
 def test_waivers_resume_byte_identical(prepared_2024, tmp_path):
@@ -158,14 +161,15 @@ def test_waivers_resume_byte_identical(prepared_2024, tmp_path):
     run_engine(lg, prepared_2024, tmp_path / "run", resume=True)
     same_run(tmp_path / "whole", tmp_path / "run")
     cp = json.loads((tmp_path / "run" / "checkpoint.json").read_text())
-    assert set(cp["faab"]) == {t.name for t in lg.teams} and sum(cp["faab"].values()) < 100 * len(lg.teams)
+    faab = cp["extras"]["waivers"]["faab"]
+    assert set(faab) == {t.name for t in lg.teams} and sum(faab.values()) < 100 * len(lg.teams)
 
 
 def test_waivers_off_writes_no_waiver_state(prepared_2024, tmp_path):
     lg = demo_league(seed=2, weeks=2)
     run_engine(lg, prepared_2024, tmp_path / "run")
     cp = json.loads((tmp_path / "run" / "checkpoint.json").read_text())
-    assert "faab" not in cp and "waiver_order" not in cp
+    assert "extras" not in cp
     assert table(tmp_path / "run", "waiver_claims").empty and list(table(tmp_path / "run", "transactions").columns)
     recs = [json.loads(x) for x in open(tmp_path / "run" / "decisions.jsonl")]
     assert not {r["decision"] for r in recs} & {"waiver_claims", "free_agent_adds"}
@@ -195,3 +199,22 @@ def test_llm_teams_make_waiver_decisions_through_litellm(prepared_2024, tmp_path
     assert reasked and "Your previous answer was invalid: claim 1:" in reasked[0]["messages"][-1]["content"]
     tx = table(tmp_path / "run", "transactions")
     assert set(tx["team"]) & llm_teams
+
+
+@pytest.mark.parametrize("edit,message", [
+    (lambda cp: cp["extras"]["waivers"]["faab"].update({"ADP-1": -5}), "FAAB budgets must be whole dollars"),
+    (lambda cp: cp["extras"].update({"trades": {}}), "state of phase(s) ['trades']"),
+    (lambda cp: cp.pop("extras"), "FAAB budgets must be whole dollars"),
+])
+def test_a_checkpoint_with_bad_waiver_state_is_refused(prepared_2024, tmp_path, edit, message):
+    from ffbench_lib.rundir import CheckpointError
+
+    lg = waiver_league(weeks=3)
+    with pytest.raises(SimulatedCrash):
+        run_engine(lg, prepared_2024, tmp_path / "run", crash_after="week:2")
+    path = tmp_path / "run" / "checkpoint.json"
+    cp = json.loads(path.read_text())
+    edit(cp)
+    path.write_text(json.dumps(cp))
+    with pytest.raises(CheckpointError, match=re.escape(message)):
+        run_engine(lg, prepared_2024, tmp_path / "run", resume=True)

@@ -27,7 +27,7 @@ from ..decisions import roster_from_rules
 from ..rules.draft import legal_players
 from ..rules.lineup import best_lineup, lineup_value, random_lineup, start_value
 from ..rules.trades import Offer, OfferSpace
-from ..rules.waivers import legal_swaps
+from ..decisions.waiver_claims import legal_swaps
 from .base import Agent, Answer
 
 

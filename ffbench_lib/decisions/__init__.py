@@ -2,10 +2,16 @@
 
 Adding a decision type = one module here (answer model, ``validate``, ``repair``, prompt fields), its prompt
 template, its bot policies and tests. The engine, the LLM agent and the bots look kinds up here."""
-from .base import REGISTRY, Decision, Outcome, market_from_view, register, roster_from_rules
-from . import (draft_shortlist, draft_pick, set_lineup, propose_trade, respond_to_offer,  # noqa: F401 - registers
-               reply_to_counter, final_decision, waiver_claims, free_agent_adds)
+import importlib
+import pkgutil
 
+from .base import REGISTRY, Decision, Outcome, market_from_view, register, roster_from_rules
+
+for _m in pkgutil.iter_modules(__path__):  # every module of this package registers its kinds on import
+    if not _m.name.startswith("_") and _m.name != "base":
+        importlib.import_module(f"{__name__}.{_m.name}")
+
+#: the registered kinds, in a stable order (registration follows module names)
 KINDS = tuple(REGISTRY)
 
 __all__ = ["REGISTRY", "KINDS", "Decision", "Outcome", "register", "roster_from_rules", "market_from_view"]

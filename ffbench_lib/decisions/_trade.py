@@ -33,6 +33,12 @@ class TradeReply(Decision):
     Answer = OfferAnswer
 
     @classmethod
+    def view(cls, fw, state, team, *, week: int, offer: dict, counterparty: str, history: list[dict] | None,
+             locked: set[str]) -> dict:
+        return fw.trade_view(state, team, week, offer=offer, counterparty=counterparty, step=cls.kind,
+                             history=history, locked=locked)
+
+    @classmethod
     def resolve(cls, answer: Any, view: dict) -> Outcome:
         me, other = view["team"], view["offer"]["from_team"]
         action = answer.get("action") if isinstance(answer, dict) else None

@@ -11,12 +11,16 @@ reach the same verdict.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Mapping
+from typing import TYPE_CHECKING, Any, ClassVar, Mapping
 
 from pydantic import BaseModel, ConfigDict
 
 from ..config import Roster
 from ..rules.trades import Market
+
+if TYPE_CHECKING:
+    from ..state import LeagueState
+    from ..views import Firewall
 
 Answer = dict[str, Any]
 
@@ -43,6 +47,12 @@ class Decision:
     kind: ClassVar[str]
     template: ClassVar[str]
     Answer: ClassVar[type[AnswerModel]] = AnswerModel
+
+    @classmethod
+    def view(cls, fw: "Firewall", state: "LeagueState", team: str, **where: Any) -> dict:  # pragma: no cover
+        """The view this kind is asked with, built through the information firewall (``where``: the week, the
+        pick, the offer on the table...)."""
+        raise NotImplementedError
 
     @classmethod
     def validate(cls, answer: Any, view: dict) -> list[str]:

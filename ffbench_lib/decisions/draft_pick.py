@@ -22,6 +22,11 @@ class DraftPick(Decision):
     Answer = PickAnswer
 
     @classmethod
+    def view(cls, fw, state, team, *, base: dict, shortlist: list[str]) -> dict:
+        """The shortlist view (``base``) plus the shortlisted players in detail."""
+        return {**base, "decision": "draft_pick", "shortlist_detail": fw.shortlist_detail(shortlist)}
+
+    @classmethod
     def resolve(cls, answer: Any, view: dict) -> Outcome:
         detail = view["shortlist_detail"]
         pid, problems, repaired = validate_pick(answer, [c["id"] for c in detail], {c["id"]: c["pos"] for c in detail},

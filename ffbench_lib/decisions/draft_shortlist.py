@@ -9,7 +9,7 @@ import math
 from typing import Any
 
 from ..render import CARD, table
-from ..rules.draft import validate_shortlist
+from ..rules.draft import legal_positions, validate_shortlist
 from .base import AnswerModel, Decision, Outcome, register
 
 
@@ -34,6 +34,13 @@ def draft_common(view: dict) -> dict[str, Any]:
 class DraftShortlist(Decision):
     kind = "draft_shortlist"
     Answer = ShortlistAnswer
+
+    @classmethod
+    def view(cls, fw, state, team, *, pick: int, rnd: int) -> dict:
+        """The board (best available per position), the team's roster, and the positions it may still draft."""
+        view = fw.draft_view(state, team, pick, rnd)
+        view["legal_positions"] = legal_positions([fw.position[p] for p in state.rosters[team]], fw.league.roster)
+        return view
 
     @classmethod
     def resolve(cls, answer: Any, view: dict) -> Outcome:

@@ -10,3 +10,4 @@ from .waiver_claims import WaiverClaims
 @register
 class FreeAgentAdds(WaiverClaims):
     kind = "free_agent_adds"
+    mode = "free_agents"

@@ -21,6 +21,10 @@ class ProposeTrade(Decision):
     Answer = ProposeAnswer
 
     @classmethod
+    def view(cls, fw, state, team, *, week: int, locked: set[str]) -> dict:
+        return fw.trade_view(state, team, week, step="propose", locked=locked)
+
+    @classmethod
     def resolve(cls, answer: Any, view: dict) -> Outcome:
         action = answer.get("action") if isinstance(answer, dict) else None
         offer, problem = None, None

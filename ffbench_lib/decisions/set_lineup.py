@@ -22,6 +22,10 @@ class SetLineup(Decision):
     Answer = LineupAnswer
 
     @classmethod
+    def view(cls, fw, state, team, *, week: int) -> dict:
+        return fw.lineup_view(state, team, week)
+
+    @classmethod
     def resolve(cls, answer: Any, view: dict) -> Outcome:
         players = view["players"]
         lineup = answer.get("lineup") if isinstance(answer, dict) else None

@@ -1,20 +1,106 @@
 """``waiver_claims``: after a week's games, each team may claim free agents: a ranked list of (add, drop) pairs,
 with a blind bid under FAAB. Claims are processed for all teams together (:mod:`ffbench_lib.phases.waivers`).
 
-Legal claim: the player added is a free agent the view shows, the player dropped is on the team's roster, the
-roster afterwards respects the caps and fields a lineup, a FAAB bid is a whole number within the budget left,
-and no player is claimed twice; at most ``max_claims``. Illegal claims are dropped (the legal ones kept, the
-decision marked ``fallback``); an unreadable answer claims nobody."""
+The view: the team's roster and record, its budget left (FAAB) or place in the order (rolling), and the best
+free agents per position with their form to date. The pool is every player known before the week (the draft
+pool, and anyone who has played) on no roster, so a player who first plays in week 9 is not in it before
+week 10. Legal claim: the player added is a free agent the view shows, the player dropped is on the team's
+roster, the roster afterwards respects the caps and fields a lineup, a FAAB bid is a whole number within the
+budget left, and no player is claimed twice; at most ``max_claims``. Illegal claims are dropped (the legal
+ones kept, the decision marked ``fallback``); an unreadable answer claims nobody. The rules below are the one
+place this legality lives: the processing re-checks claims with them and bots enumerate legal claims with
+:func:`legal_swaps` (the rules own the legal actions, as in OpenSpiel)."""
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any, Iterator, Mapping, Sequence
 
 from pydantic import BaseModel
 
+from ..config import Roster
 from ..render import WEEK, record, table
-from ..rules.waivers import bid_problem, swap_problem
+from ..rules.roster import can_field_lineup, within_caps
 from .base import AnswerModel, Decision, Outcome, register, roster_from_rules
 
+if TYPE_CHECKING:
+    from ..state import LeagueState
+    from ..views import Firewall
+
+# ------------------------------------------------------------------------------------------------ legality
+def swap_problem(roster_ids: Sequence[str], positions: Mapping[str, str], free: Sequence[str] | set[str], add: Any,
+                 drop: Any, roster: Roster) -> str | None:
+    """Why adding ``add`` and dropping ``drop`` is illegal for a team holding ``roster_ids``, or None."""
+    if not isinstance(add, str) or add not in free:
+        return f"{add!r} is not an available free agent"
+    if not isinstance(drop, str) or drop not in roster_ids:
+        return f"{drop!r} is not on your roster"
+    after = [positions[p] for p in roster_ids if p != drop] + [positions[add]]
+    capped = within_caps(after, roster)
+    if capped:
+        return f"adding {add} for {drop}: {capped}"
+    if not can_field_lineup(after, roster):
+        return f"adding {add} for {drop} leaves a roster that cannot field a legal lineup"
+    return None
+
+
+def bid_problem(bid: Any, budget_left: int) -> str | None:
+    """Why ``bid`` is not a legal FAAB bid, or None."""
+    if isinstance(bid, bool) or not isinstance(bid, (int, float)) or bid != int(bid):
+        return f"bid {bid!r} must be a whole number of dollars"
+    if not 0 <= bid <= budget_left:
+        return f"bid {int(bid)} is outside 0..{budget_left} (the budget left)"
+    return None
+
+
+def legal_swaps(roster_ids: Sequence[str], positions: Mapping[str, str], free: Sequence[str],
+                roster: Roster) -> Iterator[tuple[str, str]]:
+    """Every legal (add, drop) pair, free agents in the order given, drops in roster order. Legality depends
+    only on the two players' positions, so :func:`swap_problem` is asked once per pair of positions."""
+    verdict: dict[tuple[str, str], bool] = {}
+    for add in free:
+        for drop in roster_ids:
+            key = (positions[add], positions[drop])
+            if key not in verdict:
+                verdict[key] = swap_problem(roster_ids, positions, free, add, drop, roster) is None
+            if verdict[key]:
+                yield add, drop
+
+
+def apply_swap(rosters: dict[str, list[str]], team: str, add: str, drop: str) -> None:
+    rosters[team] = [p for p in rosters[team] if p != drop] + [add]
+
+
+# ---------------------------------------------------------------------------------------------------- views
+def pool(fw: "Firewall", state: "LeagueState", w: int) -> list[str]:
+    """Every player known before week ``w`` who is on no roster (sorted by id): the waiver pool."""
+    return sorted(fw.week(w).known_players() - state.drafted())
+
+
+def best_free_agents(fw: "Firewall", players: list[str], w: int) -> dict[str, list[dict[str, Any]]]:
+    """The best ``waivers.show_per_position`` of ``players`` per position by this week's projection (then points
+    to date, then id), as seen before week ``w``: built once per window, copied into every team's view."""
+    k, lg = fw.week(w), fw.league
+    out: dict[str, list[dict[str, Any]]] = {}
+    for pos in lg.roster.positions:
+        ids = sorted((p for p in players if fw.position[p] == pos),
+                     key=lambda p: (-(k.projection.get(p) or 0.0), -k.points.get(p, 0.0), p))
+        out[pos] = [fw.player_week(p, w) for p in ids[: lg.waivers.show_per_position]]
+    return out
+
+
+def claims_view(fw: "Firewall", state: "LeagueState", team: str, w: int, mode: str,
+                best: dict[str, list[dict[str, Any]]], budget_left: int | None = None,
+                priority: int | None = None) -> dict[str, Any]:
+    """Waiver claims (``mode`` faab / rolling) or free-agent adds (``free_agents``) as seen by ``team``."""
+    lg = fw.league
+    return {"decision": mode if mode == "free_agents" else "waivers", "season": lg.season, "week": w,
+            "team": team, "rules": fw.rules(), "mode": mode, "budget": lg.waivers.budget,
+            "budget_left": budget_left, "priority": priority, "max_claims": lg.waivers.max_claims,
+            "weeks_left": lg.weeks - w + 1, "record": fw.record(state, team),
+            "my_roster": [fw.player_week(p, w) for p in sorted(state.rosters[team])],
+            "free_agents": {pos: [dict(c) for c in cards] for pos, cards in best.items()}}
+
+
+# --------------------------------------------------------------------------------------------------- answers
 MODE_RULES = {
     "faab": ("Waivers are FAAB blind bids: you have {budget_left} of {budget} dollars left for the season. For each "
              "player the highest bid wins (a tie goes to the team with the worse record) and pays its bid."),
@@ -43,6 +129,13 @@ def free_agent_ids(view: dict) -> list[str]:
 class WaiverClaims(Decision):
     kind = "waiver_claims"
     Answer = ClaimsAnswer
+
+    mode: str | None = None  # None: the league's (faab / rolling)
+
+    @classmethod
+    def view(cls, fw, state, team, *, week: int, best: dict, budget_left: int | None = None,
+             priority: int | None = None) -> dict:
+        return claims_view(fw, state, team, week, cls.mode or fw.league.waivers.mode, best, budget_left, priority)
 
     @classmethod
     def resolve(cls, answer: Any, view: dict) -> Outcome:

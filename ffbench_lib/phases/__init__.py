@@ -1,4 +1,49 @@
-"""The season's phases, each a small module the engine's season loop calls in turn: the draft, a trade
-window, a week's lineups and scoring (and, from issue 11 on, waivers). A phase asks agents through the engine
-(``engine.ask``), judges every answer with its decision type (:mod:`ffbench_lib.decisions`) and records rows
-through the run's :class:`~ffbench_lib.recorder.RunRecorder` (``engine.rec``)."""
+"""The season's phases, each a small module the engine's season loop calls in turn: the draft, then every week
+the weekly phases registered here in their order (waivers, the trade window, lineups and scoring).
+
+A phase asks agents through the engine (``engine.ask``), judges every answer with its decision type
+(:mod:`ffbench_lib.decisions`) and records rows through the run's :class:`~ffbench_lib.recorder.RunRecorder`
+(``engine.rec``). A weekly phase registers with :func:`weekly`: when it applies, and, if it keeps state of its
+own across weeks (FAAB budgets), how a new league's state starts and how a checkpoint's is checked (kept in
+``LeagueState.extras[name]``). Adding a phase = one module here; the season loop does not change."""
+from __future__ import annotations
+
+import importlib
+import pkgutil
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Awaitable, Callable
+
+if TYPE_CHECKING:
+    from ..config import League
+    from ..engine import Engine
+    from ..state import LeagueState
+
+
+@dataclass(frozen=True)
+class WeeklyPhase:
+    name: str
+    order: int  # phases of a week run in ascending order
+    applies: Callable[["League", int], bool]
+    run: Callable[["Engine", "LeagueState", int], Awaitable[None]]
+    init_state: Callable[["League", "LeagueState"], Any] | None = None  # the phase's starting state (extras)
+    check_state: Callable[["League", "LeagueState", Any], list[str]] | None = None  # why a saved one is not valid
+
+
+WEEKLY: dict[str, WeeklyPhase] = {}
+
+
+def weekly(name: str, order: int, applies: Callable[["League", int], bool], init_state=None, check_state=None):
+    def register(run):
+        if name in WEEKLY:
+            raise ValueError(f"weekly phase {name!r} registered twice")
+        WEEKLY[name] = WeeklyPhase(name, order, applies, run, init_state, check_state)
+        return run
+    return register
+
+
+def weekly_phases() -> list[WeeklyPhase]:
+    return sorted(WEEKLY.values(), key=lambda p: p.order)
+
+
+for _m in pkgutil.iter_modules(__path__):  # every module of this package registers its phases on import
+    importlib.import_module(f"{__name__}.{_m.name}")

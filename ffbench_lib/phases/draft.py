@@ -52,7 +52,7 @@ async def run_draft(eng: "Engine", state: LeagueState, crash_after: str | None =
             nxt_view = draft_view(eng, state, nxt_team, nxt_pick, nxt_rnd)
             pending[nxt_pick] = (nxt_view, asyncio.create_task(eng.ask(nxt_team, "draft_shortlist", nxt_view)))
         shortlist = out.value
-        view2 = {**view, "decision": "draft_pick", "shortlist_detail": eng.fw.shortlist_detail(shortlist)}
+        view2 = PICK.view(eng.fw, state, team, base=view, shortlist=shortlist)
         answer2, errs2 = await eng.ask(team, "draft_pick", view2)
         out2 = PICK.resolve(answer2, view2)
         problems2 = errs2 + out2.problems
@@ -71,10 +71,7 @@ async def run_draft(eng: "Engine", state: LeagueState, crash_after: str | None =
 
 
 def draft_view(eng: "Engine", state: LeagueState, team: str, pick: int, rnd: int) -> dict:
-    view = eng.fw.draft_view(state, team, pick, rnd)
-    view["legal_positions"] = draft_rules.legal_positions([eng.catalog.position[p] for p in state.rosters[team]],
-                                                          eng.league.roster)
-    return view
+    return SHORTLIST.view(eng.fw, state, team, pick=pick, rnd=rnd)
 
 
 def judge_shortlist(state: LeagueState, view: dict, answer: Any) -> tuple[Outcome | None, list[str]]:

@@ -15,6 +15,7 @@ import numpy as np
 from ..decisions import REGISTRY
 from ..rules import trades as trade_rules
 from ..state import LeagueState
+from . import weekly
 
 if TYPE_CHECKING:
     from ..engine import Engine
@@ -23,6 +24,7 @@ if TYPE_CHECKING:
 STEPS = ((2, "receiver", "respond_to_offer"), (3, "proposer", "reply_to_counter"), (4, "receiver", "final_decision"))
 
 
+@weekly("trades", order=50, applies=lambda league, w: w in league.trades.weeks)
 async def trade_window(eng: "Engine", state: LeagueState, w: int) -> None:
     rng = np.random.default_rng([eng.league.seed, 0x7EAD, w])
     order = [state.teams[i] for i in rng.permutation(len(state.teams))]
@@ -30,7 +32,7 @@ async def trade_window(eng: "Engine", state: LeagueState, w: int) -> None:
     opening: dict[str, tuple[dict, asyncio.Task | None]] = {}
     if not eng.league.llm.sequential:
         for team in order:
-            view = eng.fw.trade_view(state, team, w, step="propose", locked=window.locked)
+            view = REGISTRY["propose_trade"].view(eng.fw, state, team, week=w, locked=window.locked)
             opening[team] = (view, asyncio.create_task(eng.ask(team, "propose_trade", view)))
     for n, proposer in enumerate(order, start=1):
         first = None
@@ -84,7 +86,7 @@ class Window:
         if first is not None:
             view, ans, errs = first
         else:
-            view = eng.fw.trade_view(state, proposer, w, step="propose", locked=self.locked)
+            view = REGISTRY["propose_trade"].view(eng.fw, state, proposer, week=w, locked=self.locked)
             ans, errs = await eng.ask(proposer, "propose_trade", view)
         out = REGISTRY["propose_trade"].resolve(ans, view)
         problems = errs + out.problems
@@ -101,8 +103,8 @@ class Window:
         for step, role, kind in STEPS:
             actor = proposer if role == "proposer" else receiver
             other = receiver if role == "proposer" else proposer
-            view = eng.fw.trade_view(state, actor, w, offer=current.from_side(actor), counterparty=other, step=kind,
-                                     history=list(history.get(actor, [])) or None, locked=self.locked)
+            view = REGISTRY[kind].view(eng.fw, state, actor, week=w, offer=current.from_side(actor), counterparty=other,
+                                       history=list(history.get(actor, [])) or None, locked=self.locked)
             ans, errs = await eng.ask(actor, kind, view)
             out = REGISTRY[kind].resolve(ans, view)
             action, new_offer = out.value

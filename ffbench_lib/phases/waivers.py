@@ -13,21 +13,48 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from ..decisions import REGISTRY
-from ..rules.waivers import apply_swap, swap_problem
+from ..decisions.waiver_claims import apply_swap, best_free_agents, pool, swap_problem
 from ..state import LeagueState
+from . import weekly
 
 if TYPE_CHECKING:
+    from ..config import League
     from ..engine import Engine
 
 
+def start(league: "League", state: LeagueState) -> dict[str, Any]:
+    """FAAB: every team's season budget; rolling: priority in reverse draft order."""
+    if league.waivers.mode == "faab":
+        return {"faab": {t: league.waivers.budget for t in state.teams}}
+    return {"order": state.draft_order[::-1]}
+
+
+def check(league: "League", state: LeagueState, saved: Any) -> list[str]:
+    teams = sorted(state.teams)
+    if league.waivers.mode == "faab":
+        faab = saved.get("faab") if isinstance(saved, dict) else None
+        if not isinstance(faab, dict) or sorted(faab) != teams or any(
+                type(v) is not int or not 0 <= v <= league.waivers.budget for v in faab.values()):
+            return [f"waivers: FAAB budgets must be whole dollars in 0..{league.waivers.budget} for every team"]
+        return []
+    order = saved.get("order") if isinstance(saved, dict) else None
+    if not isinstance(order, list) or sorted(order) != teams:
+        return ["waivers: the waiver order must list every team once"]
+    return []
+
+
+@weekly("waivers", order=10, applies=lambda league, w: league.waivers.enabled and w > 1, init_state=start,
+        check_state=check)
 async def waiver_window(eng: "Engine", state: LeagueState, w: int) -> None:
     cfg = eng.league.waivers
-    pool = eng.fw.free_agents(state, w)
-    free = set(pool)
+    mine = state.extras["waivers"]
+    players = pool(eng.fw, state, w)
+    free = set(players)
     mode = cfg.mode
-    best = eng.fw.best_free_agents(pool, w)
-    views = {t: eng.fw.waiver_view(state, t, w, mode, best, budget_left=state.faab.get(t) if mode == "faab" else None,
-                                   priority=state.waiver_order.index(t) + 1 if mode == "rolling" else None)
+    best = best_free_agents(eng.fw, players, w)
+    views = {t: REGISTRY["waiver_claims"].view(eng.fw, state, t, week=w, best=best,
+                                               budget_left=mine["faab"][t] if mode == "faab" else None,
+                                               priority=mine["order"].index(t) + 1 if mode == "rolling" else None)
              for t in state.teams}
     claims = await _ask(eng, state, w, "waiver_claims", views)
     worse_first = list(reversed(state.standings_order()))
@@ -37,7 +64,7 @@ async def waiver_window(eng: "Engine", state: LeagueState, w: int) -> None:
         for t in state.teams:
             while pending[t]:
                 rank, c = pending[t][0]
-                why = _unmet(eng, state, t, c, free, mode)
+                why = _unmet(eng, state, t, c, free, mine.get("faab"))
                 if why is None:
                     tops[t] = (rank, c)
                     break
@@ -48,25 +75,24 @@ async def waiver_window(eng: "Engine", state: LeagueState, w: int) -> None:
         if mode == "faab":
             winner = max(tops, key=lambda t: (tops[t][1]["bid"], -worse_first.index(t)))
         else:
-            winner = next(t for t in state.waiver_order if t in tops)
+            winner = next(t for t in mine["order"] if t in tops)
         rank, c = tops[winner]
         pending[winner].pop(0)
         _win(eng, state, w, "waivers", winner, rank, c, free, claims)
         if mode == "faab":
-            state.faab[winner] -= c["bid"]
+            mine["faab"][winner] -= c["bid"]
         else:
-            state.waiver_order = [t for t in state.waiver_order if t != winner] + [winner]
+            mine["order"] = [t for t in mine["order"] if t != winner] + [winner]
     if not cfg.free_agents:
         return
-    pool = sorted(free)
-    best = eng.fw.best_free_agents(pool, w)
-    views = {t: eng.fw.waiver_view(state, t, w, "free_agents", best) for t in state.teams}
+    best = best_free_agents(eng.fw, sorted(free), w)
+    views = {t: REGISTRY["free_agent_adds"].view(eng.fw, state, t, week=w, best=best) for t in state.teams}
     adds = await _ask(eng, state, w, "free_agent_adds", views)
     for r in range(cfg.max_claims):
         for t in worse_first:
             if r < len(adds[t]):
                 c = adds[t][r]
-                why = _unmet(eng, state, t, c, free, "free_agents")
+                why = _unmet(eng, state, t, c, free, None)
                 if why is None:
                     _win(eng, state, w, "free_agents", t, r + 1, c, free, adds)
                 else:
@@ -85,7 +111,8 @@ async def _ask(eng: "Engine", state: LeagueState, w: int, kind: str, views: dict
     return out
 
 
-def _unmet(eng: "Engine", state: LeagueState, team: str, c: dict[str, Any], free: set[str], mode: str) -> str | None:
+def _unmet(eng: "Engine", state: LeagueState, team: str, c: dict[str, Any], free: set[str],
+           faab: dict[str, int] | None) -> str | None:
     """Why a claim judged legal on the team's view cannot be met now, or None."""
     if c["add"] not in free:
         return "lost: another team got the player"
@@ -93,8 +120,8 @@ def _unmet(eng: "Engine", state: LeagueState, team: str, c: dict[str, Any], free
                            eng.league.roster)
     if problem:
         return f"skipped: {problem}"
-    if mode == "faab" and c["bid"] > state.faab[team]:
-        return f"skipped: bid {c['bid']} is above the {state.faab[team]} dollars left"
+    if faab is not None and c["bid"] > faab[team]:
+        return f"skipped: bid {c['bid']} is above the {faab[team]} dollars left"
     return None
 
 

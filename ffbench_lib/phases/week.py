@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING
 
 from ..decisions import REGISTRY
 from ..state import LeagueState
+from . import weekly
 
 if TYPE_CHECKING:
     from ..engine import Engine
@@ -13,8 +14,9 @@ if TYPE_CHECKING:
 LINEUP = REGISTRY["set_lineup"]
 
 
+@weekly("lineups", order=100, applies=lambda league, w: True)
 async def play_week(eng: "Engine", state: LeagueState, w: int) -> None:
-    views = {t: eng.fw.lineup_view(state, t, w) for t in state.teams}
+    views = {t: LINEUP.view(eng.fw, state, t, week=w) for t in state.teams}
     answers = await eng.ask_all([(t, "set_lineup", views[t]) for t in state.teams])
     actual = eng.actual.get(w, {})
     totals: dict[str, float] = {}
