@@ -11,12 +11,34 @@ from __future__ import annotations
 import importlib
 import pkgutil
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Awaitable, Callable
+from typing import TYPE_CHECKING, Any, Awaitable, Callable, Protocol
 
 if TYPE_CHECKING:
     from ..config import League
-    from ..engine import Engine
+    from ..knowledge import PlayerCatalog
+    from ..llm import Budget
+    from ..recorder import RunRecorder
+    from ..rundir import RunDir
     from ..state import LeagueState
+    from ..views import Firewall
+
+
+class Season(Protocol):
+    """What a phase uses of the run playing it (the engine): the league, the views, the recorder, and asking."""
+
+    league: "League"
+    fw: "Firewall"
+    catalog: "PlayerCatalog"
+    rec: "RunRecorder"
+    rundir: "RunDir"
+    budget: "Budget"
+    actual: dict[int, dict[str, float]]  # week -> player -> actual points (scoring only; never in a view)
+
+    async def ask(self, team: str, kind: str, view: dict) -> tuple[Any, list[str]]: ...
+
+    async def ask_all(self, asks: list[tuple[str, str, dict]]) -> list[tuple[Any, list[str]]]: ...
+
+    def checkpoint(self, state: "LeagueState", crash_after: str | None) -> None: ...
 
 
 @dataclass(frozen=True)
@@ -24,7 +46,7 @@ class WeeklyPhase:
     name: str
     order: int  # phases of a week run in ascending order
     applies: Callable[["League", int], bool]
-    run: Callable[["Engine", "LeagueState", int], Awaitable[None]]
+    run: Callable[[Season, "LeagueState", int], Awaitable[None]]
     init_state: Callable[["League", "LeagueState"], Any] | None = None  # the phase's starting state (extras)
     check_state: Callable[["League", "LeagueState", Any], list[str]] | None = None  # why a saved one is not valid
 

@@ -8,19 +8,18 @@ from __future__ import annotations
 
 import asyncio
 import math
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ..decisions import REGISTRY, Outcome
 from ..rules import draft as draft_rules
 from ..state import LeagueState
+from . import Season
 
-if TYPE_CHECKING:
-    from ..engine import Engine
 
 SHORTLIST, PICK = REGISTRY["draft_shortlist"], REGISTRY["draft_pick"]
 
 
-async def run_draft(eng: "Engine", state: LeagueState, crash_after: str | None = None) -> bool:
+async def run_draft(eng: Season, state: LeagueState, crash_after: str | None = None) -> bool:
     """Play the draft from the last completed round; False if the budget stops it before a round."""
     lg = eng.league
     seq = draft_rules.snake(state.draft_order, lg.roster.size)
@@ -70,7 +69,7 @@ async def run_draft(eng: "Engine", state: LeagueState, crash_after: str | None =
     return True
 
 
-def draft_view(eng: "Engine", state: LeagueState, team: str, pick: int, rnd: int) -> dict:
+def draft_view(eng: Season, state: LeagueState, team: str, pick: int, rnd: int) -> dict:
     return SHORTLIST.view(eng.fw, state, team, pick=pick, rnd=rnd)
 
 
@@ -90,7 +89,7 @@ def judge_shortlist(state: LeagueState, view: dict, answer: Any) -> tuple[Outcom
     return SHORTLIST.resolve(answer, {**view, "available": board}), notes
 
 
-def record_pick(eng: "Engine", pick: int, rnd: int, team: str, pid: str, shortlist: list[str], by: str,
+def record_pick(eng: Season, pick: int, rnd: int, team: str, pid: str, shortlist: list[str], by: str,
                 reason: str | None) -> None:
     cat = eng.catalog
     adp = cat.adp.get(pid)

@@ -8,24 +8,22 @@ proposer -> receiver; each side sees its own side ("you give" / "you get")."""
 from __future__ import annotations
 
 import asyncio
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
 from ..decisions import REGISTRY
 from ..rules import trades as trade_rules
 from ..state import LeagueState
-from . import weekly
+from . import Season, weekly
 
-if TYPE_CHECKING:
-    from ..engine import Engine
 
 #: steps 2-4 alternate: receiver, proposer, receiver
 STEPS = ((2, "receiver", "respond_to_offer"), (3, "proposer", "reply_to_counter"), (4, "receiver", "final_decision"))
 
 
 @weekly("trades", order=50, applies=lambda league, w: w in league.trades.weeks)
-async def trade_window(eng: "Engine", state: LeagueState, w: int) -> None:
+async def trade_window(eng: Season, state: LeagueState, w: int) -> None:
     rng = np.random.default_rng([eng.league.seed, 0x7EAD, w])
     order = [state.teams[i] for i in rng.permutation(len(state.teams))]
     window = Window(eng, state, w)
@@ -57,7 +55,7 @@ def _rationale(ans: Any) -> str | None:
 class Window:
     """One week's trade window: the players locked so far and the trades done."""
 
-    def __init__(self, eng: "Engine", state: LeagueState, w: int):
+    def __init__(self, eng: Season, state: LeagueState, w: int):
         self.eng, self.state, self.w = eng, state, w
         self.locked: set[str] = set()
         self.done = 0

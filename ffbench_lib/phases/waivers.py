@@ -15,11 +15,10 @@ from typing import TYPE_CHECKING, Any
 from ..decisions import REGISTRY
 from ..decisions.waiver_claims import apply_swap, best_free_agents, pool, swap_problem
 from ..state import LeagueState
-from . import weekly
+from . import Season, weekly
 
 if TYPE_CHECKING:
     from ..config import League
-    from ..engine import Engine
 
 
 def start(league: "League", state: LeagueState) -> dict[str, Any]:
@@ -45,7 +44,7 @@ def check(league: "League", state: LeagueState, saved: Any) -> list[str]:
 
 @weekly("waivers", order=10, applies=lambda league, w: league.waivers.enabled and w > 1, init_state=start,
         check_state=check)
-async def waiver_window(eng: "Engine", state: LeagueState, w: int) -> None:
+async def waiver_window(eng: Season, state: LeagueState, w: int) -> None:
     cfg = eng.league.waivers
     mine = state.extras["waivers"]
     players = pool(eng.fw, state, w)
@@ -99,7 +98,7 @@ async def waiver_window(eng: "Engine", state: LeagueState, w: int) -> None:
                     _row(eng, state, w, "free_agents", t, r + 1, c, why, adds)
 
 
-async def _ask(eng: "Engine", state: LeagueState, w: int, kind: str, views: dict[str, dict]) -> dict[str, list]:
+async def _ask(eng: Season, state: LeagueState, w: int, kind: str, views: dict[str, dict]) -> dict[str, list]:
     """Every team's claims, judged and logged; the legal ones, best first, carry ``decided_by``."""
     answers = await eng.ask_all([(t, kind, views[t]) for t in state.teams])
     out: dict[str, list] = {}
@@ -111,7 +110,7 @@ async def _ask(eng: "Engine", state: LeagueState, w: int, kind: str, views: dict
     return out
 
 
-def _unmet(eng: "Engine", state: LeagueState, team: str, c: dict[str, Any], free: set[str],
+def _unmet(eng: Season, state: LeagueState, team: str, c: dict[str, Any], free: set[str],
            faab: dict[str, int] | None) -> str | None:
     """Why a claim judged legal on the team's view cannot be met now, or None."""
     if c["add"] not in free:

@@ -2,20 +2,15 @@
 model, not the sum), judged slot by slot, then scored with the actual points and the matchups recorded."""
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from ..decisions import REGISTRY
 from ..state import LeagueState
-from . import weekly
-
-if TYPE_CHECKING:
-    from ..engine import Engine
+from . import Season, weekly
 
 LINEUP = REGISTRY["set_lineup"]
 
 
 @weekly("lineups", order=100, applies=lambda league, w: True)
-async def play_week(eng: "Engine", state: LeagueState, w: int) -> None:
+async def play_week(eng: Season, state: LeagueState, w: int) -> None:
     views = {t: LINEUP.view(eng.fw, state, t, week=w) for t in state.teams}
     answers = await eng.ask_all([(t, "set_lineup", views[t]) for t in state.teams])
     actual = eng.actual.get(w, {})
