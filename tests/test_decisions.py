@@ -5,19 +5,18 @@ from __future__ import annotations
 
 import asyncio
 import copy
-import json
 
 import pytest
 
 from ffbench_lib.agents import bots
 from ffbench_lib.agents.prompts import messages
 from ffbench_lib.config import Waivers
-from ffbench_lib.decisions import KINDS, REGISTRY, waiver_claims
+from ffbench_lib.decisions import KINDS, REGISTRY, market_from_view, waiver_claims
 from ffbench_lib.rules import draft as draft_rules
 from ffbench_lib.rules.lineup import best_lineup, start_value, validate_and_repair
 from ffbench_lib.rules.roster import can_field_lineup, within_caps
 from ffbench_lib.rules.schedule import make_schedule
-from ffbench_lib.rules.trades import Offer, OfferSpace
+from ffbench_lib.rules.trades import OfferSpace
 from ffbench_lib.state import LeagueState
 from ffbench_lib.views import Firewall
 
@@ -35,6 +34,8 @@ class World:
     def __init__(self, prepared):
         self.league = demo_league(waivers=Waivers(enabled=True, mode="faab", budget=100, max_claims=3))
         self.fw = Firewall(prepared, self.league)
+        self.rolling_fw = Firewall(prepared, self.league.model_copy(update={
+            "waivers": self.league.waivers.model_copy(update={"mode": "rolling"})}))
         self.teams = [t.name for t in self.league.teams]
         self.state = LeagueState(teams=self.teams, agent_ids={t: "test" for t in self.teams},
                                  draft_order=list(self.teams),
@@ -57,37 +58,37 @@ class World:
     def legal_positions(self, state, team):
         return draft_rules.legal_positions([self.pos(p) for p in state.rosters[team]], self.league.roster)
 
-    # views as the phases build them
+    # views as the phases build them: each kind's own view builder, through the firewall
     def draft_view(self):
         state, pick, rnd = self.mid_draft
-        view = self.fw.draft_view(state, self.qb_team, pick, rnd)
-        view["legal_positions"] = self.legal_positions(state, self.qb_team)
-        return view
+        return REGISTRY["draft_shortlist"].view(self.fw, state, self.qb_team, pick=pick, rnd=rnd)
 
     def pick_view(self, shortlist):
-        return {**self.draft_view(), "decision": "draft_pick", "shortlist_detail": self.fw.shortlist_detail(shortlist)}
+        state, _, _ = self.mid_draft
+        return REGISTRY["draft_pick"].view(self.fw, state, self.qb_team, base=self.draft_view(), shortlist=shortlist)
 
     def lineup_view(self, team):
-        return self.fw.lineup_view(self.state, team, W)
+        return REGISTRY["set_lineup"].view(self.fw, self.state, team, week=W)
 
-    def trade_view(self, team, step="propose", offer=None, counterparty=None, locked=()):
-        return self.fw.trade_view(self.state, team, W, offer=offer, counterparty=counterparty, step=step,
-                                  locked=set(locked))
+    def trade_view(self, team, locked=()):
+        return REGISTRY["propose_trade"].view(self.fw, self.state, team, week=W, locked=set(locked))
 
     def offer_view(self, kind, me, other, you_give, you_get):
-        return self.trade_view(me, step=kind, offer={"you_give": list(you_give), "you_get": list(you_get)},
-                               counterparty=other)
+        return REGISTRY[kind].view(self.fw, self.state, me, week=W, offer={"you_give": list(you_give),
+                                   "you_get": list(you_get)}, counterparty=other, history=None, locked=set())
 
     def waiver_view(self, team, mode, state=None):
-        """A waiver (faab / rolling) or free-agent view as the waivers phase builds it: the pool of the week,
-        its best players per position, the team's budget left or place in the order."""
+        """Waiver claims (``faab``: the league's mode; ``rolling``: the same league with rolling priority) or
+        free-agent adds (``free_agents``) as the waivers phase asks them: the week's pool, its best players
+        per position, the team's budget left or place in the order."""
         state = state or self.state
-        extra = {"budget_left": BUDGET_LEFT if mode == "faab" else None, "priority": 3 if mode == "rolling" else None}
-        if hasattr(waiver_claims, "claims_view"):  # the view builders live with the decision type
-            best = waiver_claims.best_free_agents(self.fw, waiver_claims.pool(self.fw, state, W), W)
-            return waiver_claims.claims_view(self.fw, state, team, W, mode, best, **extra)
-        best = self.fw.best_free_agents(self.fw.free_agents(state, W), W)  # the firewall's, before they moved
-        return self.fw.waiver_view(state, team, W, mode, best, **extra)
+        fw = self.rolling_fw if mode == "rolling" else self.fw
+        best = waiver_claims.best_free_agents(fw, waiver_claims.pool(fw, state, W), W)
+        if mode == "free_agents":
+            return REGISTRY["free_agent_adds"].view(fw, state, team, week=W, best=best)
+        return REGISTRY["waiver_claims"].view(fw, state, team, week=W, best=best,
+                                              budget_left=BUDGET_LEFT if mode == "faab" else None,
+                                              priority=3 if mode == "rolling" else None)
 
 
 @pytest.fixture(scope="module")
@@ -207,8 +208,6 @@ def assert_legal_lineup(lineup, positions, world):
 # ------------------------------------------------------------------------------------------------------ trades
 def legal_offer(world, view, me, partners, size=None):
     """The first legal offer of ``me`` to ``partners`` (the rules' own enumeration)."""
-    from ffbench_lib.decisions import market_from_view
-
     return next(OfferSpace(market_from_view(view), me, partners, size).legal())
 
 
@@ -416,7 +415,8 @@ def every_kind(world):
             ("reply_to_counter", world.offer_view("reply_to_counter", a, b, offer.a_gives, offer.b_gives)),
             ("final_decision", world.offer_view("final_decision", b, a, offer.b_gives, offer.a_gives))]
     for team in (world.teams[2], world.qb_team):
-        out += [("waiver_claims", world.waiver_view(team, "faab")), ("waiver_claims", world.waiver_view(team, "rolling")),
+        out += [("waiver_claims", world.waiver_view(team, "faab")),
+                ("waiver_claims", world.waiver_view(team, "rolling")),
                 ("free_agent_adds", world.waiver_view(team, "free_agents"))]
     return out
 

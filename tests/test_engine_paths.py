@@ -181,8 +181,6 @@ def test_sequential_llm_league_plays_against_the_local_server(prepared_2024, tmp
     assert len(run.table("lineups").query("week == 4")) == 10 * league_of(4, [4]).roster.starters
 
 
-@pytest.mark.xfail(strict=False, reason="phases/draft.py asks the on-deck team's shortlist as a task while the team "
-                                       "on the clock picks, also with llm.sequential: two requests overlap")
 def test_sequential_llm_league_with_on_deck_asks_one_at_a_time(prepared_2024, tmp_path):
     with FakeOpenAIServer(latency_s=0.02) as srv:
         run_engine(llm_league(srv.api_base, tmp_path / "cache", sequential=True), prepared_2024, tmp_path / "run")

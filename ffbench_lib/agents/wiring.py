@@ -2,13 +2,10 @@
 budget and ledger here, so the engine knows nothing of models, caches or providers."""
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any, Callable
 
 from ..config import League, LLMSettings
-from ..paths import outputs_dir
 from .base import Agent
 from .bots import make_bot
 
@@ -37,16 +34,11 @@ def build_agents(league: League, seed: int, llm_factory: Callable[..., Agent] | 
     return agents
 
 
-def cache_dir(settings: LLMSettings) -> Path:
-    """The replay cache: ``llm.cache_dir``, else ``$FFBENCH_LLM_CACHE``, else ``outputs/llm_cache``."""
-    return settings.cache_dir or Path(os.environ.get("FFBENCH_LLM_CACHE") or outputs_dir() / "llm_cache")
-
-
 def bind_agents(agents: dict[str, Agent], settings: LLMSettings, budget: Any, log: Callable[[dict], None]) -> None:
     """Give every agent that takes one (``bind``) the run's context; bots take none."""
     from ..llm import ReplayCache
 
-    ctx = RunContext(settings, ReplayCache(cache_dir(settings)), budget, log)
+    ctx = RunContext(settings, ReplayCache.for_config(settings.cache_dir), budget, log)
     for agent in agents.values():
         if hasattr(agent, "bind"):
             agent.bind(ctx)

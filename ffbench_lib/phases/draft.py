@@ -49,7 +49,10 @@ async def run_draft(eng: Season, state: LeagueState, crash_after: str | None = N
         if lg.draft.on_deck and i + 1 < len(seq) and seq[i + 1][2] != team:
             nxt_pick, nxt_rnd, nxt_team = seq[i + 1]
             nxt_view = draft_view(eng, state, nxt_team, nxt_pick, nxt_rnd)
-            pending[nxt_pick] = (nxt_view, asyncio.create_task(eng.ask(nxt_team, "draft_shortlist", nxt_view)))
+            task = asyncio.create_task(eng.ask(nxt_team, "draft_shortlist", nxt_view))
+            if lg.llm.sequential:  # same views and answers as on deck, but one request at a time
+                await task
+            pending[nxt_pick] = (nxt_view, task)
         shortlist = out.value
         view2 = PICK.view(eng.fw, state, team, base=view, shortlist=shortlist)
         answer2, errs2 = await eng.ask(team, "draft_pick", view2)
