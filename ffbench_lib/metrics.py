@@ -402,8 +402,7 @@ def waiver_summary(runs: Runs) -> pd.DataFrame:
     """Per team of runs with waivers: claims made and won, free-agent adds, FAAB spent, the points its
     pickups (waiver or free-agent adds) scored in its starting lineups from the week it got them, and FAAB
     dollars spent per such point (NaN when the pickups scored nothing). Empty when no run used waivers."""
-    meta = runs["meta"]
-    with_waivers = set(meta.loc[meta["waivers"].notna(), "run_id"]) if "waivers" in meta else set()
+    with_waivers = _with_waivers(runs)
     if not with_waivers:
         return pd.DataFrame(columns=WAIVER_COLUMNS)
     tx, claims = runs["transactions"], runs["waiver_claims"]
@@ -429,6 +428,73 @@ def waiver_summary(runs: Runs) -> pd.DataFrame:
                                      out["faab_spent"] / out["pickup_started_points"].where(out["pickup_started_points"] > 0),
                                      np.nan)
     return out[WAIVER_COLUMNS].sort_values(keys, ignore_index=True)
+
+
+def _with_waivers(runs: Runs) -> set[str]:
+    meta = runs["meta"]
+    return set(meta.loc[meta["waivers"].notna(), "run_id"]) if "waivers" in meta else set()
+
+
+def waiver_pickups(runs: Runs) -> pd.DataFrame:
+    """One row per pickup (waiver or free-agent add) with the players' names and ``points_started``: what the
+    added player scored in this team's starting lineups from the pickup week until the team picked him up again
+    (so the rows of a team add up to its ``waiver_summary`` pickup points)."""
+    cols = ["run_id", "week", "team", "agent", "kind", "add", "add_name", "add_position", "drop", "drop_name",
+            "bid", "points_started"]
+    tx = runs.get("transactions", pd.DataFrame())
+    if tx is None or tx.empty:
+        return pd.DataFrame(columns=cols)
+    names = player_names(runs)
+    tx = tx.assign(add_name=tx["add"].map(names), drop_name=tx["drop"].map(names), bid=pd.to_numeric(tx["bid"]))
+    tx = tx.sort_values(["run_id", "team", "add", "week"], kind="stable", ignore_index=True)
+    until = tx.groupby(["run_id", "team", "add"])["week"].shift(-1)
+    lu = runs["lineups"].dropna(subset=["player_id"])
+    pts = []
+    for t, end in zip(tx.itertuples(index=False), until):
+        mine = lu[(lu["run_id"] == t.run_id) & (lu["team"] == t.team) & (lu["player_id"] == t.add)
+                  & (lu["week"] >= t.week)]
+        pts.append(float(mine[mine["week"] < end]["points"].sum() if pd.notna(end) else mine["points"].sum()))
+    out = tx.assign(points_started=np.round(pts, 2))
+    return out[cols].sort_values(["run_id", "week", "team"], kind="stable", ignore_index=True)
+
+
+def waiver_value_per_run(runs: Runs) -> pd.DataFrame:
+    """Per (run with waivers, agent): ``pickup_started_points`` per team (the mean over the agent's teams in
+    that run, so an agent with three teams is not three times as good), its ``pickups`` (claims won plus
+    free-agent adds, all teams) and ``faab_spent``; for means and intervals over runs."""
+    ws = waiver_summary(runs)
+    cols = ["run_id", "agent", "teams", "pickups", "faab_spent", "pickup_started_points"]
+    if ws.empty:
+        return pd.DataFrame(columns=cols)
+    ws = ws.assign(pickups=ws["claims_won"] + ws["free_agent_adds"])
+    g = ws.groupby(["run_id", "agent"], as_index=False).agg(
+        teams=("team", "size"), pickups=("pickups", "sum"), faab_spent=("faab_spent", lambda s: s.sum(min_count=1)),
+        pickup_started_points=("pickup_started_points", "mean"))
+    return g.round({"pickup_started_points": 2})[cols]
+
+
+def waiver_claim_results(runs: Runs) -> pd.DataFrame:
+    """Per agent and phase (waivers / free_agents): claims won, lost (another team got the player) and skipped
+    (illegal or no longer possible; why is in ``waiver_claims.reason``)."""
+    c = runs.get("waiver_claims", pd.DataFrame())
+    cols = ["agent", "phase", "won", "lost", "skipped", "claims"]
+    if c is None or c.empty:
+        return pd.DataFrame(columns=cols)
+    g = c.groupby(["agent", "phase", "result"]).size().unstack("result", fill_value=0)
+    g = g.reindex(columns=["won", "lost", "skipped"], fill_value=0)
+    g["claims"] = g.sum(axis=1)
+    return g.reset_index()[cols]
+
+
+def player_names(runs: Runs) -> dict[str, str]:
+    """player_id -> name from the draft picks and the waiver transactions: with waivers a rostered or traded
+    player may never have been drafted. Runs recorded before transactions carried names give drafted names only."""
+    pairs = [runs["draft_picks"][["player_id", "player_name"]].to_numpy().tolist()]
+    tx = runs.get("transactions", pd.DataFrame())
+    for pid, name in (("add", "add_name"), ("drop", "drop_name")):
+        if tx is not None and name in tx:
+            pairs.append(tx[[pid, name]].to_numpy().tolist())
+    return {p: n for part in pairs for p, n in part if isinstance(p, str) and isinstance(n, str) and n}
 
 
 # ------------------------------------------------------------------------------------------------ per agent
@@ -475,4 +541,5 @@ __all__ = ["load_runs", "expand_paths", "run_labels", "describe_runs",
            "start_sit", "start_sit_season", "trade_value", "trade_summary", "reliability", "llm_usage", "per_agent",
            "headline", "draft_slots", "player_week_points", "weekly_standings", "team_agents", "draft_agents",
            "fallback_rates", "agent_info", "unprojected_picks", "trade_value_per_run", "waiver_summary",
+           "waiver_pickups", "waiver_value_per_run", "waiver_claim_results", "player_names",
            "MAX_FALLBACK_RATE"]

@@ -29,7 +29,8 @@ COLUMNS: dict[str, list[str]] = {
                "proposer_gives", "receiver_gives", "accepted_step", "made_by"],
     "waiver_claims": ["week", "phase", "team", "agent", "rank", "add", "drop", "bid", "result", "reason",
                       "decided_by"],
-    "transactions": ["week", "team", "agent", "kind", "add", "add_position", "drop", "drop_position", "bid"],
+    "transactions": ["week", "team", "agent", "kind", "add", "add_name", "add_position", "drop", "drop_name",
+                     "drop_position", "bid"],
 }
 TABLES = tuple(COLUMNS)
 
@@ -126,11 +127,13 @@ class RunRecorder:
                                     "reason": reason, "decided_by": decided_by}])
 
     def transaction(self, *, week: int, team: str, kind: str, add: str, drop: str, bid: int | None,
-                    position: Mapping[str, str | None]) -> None:
-        """A roster move outside the draft and trades (``kind`` waiver / free_agent)."""
+                    position: Mapping[str, str | None], name: Mapping[str, str]) -> None:
+        """A roster move outside the draft and trades (``kind`` waiver / free_agent). The names are recorded
+        because a player picked up this way may never have been drafted (the draft gives no name for him)."""
         self.add("transactions", [{"week": week, "team": team, "agent": self.agent(team), "kind": kind,
-                                   "add": add, "add_position": position.get(add), "drop": drop,
-                                   "drop_position": position.get(drop), "bid": bid}])
+                                   "add": add, "add_name": name.get(add), "add_position": position.get(add),
+                                   "drop": drop, "drop_name": name.get(drop), "drop_position": position.get(drop),
+                                   "bid": bid}])
 
     def trade(self, *, week: int, negotiation: str, proposer: str, receiver: str, proposer_gives: list[str],
               receiver_gives: list[str], accepted_step: int, made_by: str) -> None:

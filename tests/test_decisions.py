@@ -235,7 +235,8 @@ def test_propose_validation(world):
     qb_team = world.qb_team
     my_qb, their_wr = first_of(world, a, "QB")[0], first_of(world, qb_team, "WR")[0]
     cases = [
-        ({**legal, "to_team": "Nobody"}, "unknown trade partner 'Nobody'; choose another team of the league"),
+        ({**legal, "to_team": "Nobody"}, "unknown trade partner 'Nobody'; choose one of "
+                                         f"{sorted(t for t in world.state.rosters if t != a)}"),
         ({**legal, "to_team": a}, f"unknown trade partner {a!r}"),
         ({**legal, "give": ["00-nobody"]}, f"00-nobody is not on {a}'s roster"),
         ({**legal, "get": [world.state.rosters[c][0]]}, f"{world.state.rosters[c][0]} is not on {b}'s roster"),

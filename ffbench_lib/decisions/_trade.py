@@ -5,21 +5,14 @@ from __future__ import annotations
 from typing import Any, ClassVar
 
 from ..render import trade_parts
-from ..rules.trades import Offer
-from .base import AnswerModel, Decision, Outcome, ids, market_from_view
+from ..rules.trades import Offer, parse_offer
+from .base import AnswerModel, Decision, Outcome, market_from_view
 
 
 class OfferAnswer(AnswerModel):
     action: str
     give: list[str] | None = None
     get: list[str] | None = None
-
-
-def read_offer(answer: dict, me: str, other: str) -> tuple[Offer | None, str | None]:
-    give, get = ids(answer.get("give")), ids(answer.get("get"))
-    if give is None or get is None:
-        return None, "'give' and 'get' must be lists of player ids"
-    return Offer(me, other, tuple(give), tuple(get)), None
 
 
 class TradeReply(Decision):
@@ -47,7 +40,7 @@ class TradeReply(Decision):
         if action not in cls.actions:
             problems.append(f"action must be one of {sorted(cls.actions)} (got {action!r})")
         elif action == cls.counter:
-            mine, problem = read_offer(answer, me, other)
+            mine, problem = parse_offer(answer, me, other)
             if mine is not None:
                 offer = mine if cls.actor_proposes else Offer(other, me, mine.b_gives, mine.a_gives)
                 problem = market_from_view(view).problem(offer, len(view["offer"]["you_give"]))

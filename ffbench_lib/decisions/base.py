@@ -97,12 +97,3 @@ def market_from_view(view: dict) -> Market:
                   positions={c["id"]: c["pos"] for t in teams for c in t["roster"]},
                   roster=roster_from_rules(view["rules"]), max_per_side=view["max_players_per_side"],
                   locked=frozenset(view["locked_players"]))
-
-
-def ids(x: Any) -> list[str] | None:
-    """A list of player ids as an answer may give it (a lone id counts), else None."""
-    if isinstance(x, str):
-        return [x]
-    if isinstance(x, (list, tuple)) and all(isinstance(i, (str, int)) for i in x):
-        return [str(i) for i in x]
-    return None

@@ -7,8 +7,9 @@ from __future__ import annotations
 from typing import Any
 
 from ..render import trade_parts
+from ..rules.trades import parse_offer
 from .base import Decision, Outcome, market_from_view, register
-from ._trade import OfferAnswer, read_offer
+from ._trade import OfferAnswer
 
 
 class ProposeAnswer(OfferAnswer):
@@ -29,7 +30,7 @@ class ProposeTrade(Decision):
         action = answer.get("action") if isinstance(answer, dict) else None
         offer, problem = None, None
         if action == "propose":
-            offer, problem = read_offer(answer, view["team"], str(answer.get("to_team")))
+            offer, problem = parse_offer(answer, view["team"], str(answer.get("to_team")))
             if offer is not None:
                 problem = market_from_view(view).problem(offer)
         elif action != "pass":

@@ -136,4 +136,5 @@ def _win(eng, state, w, phase, team, rank, c, free, claims) -> None:
     eng.rec.claim(week=w, phase=phase, team=team, rank=rank, add=c["add"], drop=c["drop"], bid=c["bid"],
                   result="won", reason=None, decided_by=c["decided_by"])
     eng.rec.transaction(week=w, team=team, kind="waiver" if phase == "waivers" else "free_agent", add=c["add"],
-                        drop=c["drop"], bid=c["bid"], position=eng.catalog.position)
+                        drop=c["drop"], bid=c["bid"], position=eng.catalog.position,
+                        name=eng.catalog.name)

@@ -64,7 +64,8 @@ def offer_problem(state: LeagueState | Market, offer: Offer, positions: Mapping[
                   max_per_side: int, locked: set[str] | frozenset[str], size: int | None = None) -> str | None:
     """Why ``offer`` is illegal right now, or None (``state`` is read for its rosters only)."""
     if offer.b not in state.rosters or offer.b == offer.a:
-        return f"unknown trade partner {offer.b!r}; choose another team of the league"
+        return (f"unknown trade partner {offer.b!r}; choose one of "
+                f"{sorted(t for t in state.rosters if t != offer.a)}")
     na, nb = len(offer.a_gives), len(offer.b_gives)
     if na != nb:
         return f"unequal player counts ({na} for {nb}); both sides must move the same number"
