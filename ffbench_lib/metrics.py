@@ -435,6 +435,22 @@ def _with_waivers(runs: Runs) -> set[str]:
     return set(meta.loc[meta["waivers"].notna(), "run_id"]) if "waivers" in meta else set()
 
 
+def waiver_summary_by_agent(runs: Runs) -> pd.DataFrame:
+    """:func:`waiver_summary` summed over each agent's teams and runs; ``faab_per_point`` from those sums."""
+    ws = waiver_summary(runs)
+    cols = ["agent", "teams", "claims", "claims_won", "free_agent_adds", "faab_spent", "pickup_started_points",
+            "faab_per_point"]
+    if ws.empty:
+        return pd.DataFrame(columns=cols)
+    g = ws.groupby("agent").agg(teams=("team", "size"), claims=("claims", "sum"), claims_won=("claims_won", "sum"),
+                                free_agent_adds=("free_agent_adds", "sum"),
+                                faab_spent=("faab_spent", lambda x: x.sum(min_count=1)),
+                                pickup_started_points=("pickup_started_points", "sum"))
+    pts = g["pickup_started_points"].round(2)
+    g["faab_per_point"] = g["faab_spent"] / pts.where(pts > 0)
+    return g.assign(pickup_started_points=pts).reset_index()[cols]
+
+
 def waiver_pickups(runs: Runs) -> pd.DataFrame:
     """One row per pickup (waiver or free-agent add) with the players' names and ``points_started``: what the
     added player scored in this team's starting lineups from the pickup week until the team picked him up again
@@ -541,5 +557,5 @@ __all__ = ["load_runs", "expand_paths", "run_labels", "describe_runs",
            "start_sit", "start_sit_season", "trade_value", "trade_summary", "reliability", "llm_usage", "per_agent",
            "headline", "draft_slots", "player_week_points", "weekly_standings", "team_agents", "draft_agents",
            "fallback_rates", "agent_info", "unprojected_picks", "trade_value_per_run", "waiver_summary",
-           "waiver_pickups", "waiver_value_per_run", "waiver_claim_results", "player_names",
+           "waiver_summary_by_agent", "waiver_pickups", "waiver_value_per_run", "waiver_claim_results", "player_names",
            "MAX_FALLBACK_RATE"]

@@ -247,6 +247,35 @@ def trade_value_bars(ci: pd.DataFrame, palette: dict[str, str], info: pd.DataFra
     return fig
 
 
+def pickup_points_bars(ci: pd.DataFrame, palette: dict[str, str], info: pd.DataFrame | None = None) -> plt.Figure:
+    """Points a team started from its waiver and free-agent pickups per run, per agent with a bootstrap CI over
+    runs (``ci`` = :func:`stats.agent_means` of :func:`metrics.waiver_value_per_run` plus its ``pickups``
+    total), coloured by agent, labelled with the number of pickups; says so instead of drawing empty axes."""
+    n_runs = int(ci["runs"].max()) if len(ci) else 0
+    fig, ax = plt.subplots(figsize=(max(6, 0.8 * len(ci) + 2), 4.5))
+    total = int(ci["pickups"].sum()) if len(ci) else 0
+    if total == 0:
+        text = f"no waiver or free-agent pickups in {n_runs} run{'s' if n_runs != 1 else ''}"
+        ax.text(0.5, 0.5, text, ha="center", va="center", fontsize=12, color="0.3", transform=ax.transAxes)
+        ax.set_axis_off()
+        ax.set_title("Waivers: points started from pickups per agent")
+        return fig
+    s = ci.sort_values("mean", ascending=False)
+    labels, flagged = agent_labels(info), flagged_agents(info)
+    bars = ax.bar([_label(labels, a) for a in s["agent"]], s["mean"], color=[palette[a] for a in s["agent"]],
+                  yerr=[s["mean"] - s["ci_low"].fillna(s["mean"]), s["ci_high"].fillna(s["mean"]) - s["mean"]],
+                  capsize=4, hatch=[HATCH if a in flagged else "" for a in s["agent"]], edgecolor="white")
+    for bar, n, hi in zip(bars, s["pickups"], s["ci_high"].fillna(s["mean"])):
+        ax.annotate(f"{int(n)} pickup{'s' if n != 1 else ''}", (bar.get_x() + bar.get_width() / 2, max(hi, 0)),
+                    ha="center", va="bottom", fontsize=8, xytext=(0, 3), textcoords="offset points")
+    ax.set(ylabel=f"points started from pickups per team\n(mean over {n_runs} runs, 95% CI)",
+           title="Waivers: points started from pickups per agent")
+    _rotate_x(ax)
+    fallback_note(ax, flagged & set(s["agent"]), "lineups, trades and waivers")
+    sns.despine(fig)
+    return fig
+
+
 def win_rate_ci(ci: pd.DataFrame, palette: dict[str, str], info: pd.DataFrame | None = None,
                 seasons: list[int] | None = None) -> plt.Figure:
     """Win rate per agent, mean over runs with a bootstrap CI; the axis says how many runs of which season(s)."""

@@ -218,3 +218,18 @@ def test_a_checkpoint_with_bad_waiver_state_is_refused(prepared_2024, tmp_path, 
     path.write_text(json.dumps(cp))
     with pytest.raises(CheckpointError, match=re.escape(message)):
         run_engine(lg, prepared_2024, tmp_path / "run", resume=True)
+
+
+def test_waiver_prompts_shorten_the_free_agents_to_fit(prepared_2024, tmp_path):
+    from ffbench_lib.agents import fit
+    from ffbench_lib.agents.prompts import messages
+
+    run_engine(waiver_league(weeks=2), prepared_2024, tmp_path / "run")
+    recs = [json.loads(x) for x in open(tmp_path / "run" / "decisions.jsonl")]
+    view = next(r["view"] for r in recs if r["decision"] == "waiver_claims")
+    assert fit.levels(view) == 3 and all(len(c) == 8 for c in view["free_agents"].values())
+    short, notes = fit.shorten(view, 3)
+    assert all(len(c) == 2 for c in short["free_agents"].values()) and short["my_roster"] == view["my_roster"]
+    assert notes == ["the free agents show the 2 best player(s) per position"]
+    assert short["free_agents"]["RB"] == view["free_agents"]["RB"][:2]  # the best kept (views list them first)
+    assert len(messages("waiver_claims", short)[1]["content"]) < len(messages("waiver_claims", view)[1]["content"])

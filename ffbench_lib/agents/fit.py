@@ -1,6 +1,6 @@
 """Fitting a prompt into a model's budget (``max_prompt_tokens``) by shortening the VIEW before it is rendered,
 so the templates never change: other teams' tables first (their best players by this week's projection are
-kept), then the draft board, then long negotiation histories. Each step is one level of a ladder; the agent
+kept), then per-position boards (the draft board, the free agents), then long negotiation histories. Each step is one level of a ladder; the agent
 renders, counts and climbs until the prompt fits. The model is told what was shortened.
 
 The answer is still checked against the whole view: a shortened table hides players, it never makes them
@@ -10,7 +10,9 @@ from __future__ import annotations
 
 NOTE = "Some tables were shortened to fit your context: {what}."
 _OTHER_ROWS = (8, 5, 3, 1)  # rows kept per other team's roster
-_BOARD_ROWS = (6, 4, 2)  # best available players kept per position on the draft board
+_BOARD_ROWS = (6, 4, 2)  # players kept per position on a board (the views list them best first)
+_BOARDS = {"available": "the board shows the {n} best available player(s) per position",
+           "free_agents": "the free agents show the {n} best player(s) per position"}
 _HISTORY = 2  # negotiation steps kept (the latest)
 _RATIONALE_CHARS = 300
 
@@ -29,7 +31,7 @@ def levels(view: dict) -> int:
     n = 0
     if view.get("other_teams"):
         n += len(_OTHER_ROWS)
-    if view.get("available"):
+    if any(view.get(key) for key in _BOARDS):
         n += len(_BOARD_ROWS)
     if len(view.get("negotiation") or []) > _HISTORY:
         n += 1
@@ -53,12 +55,14 @@ def shorten(view: dict, level: int) -> tuple[dict, list[str]]:
             n = _OTHER_ROWS[k - 1]
             out["other_teams"] = [{**o, "roster": _best(o["roster"], n)} for o in view["other_teams"]]
             notes.append(f"other teams' rosters show only their {n} best player(s) by this week's projection")
-    if view.get("available"):
+    boards = [key for key in _BOARDS if view.get(key)]
+    if boards:
         k = min(level - step, len(_BOARD_ROWS))
         if k > 0:
             n = _BOARD_ROWS[k - 1]
-            out["available"] = {pos: ps[:n] for pos, ps in view["available"].items()}
-            notes.append(f"the board shows the {n} best available player(s) per position")
+            for key in boards:
+                out[key] = {pos: ps[:n] for pos, ps in view[key].items()}
+                notes.append(_BOARDS[key].format(n=n))
     return out, notes
 
 
