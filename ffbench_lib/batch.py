@@ -30,7 +30,8 @@ from .config import ConfigError, format_validation_error, load_config, load_yaml
 from .engine import config_differences
 from .rundir import RunDir
 
-ANALYSIS = ("03_standings", "04_positions", "05_draft", "06_start_sit", "07_trades", "08_model_comparison")
+ANALYSIS = ("03_standings", "04_positions", "05_draft", "06_start_sit", "07_trades", "08_model_comparison",
+            "09_waivers")
 
 
 class BatchSpec(BaseModel):

@@ -225,6 +225,10 @@ class Engine:
         if state is not None:
             problems = state.problems(self._new_state(), lg.roster.size, lg.weeks, dict(lg.roster.caps),
                                       self.catalog.position) + problems
+            known = self.fw.week(max(1, state.last_completed_week())).known_players()
+            problems += [f"{t} holds {p}, who is not known before week {max(1, state.last_completed_week())} "
+                         "(first plays later)" for t, ids in state.rosters.items() for p in ids
+                         if p in self.catalog.position and p not in known][:3]
             own = {p.name for p in self._stateful_phases()}
             problems += [f"extras hold state of phase(s) {sorted(set(state.extras) - own)} this league does not play"
                          ] if set(state.extras) - own else []

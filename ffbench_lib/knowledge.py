@@ -76,7 +76,6 @@ class PlayerCatalog:
         """The preseason card of a player (a fresh copy: views are never shared mutable state)."""
         return dict(self._cards[pid])
 
-    player_card = card  # the Firewall's name for it, which engine code uses
 
     def row(self, pid: str) -> dict[str, Any]:
         """Every preseason column of a player (a fresh copy)."""

@@ -139,6 +139,15 @@ class LeagueState:
         return cls.from_json(json.dumps(d))
 
     # -- consistency ------------------------------------------------------------------------------------------
+    def _roster_replay_problems(self) -> list[str]:
+        try:
+            replay = _replay(self)
+        except (KeyError, TypeError, AttributeError) as exc:
+            return [f"the recorded picks and moves cannot be replayed ({type(exc).__name__}: {exc})"]
+        return [f"{t}'s roster is not what its recorded picks, waiver moves and trades lead to" for t in self.teams
+                if sorted(replay.get(t, [])) != sorted(self.rosters[t])]
+
+
     def problems(self, fresh: "LeagueState", rounds: int, weeks: int, caps: dict[str, int],
                  position: dict[str, str]) -> list[str]:
         """Why this state cannot be a point of the league whose starting state is ``fresh`` (same teams, agents,
@@ -187,9 +196,34 @@ class LeagueState:
                 out.append(f"{table} hold week(s) {sorted(late, key=repr)} beyond phase {self.phase}")
         out += [f"{t}'s record has {r.games} games after {week} weeks" for t, r in self.records.items()
                 if r.games != week]
+        if not out:
+            out += self._roster_replay_problems()
         if any(n < 0 for n in self.log_bytes.values()) or self.decisions < 0:
             out.append("negative log length or decision count")
         return out
+
+
+def _moved(ids: list[str], out: Any, into: Any) -> list[str]:
+    out, into = ([x] if isinstance(x, str) else list(x) for x in (out, into))
+    return [p for p in ids if p not in out] + into
+
+
+def _replay(state: "LeagueState") -> dict[str, list[str]]:
+    """The rosters the recorded picks and moves lead to: the draft, then each week its waiver and free-agent
+    moves, then its trades (the order the season plays them)."""
+    rosters: dict[str, list[str]] = {t: [] for t in state.teams}
+    for r in state.tables.get("draft_picks", []):
+        rosters[r["team"]].append(r["player_id"])
+    moves: dict[int, list[tuple[str, Any, Any]]] = {}
+    for r in state.tables.get("transactions", []):
+        moves.setdefault(r["week"], []).append((r["team"], r["drop"], r["add"]))
+    for r in state.tables.get("trades", []):
+        moves.setdefault(r["week"], []).extend([(r["proposer"], r["proposer_gives"], r["receiver_gives"]),
+                                                (r["receiver"], r["receiver_gives"], r["proposer_gives"])])
+    for w in sorted(moves):
+        for team, out, into in moves[w]:
+            rosters[team] = _moved(rosters[team], out, into)
+    return rosters
 
 
 def _plain(value: Any) -> Any:

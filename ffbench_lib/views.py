@@ -4,11 +4,13 @@ An agent never receives a table, only a view (a plain, JSON-serialisable dict) b
 
 * the **draft** view is built from the :class:`~ffbench_lib.knowledge.PlayerCatalog` (preseason columns of the
   players table only: projections, ADP, bye, previous seasons) - never from the played season's stats;
-* the **week-w** views (lineups, trades) are built from the catalog and ``Knowledge.as_of(w)``, which holds
+* the **week-w** views (lineups, trades, waivers) are built from the catalog and ``Knowledge.as_of(w)``, which holds
   only the played weeks ``< w`` plus what is published before week *w* kicks off (the week's projections,
   the injury report, byes and the schedule): the future is absent from it, not filtered out.
 
-Tests prove it: perturbing every actual stat from week *w* on leaves every view before *w* byte-identical.
+Decision kinds with views of their own (waivers) build them from this class's public pieces (``player_week``,
+``week``, ``rules``, ``record``), never from a table. Tests prove it: perturbing every actual stat from week *w*
+on leaves every view before *w* byte-identical.
 """
 from __future__ import annotations
 
@@ -134,7 +136,7 @@ class Firewall:
         on_bye = team is not None and k.opponent.get(team, None) is None
         card.update({"team": team, "opp": k.opponent.get(team) if team else None,
                      "std_g": g, "std_pts": _r(pts), "std_ppg": _r(pts / g) if g else None,
-                     "recent": k.recent.get(pid, []),
+                     "recent": [list(x) for x in k.recent.get(pid, [])],  # a copy: views share nothing
                      "last3_avg": _r(np.mean([x[1] for x in k.recent[pid]])) if pid in k.recent else None,
                      "proj_week": _r(k.projection.get(pid)), "injury": status,
                      "zero_flags": [f for f, on in (("bye", on_bye), ("out", status == "Out")) if on]})

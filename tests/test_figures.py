@@ -218,3 +218,119 @@ def test_season_points_by_position_takes_the_top_players_from_the_roster():
     two_qb = Roster(QB=2, RB=2, WR=3, TE=1, FLEX=0, BENCH=5)
     assert shown(plots.season_points_by_position(weekly, roster=two_qb, teams=10)) == {"QB": 40, "RB": 40,
                                                                                           "WR": 60}
+
+
+# ----------------------------------------------------------------------------------------------------- waivers
+def waiver_runs():
+    """Runs r0 and r1 used waivers, r2 did not. bot:a has teams A1 and A2, bot:b team B. In r0, A1 claims the
+    undrafted f1 (week 2), swaps him for the undrafted f3 (week 3) and adds him back (week 4); B adds f2."""
+    def st(team, agent, run_id):
+        return standing(team, agent, week=4, run_id=run_id)
+
+    def start(week, team, agent, pid, pts, run_id="r0"):
+        return {"run_id": run_id, "week": week, "team": team, "agent": agent, "slot": "WR", "player_id": pid,
+                "position": "WR", "points": pts, "decided_by": "agent"}
+
+    teams = [("A1", "bot:a"), ("A2", "bot:a"), ("B", "bot:b")]
+    lineups = [start(1, "A1", "bot:a", "d1", 9.0), start(2, "A1", "bot:a", "f1", 5.0),
+               start(3, "A1", "bot:a", "f3", 3.0), start(4, "A1", "bot:a", "f1", 7.0),
+               start(2, "B", "bot:b", "f2", 100.0), start(3, "B", "bot:b", "f2", 4.0),
+               start(4, "A1", "bot:a", "f1", 50.0, run_id="r2")]  # r2 had no waivers: never counted
+    runs = runs_of({"standings": [st(t, a, r) for r in ("r0", "r1", "r2") for t, a in teams],
+                    "draft_picks": [{"run_id": "r0", "pick": 1, "round": 1, "team": "A1", "agent": "bot:a",
+                                     "player_id": "d1", "player_name": "Drafted One", "position": "WR"}],
+                    "lineups": lineups}, n_runs=3)
+    runs["meta"] = runs["meta"].assign(waivers=["faab", "faab", None])
+
+    def tx(week, team, agent, kind, add, drop, bid=None):
+        names = {"d1": "Drafted One", "f1": "Free One", "f2": "Free Two", "f3": "Free Three", "u9": "Undrafted Nine"}
+        return {"run_id": "r0", "seed": 0, "week": week, "team": team, "agent": agent, "kind": kind, "add": add,
+                "add_name": names[add], "add_position": "WR", "drop": drop, "drop_name": names[drop],
+                "drop_position": "WR", "bid": bid}
+
+    runs["transactions"] = pd.DataFrame([tx(2, "A1", "bot:a", "waiver", "f1", "d1", 10), tx(3, "A1", "bot:a",
+                                         "free_agent", "f3", "f1"), tx(4, "A1", "bot:a", "free_agent", "f1", "f3"),
+                                         tx(3, "B", "bot:b", "free_agent", "f2", "u9")])
+    claim = {"run_id": "r0", "week": 2, "rank": 1, "add": "f1", "drop": "d1", "bid": 10, "reason": None,
+             "decided_by": "agent"}
+    runs["waiver_claims"] = pd.DataFrame([
+        {**claim, "phase": "waivers", "team": "A1", "agent": "bot:a", "result": "won"},
+        {**claim, "phase": "waivers", "team": "B", "agent": "bot:b", "result": "lost"},
+        {**claim, "phase": "waivers", "team": "B", "agent": "bot:b", "result": "skipped", "reason": "over the cap"},
+        {**claim, "phase": "free_agents", "team": "B", "agent": "bot:b", "result": "won"}])
+    return runs
+
+
+def test_player_names_come_from_the_draft_and_the_waiver_transactions():
+    runs = waiver_runs()
+    names = metrics.player_names(runs)
+    # f1..f3 and u9 were never drafted: only the transactions know their names
+    assert names == {"d1": "Drafted One", "f1": "Free One", "f2": "Free Two", "f3": "Free Three",
+                     "u9": "Undrafted Nine"}
+    # a run recorded before transactions carried names: the drafted names, no error
+    old = {**runs, "transactions": runs["transactions"].drop(columns=["add_name", "drop_name"])}
+    assert metrics.player_names(old) == {"d1": "Drafted One"}
+    pickups = metrics.waiver_pickups(old)
+    assert pickups["add_name"].isna().sum() == 4 and pickups["drop_name"].tolist().count("Drafted One") == 1
+
+
+def test_waiver_pickup_points_per_pickup_per_run_and_per_agent():
+    runs = waiver_runs()
+    pk = metrics.waiver_pickups(runs)
+    # a player picked up again starts a new window: f1 scored 5 for the week-2 claim and 7 for the week-4 add;
+    # B's f2 counts from week 3 (the 100 points of week 2 came before the pickup)
+    assert pk[["week", "team", "add_name", "points_started"]].values.tolist() == [
+        [2, "A1", "Free One", 5.0], [3, "A1", "Free Three", 3.0], [3, "B", "Free Two", 4.0],
+        [4, "A1", "Free One", 7.0]]
+    ws = metrics.waiver_summary(runs).set_index(["run_id", "team"])
+    assert ws.loc[("r0", "A1"), "pickup_started_points"] == pk[pk["team"] == "A1"]["points_started"].sum() == 15.0
+    assert "r2" not in ws.index.get_level_values(0)
+    per_run = metrics.waiver_value_per_run(runs).set_index(["run_id", "agent"])
+    # per team: bot:a's 15 points over its two teams; a run without pickups gives 0, a run without waivers no row
+    assert per_run.loc[("r0", "bot:a"), ["teams", "pickups", "faab_spent", "pickup_started_points"]].tolist() == [
+        2, 3, 10.0, 7.5]
+    assert per_run.loc[("r0", "bot:b"), "pickup_started_points"] == 4.0 and np.isnan(per_run.loc[("r0", "bot:b"),
+                                                                                                  "faab_spent"])
+    assert per_run.loc[("r1", "bot:a"), "pickup_started_points"] == 0.0 and len(per_run) == 4
+    ci = stats.agent_means(per_run.reset_index(), "pickup_started_points").set_index("agent")
+    assert ci.loc["bot:a", "runs"] == 2 and ci.loc["bot:a", "mean"] == 3.75
+    by_agent = metrics.waiver_summary_by_agent(runs).set_index("agent")
+    assert by_agent.loc["bot:a", ["claims", "claims_won", "free_agent_adds", "faab_spent"]].tolist() == [1, 1, 2, 10]
+    assert by_agent.loc["bot:a", "faab_per_point"] == pytest.approx(10 / 15)
+    assert np.isnan(by_agent.loc["bot:b", "faab_per_point"])  # spent nothing: no dollars per point
+    res = metrics.waiver_claim_results(runs).set_index(["agent", "phase"])
+    assert res.loc[("bot:b", "waivers"), ["won", "lost", "skipped", "claims"]].tolist() == [0, 1, 1, 2]
+    assert res.loc[("bot:b", "free_agents"), "won"] == 1
+
+
+def test_waiver_tables_are_empty_without_waivers():
+    runs = waiver_runs()
+    runs["meta"] = runs["meta"].assign(waivers=None)
+    for f in (metrics.waiver_summary, metrics.waiver_summary_by_agent, metrics.waiver_value_per_run):
+        assert f(runs).empty, f.__name__
+
+
+def test_pickup_points_figure_by_agent_with_intervals_hatching_and_no_pickups_text(tmp_path):
+    palette = plots.agent_palette(["bot:a", "llm:x/m"])
+    runs = runs_of({"standings": [standing("A", "bot:a", rank=1), standing("B", "llm:x/m", rank=2)]},
+                   decisions("llm:x/m", 10, 9) + decisions("bot:a", 10, 0))
+    info = metrics.agent_info(runs)
+    ci = pd.DataFrame({"agent": ["bot:a", "llm:x/m"], "runs": [3, 3], "mean": [20.0, 40.0], "ci_low": [5.0, 30.0],
+                       "ci_high": [40.0, 50.0], "pickups": [1, 6]})
+    fig = plots.pickup_points_bars(ci, palette, info)
+    ax = fig.axes[0]
+    labels = [t.get_text() for t in ax.get_xticklabels()]
+    assert labels == ["m \u2020", "a"]  # best first, the fallback-dominated agent marked
+    colours = [tuple(np.round(b.get_facecolor()[:3], 3)) for b in ax.patches]
+    assert colours == [tuple(np.round(plt.matplotlib.colors.to_rgb(palette[a]), 3)) for a in ("llm:x/m", "bot:a")]
+    assert [str(b.get_hatch() or "") for b in ax.patches] == [plots.HATCH, ""]
+    assert any(getattr(c, "has_yerr", False) for c in ax.containers)
+    assert "mean over 3 runs" in ax.get_ylabel()
+    assert [t.get_text() for t in ax.texts] == ["6 pickups", "1 pickup"]
+    assert ">25% engine fallbacks" in " ".join(t.get_text() for t in ax.get_legend().get_texts())
+    empty = plots.pickup_points_bars(ci.assign(pickups=0, mean=0.0, ci_low=0.0, ci_high=0.0), palette, info)
+    assert [t.get_text() for t in empty.axes[0].texts] == ["no waiver or free-agent pickups in 3 runs"]
+    assert not empty.axes[0].axison
+    plots.save(fig, tmp_path, "waiver_pickup_points")
+    assert (tmp_path / "waiver_pickup_points.png").stat().st_size > 1000
+    plt.close("all")

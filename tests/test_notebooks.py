@@ -1,14 +1,19 @@
 """Every notebook executes under papermill on real data and writes what it promises."""
 import json
 
+import pandas as pd
 import papermill as pm
 import pytest
 
+from ffbench_lib.config import Waivers
+
 from ffbench_lib.notebooks import KERNEL_ARGS, execute
 
+from engine_helpers import demo_league, run_engine
 from project_copy import OVERRIDES, copy_project
 
-ANALYSIS = ["03_standings", "04_positions", "05_draft", "06_start_sit", "07_trades", "08_model_comparison"]
+ANALYSIS = ["03_standings", "04_positions", "05_draft", "06_start_sit", "07_trades", "08_model_comparison",
+            "09_waivers"]
 
 
 def errors(nb_path):
@@ -40,17 +45,19 @@ def project(tmp_path_factory):
     return copy_project(tmp_path_factory.mktemp("newcomer") / "ffbench")
 
 
-def run_as_in_jupyterlab(project, name, data_dir):
-    """Execute ``notebooks/<name>.ipynb`` of the copy with its default parameters and the kernel's cwd in
-    ``notebooks/`` (papermill's ``cwd``; not ffbench_lib.notebooks.execute, which starts it at the root)."""
-    executed = project.parent / "executed" / f"{name}.ipynb"
+def run_as_in_jupyterlab(project, name, data_dir, parameters=None, tag=""):
+    """Execute ``notebooks/<name>.ipynb`` of the copy with its default parameters (or ``parameters``) and the
+    kernel's cwd in ``notebooks/`` (papermill's ``cwd``; not ffbench_lib.notebooks.execute, which starts it at
+    the root)."""
+    executed = project.parent / "executed" / f"{name}{tag}.ipynb"
     executed.parent.mkdir(exist_ok=True)
     with pytest.MonkeyPatch.context() as mp:
         for k in OVERRIDES:
             mp.delenv(k, raising=False)
         mp.setenv("FFBENCH_DATA_DIR", str(data_dir))
         pm.execute_notebook(str(project / "notebooks" / f"{name}.ipynb"), str(executed), kernel_name="python3",
-                            cwd=str(project / "notebooks"), progress_bar=False, execution_timeout=600,
+                            parameters=parameters or {}, cwd=str(project / "notebooks"), progress_bar=False,
+                            execution_timeout=600,
                             extra_arguments=KERNEL_ARGS)
     assert errors(executed) == []
     assert not (project / "notebooks" / "outputs").exists(), "outputs landed in notebooks/outputs"
@@ -81,5 +88,58 @@ def test_simulate_notebook_defaults_from_notebooks_folder(project, simulated):
 @pytest.mark.slow
 @pytest.mark.parametrize("name", ANALYSIS)
 def test_analysis_notebook_defaults_from_notebooks_folder(project, simulated, data_dir, name):
-    run_as_in_jupyterlab(project, name, data_dir)
+    executed = run_as_in_jupyterlab(project, name, data_dir)
     assert any((project / "outputs" / "analysis").glob("*.png"))
+    if name == "09_waivers":  # the demo run has waivers off: one line says so, no empty figure
+        assert any("no run used waivers" in t for t in texts(executed))
+        assert not list((project / "outputs" / "analysis").glob("waiver*"))
+
+
+def texts(nb_path):
+    cells = json.loads(nb_path.read_text())["cells"]
+    return ["".join(t) for c in cells for o in c.get("outputs", [])
+            for t in ([o.get("text", "")] + [o.get("data", {}).get("text/plain", "")])]
+
+
+@pytest.fixture(scope="module")
+def waiver_run(project, prepared_2024):
+    """A short demo season with waivers on (the bots claim and add free agents), inside the project copy; with
+    this seed the week-4 trades move players nobody drafted."""
+    league = demo_league(weeks=4, seed=3).model_copy(update={"waivers": Waivers(enabled=True)})
+    out = project / "outputs" / "waiver_runs" / "demo-s3"
+    run_engine(league, prepared_2024, out)
+    return out
+
+
+@pytest.mark.slow
+def test_transactions_name_the_players_including_undrafted_ones(waiver_run, prepared_2024):
+    tx = pd.read_parquet(waiver_run / "transactions.parquet")
+    drafted = set(pd.read_parquet(waiver_run / "draft_picks.parquet")["player_id"])
+    names = prepared_2024.players.set_index("player_id")["player_name"]
+    assert len(tx) and (~tx["add"].isin(drafted)).any()  # some pickups were never drafted
+    trades = pd.read_parquet(waiver_run / "trades.parquet")
+    traded = {p for r in trades.itertuples() for p in [*r.proposer_gives, *r.receiver_gives]}
+    assert traded - drafted  # notebook 07 must name them too
+    assert tx["add_name"].tolist() == names.reindex(tx["add"]).tolist()
+    assert tx["drop_name"].tolist() == names.reindex(tx["drop"]).tolist()
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", ["07_trades", "09_waivers"])
+def test_analysis_notebooks_on_a_run_with_waivers(project, waiver_run, data_dir, name):
+    out = project / "outputs" / "analysis_waivers"
+    executed = run_as_in_jupyterlab(project, name, data_dir, {"runs": "outputs/waiver_runs/*",
+                                                              "out": "outputs/analysis_waivers"}, tag="-waivers")
+    shown = " ".join(texts(executed))
+    assert "no run used waivers" not in shown and "00-00" not in shown  # tables name players, never ids
+    if name == "09_waivers":
+        assert (out / "waiver_pickup_points.png").stat().st_size > 10_000
+        pickups = pd.read_csv(out / "waiver_pickups.csv")
+        assert len(pickups) and pickups["add_name"].notna().all() and pickups["drop_name"].notna().all()
+        per_agent = pd.read_csv(out / "waiver_summary_by_agent.csv").set_index("agent")
+        assert per_agent["pickup_started_points"].sum() == pytest.approx(pickups["points_started"].sum(), abs=0.05)
+        assert per_agent.loc["bot:adp", "claims"] == 0  # the ADP bot never claims
+        results = pd.read_csv(out / "waiver_claim_results.csv")
+        assert results["won"].sum() == len(pickups)
+        ci = pd.read_csv(out / "waiver_value_ci.csv")
+        assert set(ci["agent"]) == set(per_agent.index) and (ci["runs"] == 1).all()

@@ -202,9 +202,12 @@ def test_llm_teams_make_waiver_decisions_through_litellm(prepared_2024, tmp_path
 
 
 @pytest.mark.parametrize("edit,message", [
-    (lambda cp: cp["extras"]["waivers"]["faab"].update({"ADP-1": -5}), "FAAB budgets must be whole dollars"),
+    (lambda cp: cp["extras"]["waivers"]["faab"].update({"ADP-1": -5}), "saved FAAB budgets are not what"),
+    (lambda cp: cp["extras"]["waivers"]["faab"].update({t: 100 for t in cp["teams"]}), "saved FAAB budgets are not"),
+    (lambda cp: cp["extras"]["waivers"].update({"order": ["x", 1]}), "saved FAAB budgets are not what"),
     (lambda cp: cp["extras"].update({"trades": {}}), "state of phase(s) ['trades']"),
-    (lambda cp: cp.pop("extras"), "FAAB budgets must be whole dollars"),
+    (lambda cp: cp.pop("extras"), "saved FAAB budgets are not what"),
+    (lambda cp: cp["tables"]["transactions"][0].update({"bid": "lots"}), "names team"),
 ])
 def test_a_checkpoint_with_bad_waiver_state_is_refused(prepared_2024, tmp_path, edit, message):
     from ffbench_lib.rundir import CheckpointError
@@ -233,3 +236,70 @@ def test_waiver_prompts_shorten_the_free_agents_to_fit(prepared_2024, tmp_path):
     assert notes == ["the free agents show the 2 best player(s) per position"]
     assert short["free_agents"]["RB"] == view["free_agents"]["RB"][:2]  # the best kept (views list them first)
     assert len(messages("waiver_claims", short)[1]["content"]) < len(messages("waiver_claims", view)[1]["content"])
+
+
+def test_a_checkpoint_whose_rosters_its_moves_do_not_explain_is_refused(prepared_2024, tmp_path):
+    """A roster edited to hold a free agent, or a transaction edited to add a player who first plays later in
+    the season, is refused on resume."""
+    from ffbench_lib.rundir import CheckpointError
+
+    lg = waiver_league("rolling", weeks=3)
+    with pytest.raises(SimulatedCrash):
+        run_engine(lg, prepared_2024, tmp_path / "run", crash_after="week:2")
+    path = tmp_path / "run" / "checkpoint.json"
+    good = json.loads(path.read_text())
+    first = prepared_2024.weekly.groupby("player_id")["week"].min()
+    late = next(p for p, w in first.items() if w >= 10 and p not in {x for ids in good["rosters"].values() for x in ids}
+                and p not in set(prepared_2024.players.loc[prepared_2024.players["in_draft_pool"], "player_id"]))
+    txs = good["tables"]["transactions"]
+    i = next(i for i, t in enumerate(txs) if t["add"] in good["rosters"][t["team"]]
+             and sum(x["add"] == t["add"] or x["drop"] == t["add"] for x in txs) == 1)
+    team, added = txs[i]["team"], txs[i]["add"]
+
+    def swap_in_late(cp):  # the move and the roster agree, but the player added first plays in week 10 or later
+        cp["tables"]["transactions"][i]["add"] = late
+        cp["rosters"][team][cp["rosters"][team].index(added)] = late
+
+    pl = prepared_2024.players.set_index("player_id")
+    held = {x for ids in good["rosters"].values() for x in ids}
+    first_pos = pl.loc[good["rosters"][team][0], "position"]
+    free = next(p for p in pl.index[pl["in_draft_pool"]] if p not in held and pl.loc[p, "position"] == first_pos)
+
+    for edit, message in [(lambda cp: cp["rosters"][team].__setitem__(0, free), "is not what its recorded"),
+                          (swap_in_late, "not known before week 2"),
+                          (lambda cp: cp["extras"]["waivers"]["order"].reverse(), "saved waiver order")]:
+        cp = json.loads(json.dumps(good))
+        edit(cp)
+        path.write_text(json.dumps(cp))
+        with pytest.raises(CheckpointError, match=re.escape(message)):
+            run_engine(lg, prepared_2024, tmp_path / "run", resume=True)
+
+
+def test_faab_a_higher_bid_wins_even_when_ranked_second(prepared_2024, tmp_path):
+    """Bids are compared per player across the league: B ranks X second but bids more for him than A, who
+    ranks him first, so B gets X (and Y, which nobody else wants)."""
+    lg = waiver_league(weeks=2)
+    a, b = lg.teams[0].name, lg.teams[1].name
+
+    def rbs(view):
+        free = view["free_agents"]["RB"]
+        mine = sorted((c for c in view["my_roster"] if c["pos"] == "RB"), key=lambda c: ((c["proj_week"] or 0), c["id"]))
+        return free[0]["id"], free[1]["id"], mine[0]["id"], mine[1]["id"]
+
+    def claims_a(view):
+        x, _, d1, _ = rbs(view)
+        return {"claims": [{"add": x, "drop": d1, "bid": 10}]}
+
+    def claims_b(view):
+        x, y, d1, d2 = rbs(view)
+        return {"claims": [{"add": y, "drop": d1, "bid": 5}, {"add": x, "drop": d2, "bid": 20}]}
+
+    quiet = {"waiver_claims": lambda v: {"claims": []}, "free_agent_adds": lambda v: {"claims": []}}
+    agents = scripted(lg, **{t.name: quiet for t in lg.teams[2:]},
+                      **{a: {**quiet, "waiver_claims": claims_a}, b: {**quiet, "waiver_claims": claims_b}})
+    state, _ = run_engine(lg, prepared_2024, tmp_path / "run", agents=agents)
+    rows = table(tmp_path / "run", "waiver_claims")
+    won = rows[rows["result"] == "won"]
+    assert won["team"].tolist() == [b, b] and sorted(won["bid"].tolist()) == [5, 20]
+    assert rows[rows["team"] == a]["result"].tolist() == ["lost"]
+    assert state.extras["waivers"]["faab"] == {**{t.name: 100 for t in lg.teams}, b: 75}

@@ -12,6 +12,7 @@ place this legality lives: the processing re-checks claims with them and bots en
 :func:`legal_swaps` (the rules own the legal actions, as in OpenSpiel)."""
 from __future__ import annotations
 
+import copy
 from typing import TYPE_CHECKING, Any, Iterator, Mapping, Sequence
 
 from pydantic import BaseModel
@@ -97,13 +98,14 @@ def claims_view(fw: "Firewall", state: "LeagueState", team: str, w: int, mode: s
             "budget_left": budget_left, "priority": priority, "max_claims": lg.waivers.max_claims,
             "weeks_left": lg.weeks - w + 1, "record": fw.record(state, team),
             "my_roster": [fw.player_week(p, w) for p in sorted(state.rosters[team])],
-            "free_agents": {pos: [dict(c) for c in cards] for pos, cards in best.items()}}
+            "free_agents": copy.deepcopy(best)}  # every team's own copy: views share nothing
 
 
 # --------------------------------------------------------------------------------------------------- answers
 MODE_RULES = {
-    "faab": ("Waivers are FAAB blind bids: you have {budget_left} of {budget} dollars left for the season. For each "
-             "player the highest bid wins (a tie goes to the team with the worse record) and pays its bid."),
+    "faab": ("Waivers are FAAB blind bids: you have {budget_left} of {budget} dollars left for the season. Bids "
+             "are processed highest first across the league, so each player goes to his highest bidder (a tie goes "
+             "to the team with the worse record, then to the claim you ranked higher), who pays the bid."),
     "rolling": ("Waivers go by rolling priority: you are number {priority} of {teams} in the order. The first team "
                 "in the order that claims a player gets him and moves to the end of the order."),
     "free_agents": ("Waivers have cleared; the players below are free agents. Adds are first come: teams with worse "

@@ -1,10 +1,11 @@
 """Waivers and free agency, after a week's games and before the next week's lineups.
 
 Every team may claim free agents at once (ranked (add, drop) pairs, blind FAAB bids or rolling priority).
-Claims are then processed together: each round takes every team's best claim that can still be met; under
-FAAB the highest bid wins (ties to the worse record) and pays, under rolling priority the first team in the
-order wins and moves to its end; a claim on a player another team won is ``lost``, one that can no longer be
-met (its drop already left, a cap, the budget) is ``skipped``. Then, if enabled, first-come free-agent adds:
+Claims are then processed together, one at a time: under FAAB the highest bid in the league first (ties: the
+worse record, then the team's own ranking), and the winner pays; under rolling priority the first team in the
+order that has a claim left, its best claim first, and a winner moves to the end of the order. A claim on a
+player another team already won is ``lost``; one that can no longer be met (its drop already left, a cap, the
+budget left) is ``skipped``. Then, if enabled, first-come free-agent adds:
 every team answers at once and adds are served round by round, worse record first. Players dropped this week
 wait for next week's waivers. The pool is every player known before the week (the draft pool, and anyone who
 has played) on no roster."""
@@ -13,7 +14,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from ..decisions import REGISTRY
-from ..decisions.waiver_claims import apply_swap, best_free_agents, pool, swap_problem
+from ..decisions.waiver_claims import apply_swap, best_free_agents, bid_problem, pool, swap_problem
 from ..state import LeagueState
 from . import Season, weekly
 
@@ -29,16 +30,22 @@ def start(league: "League", state: LeagueState) -> dict[str, Any]:
 
 
 def check(league: "League", state: LeagueState, saved: Any) -> list[str]:
-    teams = sorted(state.teams)
-    if league.waivers.mode == "faab":
-        faab = saved.get("faab") if isinstance(saved, dict) else None
-        if not isinstance(faab, dict) or sorted(faab) != teams or any(
-                type(v) is not int or not 0 <= v <= league.waivers.budget for v in faab.values()):
-            return [f"waivers: FAAB budgets must be whole dollars in 0..{league.waivers.budget} for every team"]
-        return []
-    order = saved.get("order") if isinstance(saved, dict) else None
-    if not isinstance(order, list) or sorted(order) != teams:
-        return ["waivers: the waiver order must list every team once"]
+    """A saved waiver state must be the one its recorded transactions lead to from the start: every budget less
+    its won bids, the order with each winner moved to the end as it won."""
+    expected = start(league, state)
+    for row in state.tables.get("transactions", []):
+        team, bid = row.get("team"), row.get("bid")
+        if row.get("kind") != "waiver":
+            continue
+        if team not in state.teams or ("faab" in expected and (type(bid) is not int or bid < 0)):
+            return [f"waivers: a recorded waiver move names team {team!r} and bid {bid!r}"]
+        if "faab" in expected:
+            expected["faab"][team] -= bid
+        else:
+            expected["order"] = [t for t in expected["order"] if t != team] + [team]
+    if saved != expected:
+        what = "FAAB budgets" if "faab" in expected else "waiver order"
+        return [f"waivers: the saved {what} are not what the recorded waiver moves lead to"]
     return []
 
 
@@ -57,31 +64,22 @@ async def waiver_window(eng: Season, state: LeagueState, w: int) -> None:
              for t in state.teams}
     claims = await _ask(eng, state, w, "waiver_claims", views)
     worse_first = list(reversed(state.standings_order()))
-    pending = {t: list(enumerate(claims[t], start=1)) for t in state.teams}
-    while True:
-        tops = {}
-        for t in state.teams:
-            while pending[t]:
-                rank, c = pending[t][0]
-                why = _unmet(eng, state, t, c, free, mine.get("faab"))
-                if why is None:
-                    tops[t] = (rank, c)
-                    break
-                pending[t].pop(0)
-                _row(eng, state, w, "waivers", t, rank, c, why, claims)
-        if not tops:
-            break
+    pending = [(t, rank, c) for t in state.teams for rank, c in enumerate(claims[t], start=1)]
+    while pending:
+        if mode == "faab":  # the highest bid in the league first; ties: the worse record, then the team's own order
+            pending.sort(key=lambda x: (-x[2]["bid"], worse_first.index(x[0]), x[1]))
+        else:  # the first team in the order that has a claim left, its best claim first
+            pending.sort(key=lambda x: (mine["order"].index(x[0]), x[1]))
+        t, rank, c = pending.pop(0)
+        why = _unmet(eng, state, t, c, free, mine.get("faab"))
+        if why is not None:
+            _row(eng, w, "waivers", t, rank, c, why)
+            continue
+        _win(eng, state, w, "waivers", t, rank, c, free)
         if mode == "faab":
-            winner = max(tops, key=lambda t: (tops[t][1]["bid"], -worse_first.index(t)))
+            mine["faab"][t] -= c["bid"]
         else:
-            winner = next(t for t in mine["order"] if t in tops)
-        rank, c = tops[winner]
-        pending[winner].pop(0)
-        _win(eng, state, w, "waivers", winner, rank, c, free, claims)
-        if mode == "faab":
-            mine["faab"][winner] -= c["bid"]
-        else:
-            mine["order"] = [t for t in mine["order"] if t != winner] + [winner]
+            mine["order"] = [x for x in mine["order"] if x != t] + [t]
     if not cfg.free_agents:
         return
     best = best_free_agents(eng.fw, sorted(free), w)
@@ -93,9 +91,9 @@ async def waiver_window(eng: Season, state: LeagueState, w: int) -> None:
                 c = adds[t][r]
                 why = _unmet(eng, state, t, c, free, None)
                 if why is None:
-                    _win(eng, state, w, "free_agents", t, r + 1, c, free, adds)
+                    _win(eng, state, w, "free_agents", t, r + 1, c, free)
                 else:
-                    _row(eng, state, w, "free_agents", t, r + 1, c, why, adds)
+                    _row(eng, w, "free_agents", t, r + 1, c, why)
 
 
 async def _ask(eng: Season, state: LeagueState, w: int, kind: str, views: dict[str, dict]) -> dict[str, list]:
@@ -119,18 +117,20 @@ def _unmet(eng: Season, state: LeagueState, team: str, c: dict[str, Any], free: 
                            eng.league.roster)
     if problem:
         return f"skipped: {problem}"
-    if faab is not None and c["bid"] > faab[team]:
-        return f"skipped: bid {c['bid']} is above the {faab[team]} dollars left"
+    problem = bid_problem(c["bid"], faab[team]) if faab is not None else None
+    if problem:
+        return f"skipped: {problem}"
     return None
 
 
-def _row(eng, state, w, phase, team, rank, c, why, claims) -> None:
+def _row(eng: Season, w: int, phase: str, team: str, rank: int, c: dict[str, Any], why: str) -> None:
     result, _, reason = why.partition(": ")
     eng.rec.claim(week=w, phase=phase, team=team, rank=rank, add=c["add"], drop=c["drop"], bid=c["bid"],
                   result=result, reason=reason or None, decided_by=c["decided_by"])
 
 
-def _win(eng, state, w, phase, team, rank, c, free, claims) -> None:
+def _win(eng: Season, state: LeagueState, w: int, phase: str, team: str, rank: int, c: dict[str, Any],
+         free: set[str]) -> None:
     apply_swap(state.rosters, team, c["add"], c["drop"])
     free.discard(c["add"])
     eng.rec.claim(week=w, phase=phase, team=team, rank=rank, add=c["add"], drop=c["drop"], bid=c["bid"],
