@@ -222,11 +222,23 @@ def player_week_points(runs: Runs) -> pd.DataFrame:
     return both
 
 
+def season_points(runs: Runs) -> pd.DataFrame:
+    """Actual points of every player-week of each run's once-rostered players, wherever the player was: on a
+    roster (lineups, bench) or dropped (``dropped_points``; runs recorded before it, and imported runs, have
+    the rostered weeks only, which before waivers were all of them)."""
+    cols = ["run_id", "week", "player_id", "points"]
+    rostered = player_week_points(runs)[cols].drop_duplicates(["run_id", "week", "player_id"])
+    dropped = runs.get("dropped_points")
+    if dropped is None or dropped.empty:
+        return rostered
+    return pd.concat([rostered, dropped[cols]], ignore_index=True).drop_duplicates(["run_id", "week", "player_id"])
+
+
 def draft_quality(runs: Runs) -> pd.DataFrame:
     """Per drafted player (draft-time rosters, before any trade): previous-season points, preseason projection
     and actual points over the run's weeks, wherever he played them."""
     dp = runs["draft_picks"]
-    pts = player_week_points(runs).groupby(["run_id", "player_id"])["points"].sum()
+    pts = season_points(runs).groupby(["run_id", "player_id"])["points"].sum()
     out = dp[["run_id", "seed", "pick", "round", "team", "agent", "player_id", "player_name", "position",
               "prev_points", "proj_points", "adp", "decided_by"]].copy()
     season = team_agents(runs).set_index(["run_id", "team"])["agent"]
@@ -295,7 +307,7 @@ def trade_value(runs: Runs) -> pd.DataFrame:
     if tr.empty:
         return pd.DataFrame(columns=["run_id", "week", "negotiation", "team", "agent", "counterparty",
                                      "counterparty_agent", "made_by", "n_players", "value_all_weeks", "value_started"])
-    pw = player_week_points(runs)
+    pw = season_points(runs)
     started = runs["lineups"].dropna(subset=["player_id"])
     steps = runs.get("trade_steps", pd.DataFrame())
     side_by: dict[tuple, str] = {}
@@ -395,13 +407,14 @@ def llm_usage(runs: Runs) -> pd.DataFrame:
 
 # --------------------------------------------------------------------------------------------------- waivers
 WAIVER_COLUMNS = ["run_id", "team", "agent", "claims", "claims_won", "free_agent_adds", "faab_spent",
-                  "pickup_started_points", "faab_per_point"]
+                  "pickup_started_points", "waiver_started_points", "faab_per_point"]
 
 
 def waiver_summary(runs: Runs) -> pd.DataFrame:
     """Per team of runs with waivers: claims made and won, free-agent adds, FAAB spent, the points its
-    pickups (waiver or free-agent adds) scored in its starting lineups from the week it got them, and FAAB
-    dollars spent per such point (NaN when the pickups scored nothing). Empty when no run used waivers."""
+    pickups (waiver claims and free-agent adds) scored in its starting lineups from the week it got them, the
+    same for won waiver claims alone, and FAAB dollars spent per point of those (free-agent adds cost nothing;
+    NaN when the claims scored nothing). Empty when no run used waivers."""
     with_waivers = _with_waivers(runs)
     if not with_waivers:
         return pd.DataFrame(columns=WAIVER_COLUMNS)
@@ -417,16 +430,15 @@ def waiver_summary(runs: Runs) -> pd.DataFrame:
     spent = tx.groupby(keys)["bid"].sum(min_count=1).rename("faab_spent").reset_index()
     for part in (won, fa, spent):
         out = out.merge(part, on=keys, how="left")
-    first = tx.groupby(["run_id", "team", "add"], as_index=False)["week"].min().rename(
-        columns={"add": "player_id", "week": "since"})
-    lu = runs["lineups"].dropna(subset=["player_id"]).merge(first, on=["run_id", "team", "player_id"])
-    pts = lu[lu["week"] >= lu["since"]].groupby(["run_id", "team"])["points"].sum().rename("pickup_started_points")
-    out = out.merge(pts.reset_index(), on=["run_id", "team"], how="left")
+    pk = waiver_pickups(runs)  # one rule for a pickup's points: its window in the team's starting lineups
+    for part in (pk.groupby(["run_id", "team"])["points_started"].sum().rename("pickup_started_points"),
+                 pk[pk["kind"] == "waiver"].groupby(["run_id", "team"])["points_started"].sum().rename(
+                     "waiver_started_points")):
+        out = out.merge(part.reset_index(), on=["run_id", "team"], how="left")
     out[["claims", "claims_won", "free_agent_adds"]] = out[["claims", "claims_won", "free_agent_adds"]].fillna(0).astype(int)
-    out["pickup_started_points"] = out["pickup_started_points"].fillna(0.0).round(2)
-    out["faab_per_point"] = np.where(out["pickup_started_points"] > 0,
-                                     out["faab_spent"] / out["pickup_started_points"].where(out["pickup_started_points"] > 0),
-                                     np.nan)
+    for col in ("pickup_started_points", "waiver_started_points"):
+        out[col] = out[col].fillna(0.0).round(2)
+    out["faab_per_point"] = out["faab_spent"] / out["waiver_started_points"].where(out["waiver_started_points"] > 0)
     return out[WAIVER_COLUMNS].sort_values(keys, ignore_index=True)
 
 
@@ -439,16 +451,17 @@ def waiver_summary_by_agent(runs: Runs) -> pd.DataFrame:
     """:func:`waiver_summary` summed over each agent's teams and runs; ``faab_per_point`` from those sums."""
     ws = waiver_summary(runs)
     cols = ["agent", "teams", "claims", "claims_won", "free_agent_adds", "faab_spent", "pickup_started_points",
-            "faab_per_point"]
+            "waiver_started_points", "faab_per_point"]
     if ws.empty:
         return pd.DataFrame(columns=cols)
     g = ws.groupby("agent").agg(teams=("team", "size"), claims=("claims", "sum"), claims_won=("claims_won", "sum"),
                                 free_agent_adds=("free_agent_adds", "sum"),
                                 faab_spent=("faab_spent", lambda x: x.sum(min_count=1)),
-                                pickup_started_points=("pickup_started_points", "sum"))
-    pts = g["pickup_started_points"].round(2)
-    g["faab_per_point"] = g["faab_spent"] / pts.where(pts > 0)
-    return g.assign(pickup_started_points=pts).reset_index()[cols]
+                                pickup_started_points=("pickup_started_points", "sum"),
+                                waiver_started_points=("waiver_started_points", "sum"))
+    g = g.round({"pickup_started_points": 2, "waiver_started_points": 2})
+    g["faab_per_point"] = g["faab_spent"] / g["waiver_started_points"].where(g["waiver_started_points"] > 0)
+    return g.reset_index()[cols]
 
 
 def waiver_pickups(runs: Runs) -> pd.DataFrame:
@@ -555,7 +568,7 @@ def weekly_standings(runs: Runs, run_id: str | None = None) -> pd.DataFrame:
 __all__ = ["load_runs", "expand_paths", "run_labels", "describe_runs",
            "standings", "all_play", "points_by_slot", "draft_quality", "draft_summary",
            "start_sit", "start_sit_season", "trade_value", "trade_summary", "reliability", "llm_usage", "per_agent",
-           "headline", "draft_slots", "player_week_points", "weekly_standings", "team_agents", "draft_agents",
+           "headline", "draft_slots", "player_week_points", "season_points", "weekly_standings", "team_agents", "draft_agents",
            "fallback_rates", "agent_info", "unprojected_picks", "trade_value_per_run", "waiver_summary",
            "waiver_summary_by_agent", "waiver_pickups", "waiver_value_per_run", "waiver_claim_results", "player_names",
            "MAX_FALLBACK_RATE"]

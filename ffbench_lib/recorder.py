@@ -29,6 +29,7 @@ COLUMNS: dict[str, list[str]] = {
                "proposer_gives", "receiver_gives", "accepted_step", "made_by"],
     "waiver_claims": ["week", "phase", "team", "agent", "rank", "add", "drop", "bid", "result", "reason",
                       "decided_by"],
+    "dropped_points": ["week", "player_id", "position", "points"],
     "transactions": ["week", "team", "agent", "kind", "add", "add_name", "add_position", "drop", "drop_name",
                      "drop_position", "bid"],
 }
@@ -102,6 +103,16 @@ class RunRecorder:
         self.add("rosters", [{"week": week, "team": team, "agent": agent, "player_id": p,
                               "position": position.get(p)} for p in sorted(roster)])
         return round(sum(r["points"] for r in rows), 2)
+
+    def dropped(self, week: int, position: Mapping[str, str | None], points: Mapping[str, float]) -> None:
+        """Actual points of every player once on a roster (drafted or added) who is on none this week, so a
+        player's season is whole in the tables wherever he spent it (draft and trade value count it)."""
+        held = self.state.drafted()
+        once = {r["player_id"] for r in self.state.tables.get("draft_picks", [])}
+        once |= {r["add"] for r in self.state.tables.get("transactions", [])}
+        if once - held:  # none without waivers: the checkpoint then stays as it always was
+            self.add("dropped_points", [{"week": week, "player_id": p, "position": position.get(p),
+                                         "points": float(points.get(p, 0.0))} for p in sorted(once - held)])
 
     def results(self, week: int, pairs: list[list[str]], totals: dict[str, float]) -> None:
         """The week's matchups and the standings after it."""

@@ -296,7 +296,9 @@ def test_waiver_pickup_points_per_pickup_per_run_and_per_agent():
     assert ci.loc["bot:a", "runs"] == 2 and ci.loc["bot:a", "mean"] == 3.75
     by_agent = metrics.waiver_summary_by_agent(runs).set_index("agent")
     assert by_agent.loc["bot:a", ["claims", "claims_won", "free_agent_adds", "faab_spent"]].tolist() == [1, 1, 2, 10]
-    assert by_agent.loc["bot:a", "faab_per_point"] == pytest.approx(10 / 15)
+    # FAAB buys waiver claims only: f1's week-2 claim scored 5 (his week-4 return was a free-agent add)
+    assert by_agent.loc["bot:a", ["pickup_started_points", "waiver_started_points"]].tolist() == [15.0, 5.0]
+    assert by_agent.loc["bot:a", "faab_per_point"] == pytest.approx(10 / 5)
     assert np.isnan(by_agent.loc["bot:b", "faab_per_point"])  # spent nothing: no dollars per point
     res = metrics.waiver_claim_results(runs).set_index(["agent", "phase"])
     assert res.loc[("bot:b", "waivers"), ["won", "lost", "skipped", "claims"]].tolist() == [0, 1, 1, 2]

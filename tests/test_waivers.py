@@ -303,3 +303,24 @@ def test_faab_a_higher_bid_wins_even_when_ranked_second(prepared_2024, tmp_path)
     assert won["team"].tolist() == [b, b] and sorted(won["bid"].tolist()) == [5, 20]
     assert rows[rows["team"] == a]["result"].tolist() == ["lost"]
     assert state.extras["waivers"]["faab"] == {**{t.name: 100 for t in lg.teams}, b: 75}
+
+
+def test_a_dropped_players_points_still_count_for_the_draft(prepared_2024, tmp_path):
+    """Draft quality counts every point a drafted player scored in the run's weeks, also after his team dropped
+    him (the dropped_points table), as before waivers existed."""
+    from ffbench_lib import metrics
+
+    lg = waiver_league(weeks=5)
+    run_engine(lg, prepared_2024, tmp_path / "run")
+    tx = table(tmp_path / "run", "transactions")
+    drafted = set(table(tmp_path / "run", "draft_picks")["player_id"])
+    dropped = [p for p in tx["drop"] if p in drafted]
+    assert dropped
+    dq = metrics.draft_quality(metrics.load_runs(tmp_path / "run")).set_index("player_id")["actual_points"]
+    w = prepared_2024.weekly
+    truth = w[w["week"] <= 5].groupby("player_id")["fantasy_points"].sum()
+    for p in dropped:
+        assert dq[p] == pytest.approx(float(truth.get(p, 0.0)), abs=0.01), p
+    dp = table(tmp_path / "run", "dropped_points")
+    rosters = table(tmp_path / "run", "rosters")
+    assert not set(zip(dp["week"], dp["player_id"])) & set(zip(rosters["week"], rosters["player_id"]))

@@ -21,4 +21,5 @@ async def play_week(eng: Season, state: LeagueState, w: int) -> None:
                          decided_by=out.decided_by, problems=errs + out.problems, week=w)
         totals[team] = eng.rec.lineup(w, team, out.value.starters(), state.rosters[team], eng.catalog.position,
                                       actual)
+    eng.rec.dropped(w, eng.catalog.position, actual)
     eng.rec.results(w, state.schedule[str(w)], totals)
