@@ -1,5 +1,5 @@
 """The standings replay widget (ipywidgets): a week slider with a play button, the standings after that week,
-and the week's matchups, lineups and trades. Reads a run directory only."""
+and the week's matchups, lineups, trades and waiver moves. Reads a run directory only."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -18,8 +18,13 @@ class StandingsReplay:
         self.matchups = run.table("matchups")
         self.lineups = run.table("lineups")
         self.trades = run.table("trades")
-        picks = run.table("draft_picks")  # every rostered player was drafted (no waivers): names by id
+        picks = run.table("draft_picks")
+        tx = run.table("transactions") if run.file("transactions.parquet").exists() else pd.DataFrame()
+        self.moves = tx
         self.names = dict(zip(picks["player_id"], picks["player_name"]))
+        for pid, name in (("add", "add_name"), ("drop", "drop_name")):  # with waivers, not every player was drafted
+            if name in tx:
+                self.names.update({p: n for p, n in zip(tx[pid], tx[name]) if isinstance(n, str)})
         # imported runs of the earlier benchmark: another model drafted the team; shown next to the season's
         drafter = picks.drop_duplicates("team").set_index("team")["agent"]
         season = self.standings.drop_duplicates("team").set_index("team")["agent"]
@@ -33,12 +38,14 @@ class StandingsReplay:
         self.games = w.HTML()
         self.lineup = w.HTML()
         self.deals = w.HTML()
+        self.waivers = w.HTML()
         for control in (self.slider, self.team):
             control.observe(lambda _: self.render(), names="value")
         self.widget = w.VBox([w.HBox([self.play, self.slider]),
                               w.HBox([w.VBox([w.HTML("<b>Standings</b>"), self.table]),
                                       w.VBox([w.HTML("<b>Matchups</b>"), self.games,
-                                              w.HTML("<b>Trades this week</b>"), self.deals]),
+                                              w.HTML("<b>Trades this week</b>"), self.deals,
+                                              w.HTML("<b>Waiver moves this week</b>"), self.waivers]),
                                       w.VBox([self.team, self.lineup])])])
         self.render()
 
@@ -53,6 +60,11 @@ class StandingsReplay:
             def named(ids):
                 return ", ".join(self.names.get(p, p) for p in ids)
             tr = tr.assign(proposer_gives=tr["proposer_gives"].map(named), receiver_gives=tr["receiver_gives"].map(named))
+        mv = self.moves[self.moves["week"] == week] if not self.moves.empty else self.moves
+        if len(mv):
+            mv = mv.assign(added=mv["add"].map(self.names).fillna(mv["add"]),
+                           dropped=mv["drop"].map(self.names).fillna(mv["drop"]))[["team", "kind", "added", "dropped",
+                                                                                     "bid"]]
         cols = ["rank", "team", "agent", "wins", "losses", "ties", "points_for"]
         if self.drafted_by is not None:
             st = st.assign(drafted_by=st["team"].map(self.drafted_by))
@@ -60,7 +72,8 @@ class StandingsReplay:
         return {"standings": st[cols],
                 "matchups": m[["team", "points_for", "points_against", "opponent"]],
                 "lineup": lu[["slot", "player", "points", "decided_by"]],
-                "trades": tr[["proposer", "receiver", "proposer_gives", "receiver_gives"]] if len(tr) else tr}
+                "trades": tr[["proposer", "receiver", "proposer_gives", "receiver_gives"]] if len(tr) else tr,
+                "waivers": mv}
 
     def render(self) -> None:
         f = self.frames(self.slider.value)
@@ -68,6 +81,7 @@ class StandingsReplay:
         self.games.value = f["matchups"].to_html(index=False)
         self.lineup.value = f["lineup"].to_html(index=False)
         self.deals.value = f["trades"].to_html(index=False) if len(f["trades"]) else "<i>none</i>"
+        self.waivers.value = f["waivers"].to_html(index=False) if len(f["waivers"]) else "<i>none</i>"
 
     def _ipython_display_(self) -> None:  # pragma: no cover - display hook in notebooks
         from IPython.display import display

@@ -324,3 +324,17 @@ def test_a_dropped_players_points_still_count_for_the_draft(prepared_2024, tmp_p
     dp = table(tmp_path / "run", "dropped_points")
     rosters = table(tmp_path / "run", "rosters")
     assert not set(zip(dp["week"], dp["player_id"])) & set(zip(rosters["week"], rosters["player_id"]))
+
+
+def test_replay_widget_shows_waiver_moves_by_name(prepared_2024, tmp_path):
+    from ffbench_lib.widgets import StandingsReplay
+
+    run_engine(waiver_league(weeks=3), prepared_2024, tmp_path / "run")
+    tx = table(tmp_path / "run", "transactions")
+    w = StandingsReplay(tmp_path / "run")
+    w.slider.value = 2
+    moves = w.frames(2)["waivers"]
+    assert len(moves) == (tx["week"] == 2).sum() > 0
+    undrafted = tx[~tx["add"].isin(set(table(tmp_path / "run", "draft_picks")["player_id"]))].iloc[0]
+    assert undrafted["add_name"] in w.names.values() and undrafted["add"] not in moves.to_string()
+    assert moves["added"].iloc[0] in w.waivers.value
