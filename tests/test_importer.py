@@ -239,14 +239,15 @@ def _rename_season(sim: Path, old: str, new: str, only: str = "*/*") -> None:
         f.rename(f.with_name(f.name.replace(f"_{old}", f"_{new}")))
 
 
-def test_the_season_is_the_recorded_runs_own(data_dir, tmp_path):
-    # the same recorded run with its files named for 2023: imported as a 2023 season, against 2023's data
+def test_the_season_is_the_recorded_runs_own(data_dir, tmp_path, capsys):
+    # the same 2024 run with its files named for 2023: read as 2023, its starters' points do not match 2023's
+    # stats, so it is refused rather than imported with another season's points
     sim = _copy(data_dir, tmp_path)
     _rename_season(sim, "2024", "2023")
-    rd = RunDir(import_reference_run(sim, tmp_path / "out", data_dir))
-    assert rd.meta()["season"] == 2023 and rd.meta()["checks"]["final_standings_match"] is True
-    assert "season: 2023\n" in rd.file("config.yaml").read_text()
-    assert {d["season"] for d in rd.decisions()} == {2023}
+    rc, err = _cli_import(sim, tmp_path / "out", capsys)
+    assert rc == 2 and len(err.splitlines()) == 1 and "Traceback" not in err
+    assert "match nflverse's 2023 stats for only 3% of them" in err and "did not play it" in err
+    assert not list((tmp_path / "out").glob("*"))  # nothing imported, no staging left
 
 
 def test_files_of_two_seasons_are_refused(data_dir, tmp_path, capsys):

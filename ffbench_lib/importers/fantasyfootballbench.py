@@ -49,6 +49,11 @@ UNSUPPORTED = ["tokens, cost and latency (not logged)", "re-asks and invalid-ans
                "recognisable)", "bench decisions as logged (the bench is rebuilt from lineup prompts)"]
 
 
+#: the share of recorded starter points nflverse must reproduce (the five reference runs: 99.7% to 100%); far
+#: fewer means the files name another season than the one played
+MIN_POINTS_MATCH = 0.9
+
+
 def _jsonl(path: str | Path) -> list[dict[str, Any]]:
     with open(path, encoding="utf-8") as fh:
         return [json.loads(line) for line in fh if line.strip()]
@@ -551,7 +556,11 @@ def import_reference_run(sim_dir: str | Path, out: str | Path, data_dir: str | P
     checks["unresolved_names"] = sorted(names.unresolved)
     picks = pd.DataFrame(state.tables.get("draft_picks", []), columns=["team", "player_id", "player_name",
                                                                         "proj_points"])
-    _fail(sim, twice[:3] + _season_problems(season, state, teams, picks, draft_csv_rows, off, final))
+    rate = checks["starter_points_match_nflverse_rate"]
+    wrong_season = [f"the recorded starters' points match nflverse's {season} stats for only {rate:.0%} of them "
+                    f"(a recorded run matches for over 99%): the files name {season}, but the run did not play it"
+                    ] if rate < MIN_POINTS_MATCH else []
+    _fail(sim, twice[:3] + wrong_season + _season_problems(season, state, teams, picks, draft_csv_rows, off, final))
     # the old engine let two teams draft the same player; kept as played, listed here
     checks["duplicate_draft_picks"] = sorted(picks.loc[picks["player_id"].duplicated(), "player_name"])
     # no SportsData.io preseason projection (NaN in draft_picks, never 0)
