@@ -53,8 +53,11 @@ def _out_folder(text: str) -> str:
 def _cmd_validate(args: argparse.Namespace) -> int:
     from .data.prepare import check_inputs
 
+    from .agents.wiring import check_cache
+
     league = load_config(args.config)
     check_inputs(league)  # every file the run will read is there, readable and has its columns, else DataError
+    check_cache(league)  # LLM teams: the replay cache folder can be written
     history = "; data.allow_missing_history: true (a missing previous season is allowed)" if (
         league.data.allow_missing_history) else ""
     print(f"ok: {args.config}: {len(league.teams)} teams, season {league.season}, {league.weeks} weeks, "

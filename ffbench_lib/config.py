@@ -205,6 +205,11 @@ class Roster(_Strict):
         """The league's positions (those with 0 starting slots included)."""
         return tuple(self.slots)
 
+    @property
+    def holdable(self) -> tuple[str, ...]:
+        """The positions a team may hold at all (a cap of 0 rules a position out): the only ones boards show."""
+        return tuple(p for p in self.positions if self.caps.get(p, 1) > 0)
+
     def starting(self, pos: str) -> int:
         """Starting slots of ``pos`` (0 for a position the league does not have)."""
         return self.slots.get(pos, 0)
@@ -240,6 +245,12 @@ class Roster(_Strict):
                 raise ValueError(f"caps.{pos}={cap} is below the {need} starting {pos} slot(s); raise the cap")
         if self.size < 1:
             raise ValueError("the roster has no slots")
+        if self.starters < 1:
+            raise ValueError("the roster has no starting slots, so every game would end 0-0; give a position or "
+                             "FLEX at least one slot")
+        if self.FLEX and not self.flex_positions:
+            raise ValueError(f"FLEX={self.FLEX} but flex_positions is empty; name the positions FLEX may take or set "
+                             "FLEX: 0")
         # The draft must be able to fill every slot under the caps: FLEX from the flex positions' spare caps,
         # the whole roster from all caps together.
         spare = sum(self.caps.get(p, self.size) - self.starting(p) for p in self.flex_positions)
@@ -295,13 +306,15 @@ VORP_FLEX_SHARE = {"RB": 0.45, "WR": 0.45, "TE": 0.1}
 class Waivers(_Strict):
     """Waivers and free agency (off by default: leagues configured before it play exactly as they did)."""
 
-    enabled: bool = Field(False, description="after each week's games: waiver claims, then free-agent adds")
+    # strict: YAML gives real booleans and numbers; 'yes' or true for a budget is a mistake, not a value
+    enabled: bool = Field(False, strict=True, description="after each week's games: waiver claims, then free-agent adds")
     mode: Literal["faab", "rolling"] = Field("faab", description="faab: blind bids from a season budget, ties to "
                                              "the worse record; rolling: priority order, a winner moves to the end")
-    budget: int = Field(100, ge=0, le=10000, description="FAAB dollars per team for the season")
-    max_claims: int = Field(3, ge=1, le=10, description="claims (and free-agent adds) per team and week")
-    free_agents: bool = Field(True, description="after waivers clear, first-come free-agent adds (worse record first)")
-    show_per_position: int = Field(8, ge=1, le=40, description="free agents shown per position in a view")
+    budget: int = Field(100, ge=0, le=10000, strict=True, description="FAAB dollars per team for the season")
+    max_claims: int = Field(3, ge=1, le=10, strict=True, description="claims (and free-agent adds) per team and week")
+    free_agents: bool = Field(True, strict=True,
+                              description="after waivers clear, first-come free-agent adds (worse record first)")
+    show_per_position: int = Field(8, ge=1, le=40, strict=True, description="free agents shown per position in a view")
 
 
 class LLMSettings(_Strict):
@@ -407,12 +420,13 @@ def _explain(err: dict[str, Any], model_fields: dict[str, Any] | None = None) ->
         return f"{path}.kind: got {value.get('kind') if isinstance(value, dict) else value!r}; allowed: 'bot' or 'llm'"
     msg = msg.removeprefix("Value error, ")
     field = path.rsplit(".", 1)[-1].lower()
+    if isinstance(value, (dict, list)) and typ == "value_error":
+        # a rule over a whole section: its message (ours) names the field and value and echoes no input; the
+        # section itself is noise
+        return msg if not err["loc"] else f"{path}: {msg}"
     if (any(word in field for word in ("key", "secret", "token")) and not field.endswith("tokens")) or (
             credential_paths(value)):
         return f"{path}: {msg} (value hidden)"  # never echo something that may be a credential
-    if isinstance(value, (dict, list)) and typ == "value_error":
-        # a rule over a whole section: its message names the field and value; the section itself is noise
-        return msg if not err["loc"] else f"{path}: {msg}"
     return f"{path}: {msg} (got {_short(value)})"
 
 
@@ -473,12 +487,13 @@ class _LimitedLoader(yaml.SafeLoader):
                     continue
                 key = self.construct_object(key_node, deep=True)
                 try:
-                    first = seen.setdefault(key, key_node.start_mark.line + 1)
+                    if key in seen:  # also twice on one line: {kind: bot, strategy: vorp, strategy: adp}
+                        raise yaml.constructor.ConstructorError(
+                            None, None, f"duplicate key {key!r} (first at line {seen[key]}); keep one",
+                            key_node.start_mark)
+                    seen[key] = key_node.start_mark.line + 1
                 except TypeError:
                     continue  # unhashable key: PyYAML reports it itself
-                if first != key_node.start_mark.line + 1:
-                    raise yaml.constructor.ConstructorError(
-                        None, None, f"duplicate key {key!r} (first at line {first}); keep one", key_node.start_mark)
         return super().construct_mapping(node, deep)
 
 

@@ -17,7 +17,7 @@ import yaml
 from tqdm.auto import tqdm
 
 from .agents import Agent
-from .agents.wiring import bind_agents, build_agents
+from .agents.wiring import bind_agents, build_agents, check_cache
 from .atomic import remove_stale_temps
 from .config import ConfigError, League, dump_config, parse_config
 from .data.prepare import PreparedSeason
@@ -127,6 +127,7 @@ class Engine:
         """Play the season into the run directory (with ``resume``, continue the run it holds). The directory
         is locked for the whole call: a second writer gets :class:`RunLocked` at once."""
         with self.rundir.exclusive():
+            check_cache(self.league)
             state, finished = self._open(resume)
             if finished:
                 return state

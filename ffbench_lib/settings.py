@@ -10,7 +10,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from pydantic import Field, ValidationError
+from pydantic import Field, ValidationError, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 
@@ -47,6 +47,20 @@ class Settings(BaseSettings):
         description="read by litellm: `True` keeps its model price map offline; `import ffbench_lib` sets it "
                     "when unset")
 
+    @field_validator("data_dir", "cache_dir", "llm_cache")
+    @classmethod
+    def _not_a_file(cls, v: Path | None) -> Path | None:
+        if v is not None and v.exists() and not v.is_dir():
+            raise ValueError(f"{v} is a file, not a folder")
+        return v
+
+    @field_validator("project_root")
+    @classmethod
+    def _existing_folder(cls, v: Path | None) -> Path | None:
+        if v is not None and not v.is_dir():  # never created: outputs would land somewhere unintended
+            raise ValueError(f"{v} is not an existing folder (the project folder holds pyproject.toml)")
+        return v
+
     @classmethod
     def variable(cls, field: str) -> str:
         """The environment variable behind ``field``."""
@@ -62,7 +76,8 @@ def settings() -> Settings:
         field = str(err["loc"][0]) if err["loc"] else "?"
         name = Settings.variable(field) if field in Settings.model_fields else field
         value = os.environ.get(name)
-        raise SettingsError(f"environment variable {name}={value!r}: {err['msg'].lower()}; "
+        msg = err["msg"].removeprefix("Value error, ")
+        raise SettingsError(f"environment variable {name}={value!r}: {msg[0].lower() + msg[1:]}; "
                             f"fix or unset it") from None
 
 

@@ -83,7 +83,7 @@ class Firewall:
         summary = self._roster_summary(mine)
         thin = [pos for pos, n in summary["counts"].items() if n < lg.roster.starting(pos)]
         available: dict[str, list[dict]] = {}
-        for pos in lg.roster.positions:
+        for pos in lg.roster.holdable:
             cands = [p for p in self.catalog.pool(pos) if p not in taken][: lg.draft.show_per_position]
             available[pos] = [self.player_card(pid) for pid in cands]
         drafted = [self.position[p] for p in taken]

@@ -91,6 +91,9 @@ def test_duplicate_keys_are_refused_with_line_numbers(tmp_path):
     nested = tmp_path / "nested.yaml"
     nested.write_text(DEMO.read_text().replace("  QB: 1\n", "  QB: 1\n  QB: 2\n"))
     refused("validate", nested, expect=["duplicate key 'QB'"])
+    one_line = tmp_path / "one_line.yaml"  # twice in one flow mapping: the last would silently win
+    one_line.write_text(DEMO.read_text().replace("strategy: vorp}", "strategy: vorp, strategy: adp}", 1))
+    refused("validate", one_line, expect=["duplicate key 'strategy' (first at line", "keep one"])
 
 
 def test_anchors_and_merge_keys_still_work(tmp_path):

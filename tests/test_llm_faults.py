@@ -285,3 +285,38 @@ def test_transient_errors_are_still_retried_and_bad_answers_still_reasked(prepar
     assert errors == {name for fault, name in expected.items() if injected.get(fault)}
     assert any(a["retried"] for c in run.llm_calls() for a in c["attempts"])
     assert any(c["reask"] for c in run.llm_calls())
+
+
+def test_an_unwritable_cache_is_refused_before_the_run(prepared_2024, tmp_path, monkeypatch, capsys):
+    """A cache folder that is a file is named (the config key or the variable) before any call is paid for."""
+    from ffbench_lib.cli import main
+
+    blocker = tmp_path / "a_file"
+    blocker.write_text("not a folder")
+    league = small_league("http://127.0.0.1:9", blocker)
+    with pytest.raises(ConfigError, match="llm.cache_dir: .*a_file cannot hold the LLM replay cache"):
+        run_engine(league, prepared_2024, tmp_path / "run")
+    assert not (tmp_path / "run" / "run.json").exists()  # no run was started
+    d = league.model_dump(mode="json")
+    d["llm"].pop("cache_dir")
+    cfg = tmp_path / "league.yaml"
+    cfg.write_text(json.dumps(d))
+    monkeypatch.setenv("FFBENCH_LLM_CACHE", str(blocker))
+    assert main(["validate", str(cfg)]) == 2
+    err = capsys.readouterr().err
+    assert "FFBENCH_LLM_CACHE: " in err and "cannot hold the LLM replay cache" in err and "Traceback" not in err
+
+
+def test_an_answer_that_cannot_be_cached_is_still_used(prepared_2024, tmp_path):
+    """Every cache subfolder name taken by a file: each answer is used all the same and the ledger says it was
+    not stored (never a paid answer turned into a failure or a fallback)."""
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    for i in range(256):
+        (cache / f"{i:02x}").write_text("")
+    with FakeOpenAIServer() as srv:
+        run_engine(small_league(srv.api_base, cache), prepared_2024, tmp_path / "run")
+    run = RunDir(tmp_path / "run")
+    calls = run.llm_calls()
+    assert calls and all(c["cache_error"] and c["error"] is None and c["parsed"] for c in calls)
+    assert {d["decided_by"] for d in run.decisions()} == {"agent"}

@@ -107,3 +107,19 @@ def test_importing_ffbench_sets_litellm_offline_to_the_declared_default():
                           "print(os.environ['LITELLM_LOCAL_MODEL_COST_MAP'])"],
                          capture_output=True, text=True, env=env, check=True)
     assert out.stdout.strip() == Settings.model_fields["litellm_local_model_cost_map"].default
+
+
+@pytest.mark.parametrize("name,value,words", [
+    ("FFBENCH_PROJECT_ROOT", "/nonexistent-ffbench", "is not an existing folder"),
+    ("FFBENCH_CACHE_DIR", "README.md", "is a file, not a folder"),
+    ("FFBENCH_LLM_CACHE", "README.md", "is a file, not a folder"),
+    ("FFBENCH_DATA_DIR", "README.md", "is a file, not a folder"),
+])
+def test_folders_that_cannot_be_used_are_named(monkeypatch, capsys, name, value, words):
+    from ffbench_lib.cli import main
+
+    monkeypatch.setenv(name, str(REPO / value) if not value.startswith("/") else value)
+    assert main(["validate", str(REPO / "params" / "demo.yaml")]) == 2
+    err = capsys.readouterr().err
+    assert f"environment variable {name}=" in err and words in err and "Traceback" not in err
+    assert not Path("/nonexistent-ffbench").exists()  # never created

@@ -338,3 +338,39 @@ def test_replay_widget_shows_waiver_moves_by_name(prepared_2024, tmp_path):
     undrafted = tx[~tx["add"].isin(set(table(tmp_path / "run", "draft_picks")["player_id"]))].iloc[0]
     assert undrafted["add_name"] in w.names.values() and undrafted["add"] not in moves.to_string()
     assert moves["added"].iloc[0] in w.waivers.value
+
+
+@pytest.mark.parametrize("patch,message", [
+    ({"waivers": {"enabled": "yes"}}, "waivers.enabled: Input should be a valid boolean (got 'yes')"),
+    ({"waivers": {"enabled": True, "budget": True}}, "waivers.budget: Input should be a valid integer (got True)"),
+    ({"waivers": {"enabled": True, "max_claims": "3"}}, "waivers.max_claims: Input should be a valid integer"),
+    ({"roster": {"QB": 0, "RB": 0, "WR": 0, "TE": 0, "FLEX": 0, "BENCH": 5}}, "the roster has no starting slots"),
+    ({"roster": {"flex_positions": []}}, "FLEX=1 but flex_positions is empty"),
+])
+def test_config_mistakes_around_waivers_and_rosters_are_refused(patch, message):
+    from ffbench_lib.config import ConfigError, parse_config
+
+    d = demo_league().model_dump(mode="json")
+    d.update(patch)
+    with pytest.raises(ConfigError, match=re.escape(message)):
+        parse_config(d)
+
+
+def test_bids_that_are_not_whole_dollars_are_named():
+    from ffbench_lib.decisions.waiver_claims import bid_problem
+
+    for bad in (float("nan"), float("inf"), 2.5, True, "3", None):
+        assert "must be a whole number of dollars" in bid_problem(bad, 10)
+    assert "outside 0..10" in bid_problem(11, 10) and bid_problem(10, 10) is None and bid_problem(3.0, 10) is None
+
+
+def test_a_position_nobody_may_hold_is_on_no_board(prepared_2024, tmp_path):
+    lg = waiver_league(weeks=2)
+    roster = lg.roster.model_dump(mode="json")
+    roster.update(TE=0, caps={**roster["caps"], "TE": 0}, flex_positions=["RB", "WR"])
+    lg = type(lg).model_validate({**lg.model_dump(mode="json"), "roster": roster})
+    run_engine(lg, prepared_2024, tmp_path / "run")
+    recs = [json.loads(x) for x in open(tmp_path / "run" / "decisions.jsonl")]
+    boards = [r["view"].get("available") or r["view"].get("free_agents") for r in recs
+              if r["decision"] in ("draft_shortlist", "waiver_claims", "free_agent_adds")]
+    assert boards and all(set(b) == {"QB", "RB", "WR"} for b in boards)

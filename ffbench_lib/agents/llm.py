@@ -174,4 +174,5 @@ class LLMAgent(Agent):
             "cost_usd": call.cost_usd if call else None, "latency_s": call.latency_s if call else None,
             "attempts": attempts, "retries": max(0, len(attempts) - 1),  # retries = attempts after the first
             "cache_hit": call.cache_hit if call else False, "error": error,
+            "cache_error": call.cache_error if call else None,
         })

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Callable
 
-from ..config import League, LLMSettings
+from ..config import ConfigError, League, LLMSettings
 from .base import Agent
 from .bots import make_bot
 
@@ -32,6 +32,18 @@ def build_agents(league: League, seed: int, llm_factory: Callable[..., Agent] | 
                 llm_factory = LLMAgent
             agents[team.name] = llm_factory(team.name, seed, spec)
     return agents
+
+
+def check_cache(league: League) -> None:
+    """A league with LLM teams needs a replay cache it can write (else every paid answer would be lost): a
+    :class:`ConfigError` naming the setting otherwise."""
+    from ..llm.cache import CacheUnusable, ReplayCache
+
+    if any(t.agent.kind == "llm" for t in league.teams):
+        try:
+            ReplayCache.for_config(league.llm.cache_dir).check()
+        except CacheUnusable as exc:
+            raise ConfigError([str(exc)]) from None
 
 
 def bind_agents(agents: dict[str, Agent], settings: LLMSettings, budget: Any, log: Callable[[dict], None]) -> None:

@@ -13,6 +13,7 @@ place this legality lives: the processing re-checks claims with them and bots en
 from __future__ import annotations
 
 import copy
+import math
 from typing import TYPE_CHECKING, Any, Iterator, Mapping, Sequence
 
 from pydantic import BaseModel
@@ -45,7 +46,7 @@ def swap_problem(roster_ids: Sequence[str], positions: Mapping[str, str], free: 
 
 def bid_problem(bid: Any, budget_left: int) -> str | None:
     """Why ``bid`` is not a legal FAAB bid, or None."""
-    if isinstance(bid, bool) or not isinstance(bid, (int, float)) or bid != int(bid):
+    if isinstance(bid, bool) or not isinstance(bid, (int, float)) or not math.isfinite(bid) or bid != int(bid):
         return f"bid {bid!r} must be a whole number of dollars"
     if not 0 <= bid <= budget_left:
         return f"bid {int(bid)} is outside 0..{budget_left} (the budget left)"
@@ -81,7 +82,7 @@ def best_free_agents(fw: "Firewall", players: list[str], w: int) -> dict[str, li
     to date, then id), as seen before week ``w``: built once per window, copied into every team's view."""
     k, lg = fw.week(w), fw.league
     out: dict[str, list[dict[str, Any]]] = {}
-    for pos in lg.roster.positions:
+    for pos in lg.roster.holdable:
         ids = sorted((p for p in players if fw.position[p] == pos),
                      key=lambda p: (-(k.projection.get(p) or 0.0), -k.points.get(p, 0.0), p))
         out[pos] = [fw.player_week(p, w) for p in ids[: lg.waivers.show_per_position]]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -16,14 +17,33 @@ class ReplayMiss(RuntimeError):  # made fatal by the engine (see FatalLLMError)
     """``replay_only`` and no recorded answer: the run stops (it is not an agent mistake to repair)."""
 
 
+class CacheUnusable(ValueError):
+    """The replay cache folder cannot be written: every paid answer would be lost (and counted a failure)."""
+
+
 class ReplayCache:
-    def __init__(self, folder: str | Path):
+    def __init__(self, folder: str | Path, source: str = "the cache folder"):
         self.folder = Path(folder)
+        self.source = source  # where the folder came from, for messages
 
     @classmethod
     def for_config(cls, cache_dir: str | Path | None) -> "ReplayCache":
         """The cache of a league: its ``llm.cache_dir``, else ``$FFBENCH_LLM_CACHE``, else ``outputs/llm_cache``."""
-        return cls(cache_dir or settings().llm_cache or outputs_dir() / "llm_cache")
+        if cache_dir:
+            return cls(cache_dir, "llm.cache_dir")
+        env = settings().llm_cache
+        return cls(env, "FFBENCH_LLM_CACHE") if env else cls(outputs_dir() / "llm_cache", "the default cache folder")
+
+    def check(self) -> None:
+        """Create the folder and write and remove a probe file, or :class:`CacheUnusable` naming the setting."""
+        probe = self.folder / f".probe-{os.getpid()}"
+        try:
+            self.folder.mkdir(parents=True, exist_ok=True)
+            probe.write_bytes(b"")
+            probe.unlink()
+        except OSError as exc:
+            raise CacheUnusable(f"{self.source}: {self.folder} cannot hold the LLM replay cache ({exc.strerror or exc}); "
+                                "point it at a folder you can write") from None
 
     @staticmethod
     def key(model: str, messages: list[dict], params: dict[str, Any]) -> str:

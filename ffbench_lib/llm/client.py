@@ -18,6 +18,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import time
 import uuid
@@ -88,6 +89,7 @@ class CallResult:
     cache_key: str = ""
     answer_chars: int = 0  # length of the whole answer; ``text`` holds at most MAX_ANSWER_CHARS of it
     truncated: bool = False
+    cache_error: str | None = None  # the answer could not be stored (it is used all the same)
 
 
 _SEMAPHORES: dict[tuple[int, str], asyncio.Semaphore] = {}
@@ -271,9 +273,10 @@ class LLMClient:
                 if not retry:
                     message = f"{self.spec.model}: {name}: {scrub(str(exc))[:300]}"
                     if self.cache:
-                        self.cache.put(key, {"request": {"model": self.spec.model, "messages": messages,
-                                                         "params": params},
-                                             "failure": {"message": message, "attempts": attempts}})
+                        with contextlib.suppress(OSError):  # the failure is raised either way
+                            self.cache.put(key, {"request": {"model": self.spec.model, "messages": messages,
+                                                             "params": params},
+                                                 "failure": {"message": message, "attempts": attempts}})
                     raise LLMCallFailed(message, attempts) from None
                 await asyncio.sleep(self.settings.backoff_s * (2 ** attempt))
                 continue
@@ -287,10 +290,13 @@ class LLMClient:
                                 attempts=attempts, cache_key=key, answer_chars=n_chars, truncated=truncated)
             self.budget.add(result.cost_usd)
             if self.cache:
-                self.cache.put(key, {"request": {"model": self.spec.model, "messages": messages, "params": params},
-                                     "response": {"text": text, "finish_reason": result.finish_reason,
-                                                  "usage": result.usage, "cost_usd": result.cost_usd,
-                                                  "answer_chars": n_chars, "truncated": truncated},
-                                     "attempts": attempts})
+                try:  # a paid answer is used even if it cannot be stored; the ledger says so
+                    self.cache.put(key, {"request": {"model": self.spec.model, "messages": messages, "params": params},
+                                         "response": {"text": text, "finish_reason": result.finish_reason,
+                                                      "usage": result.usage, "cost_usd": result.cost_usd,
+                                                      "answer_chars": n_chars, "truncated": truncated},
+                                         "attempts": attempts})
+                except OSError as exc:
+                    result.cache_error = f"{self.cache.source}: {exc.strerror or exc}"
             return result
         raise AssertionError("unreachable")  # pragma: no cover
