@@ -211,6 +211,27 @@ def start_sit_regret(ci: pd.DataFrame, palette: dict[str, str], info: pd.DataFra
     return fig
 
 
+def _no_bars(ax: plt.Axes, text: str, title: str) -> None:
+    """A sentence where a bar chart would have no bars (never empty axes)."""
+    ax.text(0.5, 0.5, text, ha="center", va="center", fontsize=12, color="0.3", transform=ax.transAxes)
+    ax.set_axis_off()
+    ax.set_title(title)
+
+
+def _ci_bars(ax: plt.Axes, s: pd.DataFrame, palette: dict[str, str], info: pd.DataFrame | None,
+             notes: list[str]) -> set[str]:
+    """One bar per agent (``s``: agent, mean, ci_low, ci_high) with its CI, hatched if flagged, and a note over
+    each bar; returns the flagged agents."""
+    labels, flagged = agent_labels(info), flagged_agents(info)
+    bars = ax.bar([_label(labels, a) for a in s["agent"]], s["mean"], color=[palette[a] for a in s["agent"]],
+                  yerr=[s["mean"] - s["ci_low"].fillna(s["mean"]), s["ci_high"].fillna(s["mean"]) - s["mean"]],
+                  capsize=4, hatch=[HATCH if a in flagged else "" for a in s["agent"]], edgecolor="white")
+    for bar, text, hi in zip(bars, notes, s["ci_high"].fillna(s["mean"])):
+        ax.annotate(text, (bar.get_x() + bar.get_width() / 2, max(hi, 0)),
+                    ha="center", va="bottom", fontsize=8, xytext=(0, 3), textcoords="offset points")
+    return flagged
+
+
 def trade_value_bars(ci: pd.DataFrame, palette: dict[str, str], info: pd.DataFrame | None = None) -> plt.Figure:
     """Trade value per agent and run with a bootstrap CI over runs (``ci`` = :func:`stats.agent_means` of
     :func:`metrics.trade_value_per_run` plus its ``trades`` total), coloured by agent, labelled with the number
@@ -224,20 +245,12 @@ def trade_value_bars(ci: pd.DataFrame, palette: dict[str, str], info: pd.DataFra
         text = (f"no trades (agent-made) in {runs_txt}" if total == 0 else
                 f"no trades between different agents in {runs_txt}:\nall {total} were between two teams of one "
                 "agent\n(they net to 0 for it)")
-        ax.text(0.5, 0.5, text, ha="center", va="center", fontsize=12, color="0.3", transform=ax.transAxes)
-        ax.set_axis_off()
-        ax.set_title("Trades: value gained per agent")
+        _no_bars(ax, text, "Trades: value gained per agent")
         return fig
     s = ci.sort_values("mean", ascending=False)
-    labels, flagged = agent_labels(info), flagged_agents(info)
-    bars = ax.bar([_label(labels, a) for a in s["agent"]], s["mean"], color=[palette[a] for a in s["agent"]],
-                  yerr=[s["mean"] - s["ci_low"].fillna(s["mean"]), s["ci_high"].fillna(s["mean"]) - s["mean"]],
-                  capsize=4, hatch=[HATCH if a in flagged else "" for a in s["agent"]], edgecolor="white")
     own = s["own_team_trades"] if "own_team_trades" in s else pd.Series(0, index=s.index)
-    for bar, n, k, hi in zip(bars, s["trades"], own, s["ci_high"].fillna(s["mean"])):
-        text = f"{int(n)} trade{'s' if n != 1 else ''}" + (f"\n({int(k)} own-team)" if k else "")
-        ax.annotate(text, (bar.get_x() + bar.get_width() / 2, max(hi, 0)),
-                    ha="center", va="bottom", fontsize=8, xytext=(0, 3), textcoords="offset points")
+    flagged = _ci_bars(ax, s, palette, info, [f"{int(n)} trade{'s' if n != 1 else ''}" + (
+        f"\n({int(k)} own-team)" if k else "") for n, k in zip(s["trades"], own)])
     ax.axhline(0, color="0.3", lw=0.8)
     ax.set(ylabel=f"points gained minus given per run\n(weeks after each trade; mean over {n_runs} runs, 95% CI)",
            title="Trades: value gained per agent (agent-made trades only)")
@@ -255,19 +268,11 @@ def pickup_points_bars(ci: pd.DataFrame, palette: dict[str, str], info: pd.DataF
     fig, ax = plt.subplots(figsize=(max(6, 0.8 * len(ci) + 2), 4.5))
     total = int(ci["pickups"].sum()) if len(ci) else 0
     if total == 0:
-        text = f"no waiver or free-agent pickups in {n_runs} run{'s' if n_runs != 1 else ''}"
-        ax.text(0.5, 0.5, text, ha="center", va="center", fontsize=12, color="0.3", transform=ax.transAxes)
-        ax.set_axis_off()
-        ax.set_title("Waivers: points started from pickups per agent")
+        _no_bars(ax, f"no waiver or free-agent pickups in {n_runs} run{'s' if n_runs != 1 else ''}",
+                 "Waivers: points started from pickups per agent")
         return fig
     s = ci.sort_values("mean", ascending=False)
-    labels, flagged = agent_labels(info), flagged_agents(info)
-    bars = ax.bar([_label(labels, a) for a in s["agent"]], s["mean"], color=[palette[a] for a in s["agent"]],
-                  yerr=[s["mean"] - s["ci_low"].fillna(s["mean"]), s["ci_high"].fillna(s["mean"]) - s["mean"]],
-                  capsize=4, hatch=[HATCH if a in flagged else "" for a in s["agent"]], edgecolor="white")
-    for bar, n, hi in zip(bars, s["pickups"], s["ci_high"].fillna(s["mean"])):
-        ax.annotate(f"{int(n)} pickup{'s' if n != 1 else ''}", (bar.get_x() + bar.get_width() / 2, max(hi, 0)),
-                    ha="center", va="bottom", fontsize=8, xytext=(0, 3), textcoords="offset points")
+    flagged = _ci_bars(ax, s, palette, info, [f"{int(n)} pickup{'s' if n != 1 else ''}" for n in s["pickups"]])
     ax.set(ylabel=f"points started from pickups per team\n(mean over {n_runs} runs, 95% CI)",
            title="Waivers: points started from pickups per agent")
     _rotate_x(ax)
