@@ -301,7 +301,8 @@ def test_an_unwritable_cache_is_refused_before_the_run(prepared_2024, tmp_path, 
     d["llm"].pop("cache_dir")
     cfg = tmp_path / "league.yaml"
     cfg.write_text(json.dumps(d))
-    monkeypatch.setenv("FFBENCH_LLM_CACHE", str(blocker))
+    monkeypatch.setenv("FFBENCH_LLM_CACHE", str(blocker / "cache"))  # a folder inside a file (the file itself: the
+    # settings name it first)
     assert main(["validate", str(cfg)]) == 2
     err = capsys.readouterr().err
     assert "FFBENCH_LLM_CACHE: " in err and "cannot hold the LLM replay cache" in err and "Traceback" not in err
