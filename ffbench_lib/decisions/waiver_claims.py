@@ -12,7 +12,6 @@ place this legality lives: the processing re-checks claims with them and bots en
 :func:`legal_swaps` (the rules own the legal actions, as in OpenSpiel)."""
 from __future__ import annotations
 
-import copy
 import math
 from typing import TYPE_CHECKING, Any, Iterator, Mapping, Sequence
 
@@ -89,6 +88,12 @@ def best_free_agents(fw: "Firewall", players: list[str], w: int) -> dict[str, li
     return out
 
 
+def _copy(card: dict[str, Any]) -> dict[str, Any]:
+    """A player card of its own for every view (its lists too: views share nothing)."""
+    return {k: [list(x) if isinstance(x, list) else x for x in v] if isinstance(v, list) else v
+            for k, v in card.items()}
+
+
 def claims_view(fw: "Firewall", state: "LeagueState", team: str, w: int, mode: str,
                 best: dict[str, list[dict[str, Any]]], budget_left: int | None = None,
                 priority: int | None = None) -> dict[str, Any]:
@@ -99,7 +104,7 @@ def claims_view(fw: "Firewall", state: "LeagueState", team: str, w: int, mode: s
             "budget_left": budget_left, "priority": priority, "max_claims": lg.waivers.max_claims,
             "weeks_left": lg.weeks - w + 1, "record": fw.record(state, team),
             "my_roster": [fw.player_week(p, w) for p in sorted(state.rosters[team])],
-            "free_agents": copy.deepcopy(best)}  # every team's own copy: views share nothing
+            "free_agents": {pos: [_copy(c) for c in cards] for pos, cards in best.items()}}
 
 
 # --------------------------------------------------------------------------------------------------- answers
