@@ -3,7 +3,7 @@ wall time concurrent (lineups gathered, on-deck draft shortlists) vs strictly se
 and prompt tokens per decision type and per season counted with litellm's tokenizers (the fake server's own
 usage counts 4 characters a token, which undercounts these id-heavy tables).
 
-    python benchmarks/llm_season.py [--latency 0.2] [--tokens-only]
+    python benchmarks/llm_season.py [--latency 0.2] [--tokens-only] [--waivers]
 """
 from __future__ import annotations
 
@@ -22,13 +22,14 @@ from ffbench_lib.rundir import RunDir
 from ffbench_lib.testing.fake_openai import FakeOpenAIServer
 
 
-def league(api_base: str, cache: Path, sequential: bool) -> League:
+def league(api_base: str, cache: Path, sequential: bool, waivers: bool = False) -> League:
     d = load_config(Path("params/demo.yaml")).model_dump(mode="json")
     d["teams"] = [{"name": f"M{i}", "agent": {"kind": "llm", "model": f"openai/model-{i}", "api_base": api_base,
                                               "timeout_s": 30, "max_tokens": 4000, "max_concurrency": 10}}
                   for i in range(10)]
     d["llm"] = {"cache_dir": str(cache), "sequential": sequential}
     d["draft"]["on_deck"] = not sequential
+    d["waivers"] = {"enabled": waivers}
     return League.model_validate(d)
 
 
@@ -58,17 +59,18 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--latency", type=float, default=0.2)
     ap.add_argument("--tokens-only", action="store_true", help="one concurrent season, no latency, token counts")
+    ap.add_argument("--waivers", action="store_true", help="with waivers and free agents (FAAB)")
     args = ap.parse_args()
     if args.tokens_only:
         with tempfile.TemporaryDirectory() as tmp, FakeOpenAIServer() as srv:
-            lg = league(srv.api_base, Path(tmp) / "cache", sequential=False)
+            lg = league(srv.api_base, Path(tmp) / "cache", sequential=False, waivers=args.waivers)
             asyncio.run(Engine(lg, prepared_for(lg), Path(tmp) / "run", progress=False).run())
             token_report(RunDir(Path(tmp) / "run").llm_calls())
         return
     results = {}
     for mode in ("concurrent", "sequential"):
         with tempfile.TemporaryDirectory() as tmp, FakeOpenAIServer(latency_s=args.latency) as srv:
-            lg = league(srv.api_base, Path(tmp) / "cache", sequential=mode == "sequential")
+            lg = league(srv.api_base, Path(tmp) / "cache", sequential=mode == "sequential", waivers=args.waivers)
             prepared = prepared_for(lg)
             t = time.perf_counter()
             asyncio.run(Engine(lg, prepared, Path(tmp) / "run", progress=False).run())
