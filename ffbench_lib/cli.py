@@ -61,7 +61,8 @@ def _cmd_validate(args: argparse.Namespace) -> int:
     history = "; data.allow_missing_history: true (a missing previous season is allowed)" if (
         league.data.allow_missing_history) else ""
     print(f"ok: {args.config}: {len(league.teams)} teams, season {league.season}, {league.weeks} weeks, "
-          f"roster of {league.roster.size}, scoring {league.scoring.preset or 'custom'}; "
+          f"roster of {league.roster.size}, scoring {league.scoring.preset or 'custom'}, "
+          f"waivers {league.waivers.mode if league.waivers.enabled else 'off'}; "
           f"{league.data.source} data in {league.data.resolved_dir()}{history}")
     return 0
 

@@ -13,8 +13,8 @@ from pathlib import Path
 from typing import Annotated, Any, Literal, Union
 
 import yaml
-from pydantic import (BaseModel, ConfigDict, Field, StringConstraints, TypeAdapter, ValidationError, field_validator,
-                      model_serializer, model_validator)
+from pydantic import (BaseModel, ConfigDict, Field, Strict, StringConstraints, TypeAdapter, ValidationError,
+                      field_validator, model_serializer, model_validator)
 from pydantic_core import PydanticCustomError
 
 from . import scoring
@@ -24,6 +24,12 @@ BOT_STRATEGIES = ("random", "adp", "vorp", "recent_form")
 DATA_SOURCES = ("nflverse", "sportsdataio")
 PROJECTION_SOURCES = ("builtin", "sportsdataio", "fantasypros")
 SEASONS = (2021, 2022, 2023, 2024, 2025)
+
+
+#: Flags and counts are strict: YAML gives real booleans and whole numbers, so a quoted "true", a 2.0 or true
+#: for a count is a mistake, not a value.
+Flag = Annotated[bool, Strict()]
+Count = Annotated[int, Strict()]
 
 
 class ConfigError(ValueError):
@@ -63,16 +69,16 @@ class LLMAgent(_Strict):
     api_base: str | None = None
     api_key_env: str | None = Field(None, description="name of the environment variable holding the key")
     temperature: float | None = Field(None, ge=0, le=2)
-    max_tokens: int = Field(16000, gt=0, description="output-token limit; reasoning models need large ones")
+    max_tokens: Count = Field(16000, gt=0, description="output-token limit; reasoning models need large ones")
     timeout_s: float = Field(120, gt=0)
-    max_concurrency: int = Field(4, gt=0, description="concurrent calls to this provider")
+    max_concurrency: Count = Field(4, gt=0, description="concurrent calls to this provider")
     reasoning_effort: str | None = None
     input_cost_per_token: float | None = Field(None, ge=0, description="price for models litellm does not know")
     output_cost_per_token: float | None = Field(None, ge=0)
     extra: dict[str, Any] = Field(default_factory=dict, description="further litellm.completion arguments")
-    max_prompt_tokens: int | None = Field(None, gt=0, description="prompt budget (litellm's tokenizer): longer "
+    max_prompt_tokens: Count | None = Field(None, gt=0, description="prompt budget (litellm's tokenizer): longer "
                                           "prompts are shortened (other teams' tables, histories, old re-asks)")
-    system_in_user: bool = Field(False, description="fold the system text into the first user message (chat "
+    system_in_user: Flag = Field(False, description="fold the system text into the first user message (chat "
                                  "templates that drop the system role, e.g. llama.cpp's gemma)")
 
     @field_validator("api_key_env")
@@ -147,7 +153,7 @@ _NOT_POSITIONS = ("FLEX", "BENCH")
 @lru_cache(maxsize=None)
 def _slot_count(pos: str) -> TypeAdapter:
     """The validator of one position's starting slots (built once: bots build a Roster for every decision)."""
-    return TypeAdapter(Annotated[int, Field(ge=0, le=MAX_SLOTS.get(pos))])
+    return TypeAdapter(Annotated[int, Strict(), Field(ge=0, le=MAX_SLOTS.get(pos))])
 
 
 def _field_problem(field: str, problem: str) -> PydanticCustomError:
@@ -162,12 +168,12 @@ class Roster(_Strict):
     is a position's starting slots. It is read into :attr:`slots` and dumped flat again, so config.yaml keeps
     its shape."""
 
-    slots: dict[str, int] = Field(default_factory=lambda: dict(DEFAULT_SLOTS),
+    slots: dict[str, Count] = Field(default_factory=lambda: dict(DEFAULT_SLOTS),
                                   description="starting slots per position, in KNOWN_POSITIONS order")
-    FLEX: int = Field(1, ge=0, le=3)
-    BENCH: int = Field(5, ge=0, le=10)
+    FLEX: Count = Field(1, ge=0, le=3)
+    BENCH: Count = Field(5, ge=0, le=10)
     flex_positions: tuple[str, ...] = DEFAULT_FLEX
-    caps: dict[str, int] = Field(default_factory=dict, description="most players of a position one team may hold")
+    caps: dict[str, Count] = Field(default_factory=dict, description="most players of a position one team may hold")
 
     @model_validator(mode="before")
     @classmethod
@@ -269,7 +275,7 @@ class DataConfig(_Strict):
     dir: Path | None = Field(None, description="data directory; default $FFBENCH_DATA_DIR")
     projections: Literal["builtin", "sportsdataio", "fantasypros"] = "builtin"
     prepared_dir: Path | None = Field(None, description="where prepared seasons are cached; default outputs/prepared")
-    allow_missing_history: bool = Field(False, description="run a season whose previous season's stats are "
+    allow_missing_history: Flag = Field(False, description="run a season whose previous season's stats are "
                                         "missing (veterans then have no history: prev_points 0, projections from "
                                         "rookie priors and ADP only); recorded in the prepared manifest")
 
@@ -287,15 +293,15 @@ class DataConfig(_Strict):
 
 class Draft(_Strict):
     order: Literal["random", "fixed", "rotate"] = "rotate"
-    shortlist_size: int = Field(5, ge=1, le=15)
-    on_deck: bool = Field(True, description="the next team names its shortlist while the team on the clock "
+    shortlist_size: Count = Field(5, ge=1, le=15)
+    on_deck: Flag = Field(True, description="the next team names its shortlist while the team on the clock "
                                             "picks (as in a real draft room); false: strictly one at a time")
-    show_per_position: int = Field(10, ge=1, le=40)
+    show_per_position: Count = Field(10, ge=1, le=40)
 
 
 class Trades(_Strict):
-    weeks: list[int] = Field(default_factory=lambda: [4, 7, 10])
-    max_players_per_side: int = Field(2, ge=1, le=4)
+    weeks: list[Count] = Field(default_factory=lambda: [4, 7, 10])
+    max_players_per_side: Count = Field(2, ge=1, le=4)
 
 
 #: A bot default, not a rule: the share of FLEX slots each position fills in a typical league, for the vorp bot's
@@ -306,32 +312,32 @@ VORP_FLEX_SHARE = {"RB": 0.45, "WR": 0.45, "TE": 0.1}
 class Waivers(_Strict):
     """Waivers and free agency (off by default: leagues configured before it play exactly as they did)."""
 
-    # strict: YAML gives real booleans and numbers; 'yes' or true for a budget is a mistake, not a value
-    enabled: bool = Field(False, strict=True, description="after each week's games: waiver claims, then free-agent adds")
+    enabled: Flag = Field(False, description="after each week's games: waiver claims, then free-agent adds")
     mode: Literal["faab", "rolling"] = Field("faab", description="faab: blind bids from a season budget, ties to "
                                              "the worse record; rolling: priority order, a winner moves to the end")
-    budget: int = Field(100, ge=0, le=10000, strict=True, description="FAAB dollars per team for the season")
-    max_claims: int = Field(3, ge=1, le=10, strict=True, description="claims (and free-agent adds) per team and week")
-    free_agents: bool = Field(True, strict=True,
+    budget: Count = Field(100, ge=0, le=10000, description="FAAB dollars per team for the season")
+    max_claims: Count = Field(3, ge=1, le=10, description="claims (and free-agent adds) per team and week")
+    free_agents: Flag = Field(True,
                               description="after waivers clear, first-come free-agent adds (worse record first)")
-    show_per_position: int = Field(8, ge=1, le=40, strict=True, description="free agents shown per position in a view")
+    show_per_position: Count = Field(8, ge=1, le=40, description="free agents shown per position in a view")
 
 
 class LLMSettings(_Strict):
     """How LLM calls are made for the whole league (per-model parameters live in each team's agent)."""
 
-    max_reasks: int = Field(2, ge=0, le=5, description="re-asks with the specific error after an invalid answer")
-    retries: int = Field(4, ge=0, le=10, description="retries on rate limits, 5xx, timeouts, connection errors")
+    max_reasks: Count = Field(2, ge=0, le=5, description="re-asks with the specific error after an invalid answer")
+    retries: Count = Field(4, ge=0, le=10, description="retries on rate limits, 5xx, timeouts, connection errors")
     backoff_s: float = Field(1.0, ge=0, description="first retry delay; doubles on every retry")
     budget_usd: float | None = Field(None, gt=0, description="stop cleanly at the next checkpoint past this spend")
     cache_dir: Path | None = Field(None, description="replay cache; default outputs/llm_cache")
-    replay_only: bool = Field(False, description="never call a provider; a cache miss stops the run")
+    replay_only: Flag = Field(False, description="never call a provider; a cache miss stops the run")
     prompt_version: Literal["v1", "v2"] = Field("v2", description="templates in ffbench_lib/prompts/<version>; "
                                                              "v1 only to replay caches recorded with it")
-    sequential: bool = Field(False, description="ask one agent at a time (for timing comparisons only)")
+    sequential: Flag = Field(False, description="ask one agent at a time (for timing comparisons only)")
     max_fallback_rate: float | None = Field(0.25, ge=0, le=1, description="stop the run when an LLM team's share "
                                             "of engine-repaired decisions exceeds this (null: never)")
-    fallback_min_decisions: int = Field(20, ge=1, description="decisions a team makes before max_fallback_rate applies")
+    fallback_min_decisions: Count = Field(20, ge=1,
+                                          description="decisions a team makes before max_fallback_rate applies")
 
 
 class League(_Strict):
@@ -339,7 +345,7 @@ class League(_Strict):
 
     name: str = "league"
     season: int = Field(2024, description="NFL season played")
-    weeks: int = Field(17, ge=1, le=18)
+    weeks: Count = Field(17, ge=1, le=18)
     seed: int = Field(0, ge=0)
     schedule: Literal["random", "round_robin"] = "random"
     teams: list[Team] = Field(min_length=2)

@@ -454,13 +454,16 @@ def waiver_summary_by_agent(runs: Runs) -> pd.DataFrame:
             "waiver_started_points", "faab_per_point"]
     if ws.empty:
         return pd.DataFrame(columns=cols)
+    # FAAB per point over FAAB teams only (rolling runs spend nothing: their points would dilute it)
+    ws = ws.assign(faab_points=ws["waiver_started_points"].where(ws["faab_spent"].notna(), 0.0))
     g = ws.groupby("agent").agg(teams=("team", "size"), claims=("claims", "sum"), claims_won=("claims_won", "sum"),
                                 free_agent_adds=("free_agent_adds", "sum"),
                                 faab_spent=("faab_spent", lambda x: x.sum(min_count=1)),
                                 pickup_started_points=("pickup_started_points", "sum"),
-                                waiver_started_points=("waiver_started_points", "sum"))
+                                waiver_started_points=("waiver_started_points", "sum"),
+                                faab_points=("faab_points", "sum"))
     g = g.round({"pickup_started_points": 2, "waiver_started_points": 2})
-    g["faab_per_point"] = g["faab_spent"] / g["waiver_started_points"].where(g["waiver_started_points"] > 0)
+    g["faab_per_point"] = g["faab_spent"] / g["faab_points"].where(g["faab_points"] > 0)
     return g.reset_index()[cols]
 
 

@@ -321,3 +321,20 @@ def test_an_answer_that_cannot_be_cached_is_still_used(prepared_2024, tmp_path):
     calls = run.llm_calls()
     assert calls and all(c["cache_error"] and c["error"] is None and c["parsed"] for c in calls)
     assert {d["decided_by"] for d in run.decisions()} == {"agent"}
+
+
+def test_cache_checks_create_nothing_and_replay_needs_only_a_folder(prepared_2024, tmp_path, capsys):
+    from ffbench_lib.agents.wiring import check_cache
+    from ffbench_lib.cli import main
+
+    league = small_league("http://127.0.0.1:9", tmp_path / "new" / "cache")
+    check_cache(league)  # a folder that does not exist yet, under one that can be written: fine, and not created
+    cfg = tmp_path / "league.yaml"
+    cfg.write_text(json.dumps(league.model_dump(mode="json")))
+    assert main(["validate", str(cfg)]) == 0 and not (tmp_path / "new").exists()
+    replay = small_league("http://127.0.0.1:9", tmp_path / "missing", replay_only=True)
+    with pytest.raises(ConfigError, match="replay_only, and no such folder"):
+        check_cache(replay)
+    (tmp_path / "missing").mkdir()
+    check_cache(replay)  # replaying only reads: an existing folder is enough (read-only mounts included)
+    assert list((tmp_path / "missing").iterdir()) == []

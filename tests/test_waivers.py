@@ -374,3 +374,15 @@ def test_a_position_nobody_may_hold_is_on_no_board(prepared_2024, tmp_path):
     boards = [r["view"].get("available") or r["view"].get("free_agents") for r in recs
               if r["decision"] in ("draft_shortlist", "waiver_claims", "free_agent_adds")]
     assert boards and all(set(b) == {"QB", "RB", "WR"} for b in boards)
+
+
+def test_faab_per_point_ignores_rolling_runs_of_the_same_agent(prepared_2024, tmp_path):
+    from ffbench_lib import metrics
+
+    run_engine(waiver_league("faab", weeks=4), prepared_2024, tmp_path / "faab")
+    run_engine(waiver_league("rolling", weeks=4), prepared_2024, tmp_path / "rolling")
+    alone = metrics.waiver_summary_by_agent(metrics.load_runs(tmp_path / "faab")).set_index("agent")
+    both = metrics.waiver_summary_by_agent(metrics.load_runs([tmp_path / "faab", tmp_path / "rolling"])).set_index("agent")
+    assert both.loc["bot:vorp", "claims"] > alone.loc["bot:vorp", "claims"]  # the rolling run is counted...
+    for agent in ("bot:vorp", "bot:recent_form"):  # ...but not in dollars per point
+        assert both.loc[agent, "faab_per_point"] == pytest.approx(alone.loc[agent, "faab_per_point"])

@@ -41,7 +41,7 @@ def check_cache(league: League) -> None:
 
     if any(t.agent.kind == "llm" for t in league.teams):
         try:
-            ReplayCache.for_config(league.llm.cache_dir).check()
+            ReplayCache.for_config(league.llm.cache_dir).check(replay_only=league.llm.replay_only)
         except CacheUnusable as exc:
             raise ConfigError([str(exc)]) from None
 

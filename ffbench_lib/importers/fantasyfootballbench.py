@@ -575,6 +575,7 @@ def import_reference_run(sim_dir: str | Path, out: str | Path, data_dir: str | P
     rd.start(dump_config(league), {})
     for record in decisions:
         state.log_bytes["decisions.jsonl"] = rd.append("decisions.jsonl", record)
+    state.rosters = {t: list(roster_now[t]) for t in teams}  # the rosters the season ended with, not the draft's
     rd.write_tables(state)
     rd.checkpoint(state)
     write_json(rd.file("run.json"), {"run_id": run_id, "seed": seed, "season": season, "status": "complete",

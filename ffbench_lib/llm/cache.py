@@ -34,16 +34,25 @@ class ReplayCache:
         env = settings().llm_cache
         return cls(env, "FFBENCH_LLM_CACHE") if env else cls(outputs_dir() / "llm_cache", "the default cache folder")
 
-    def check(self) -> None:
-        """Create the folder and write and remove a probe file, or :class:`CacheUnusable` naming the setting."""
-        probe = self.folder / f".probe-{os.getpid()}"
-        try:
-            self.folder.mkdir(parents=True, exist_ok=True)
-            probe.write_bytes(b"")
-            probe.unlink()
-        except OSError as exc:
-            raise CacheUnusable(f"{self.source}: {self.folder} cannot hold the LLM replay cache ({exc.strerror or exc}); "
-                                "point it at a folder you can write") from None
+    def check(self, replay_only: bool = False) -> None:
+        """:class:`CacheUnusable` naming the setting unless the cache can be used: replayed from (an existing
+        folder) or, to record, written (the folder, or the nearest folder above it that exists, is writable).
+        Nothing is created."""
+        def unusable(why: str) -> CacheUnusable:
+            return CacheUnusable(f"{self.source}: {self.folder} cannot hold the LLM replay cache ({why}); point it "
+                                 f"at a folder you can {'read' if replay_only else 'write'}")
+
+        if replay_only:
+            if not self.folder.is_dir():
+                raise unusable("replay_only, and no such folder")
+            return
+        here = self.folder
+        while not here.exists() and here != here.parent:
+            here = here.parent
+        if not here.is_dir():
+            raise unusable(f"{here} is a file")
+        if not os.access(here, os.W_OK | os.X_OK):
+            raise unusable(f"{here} cannot be written")
 
     @staticmethod
     def key(model: str, messages: list[dict], params: dict[str, Any]) -> str:
