@@ -252,7 +252,8 @@ def trade_value_bars(ci: pd.DataFrame, palette: dict[str, str], info: pd.DataFra
     flagged = _ci_bars(ax, s, palette, info, [f"{int(n)} trade{'s' if n != 1 else ''}" + (
         f"\n({int(k)} own-team)" if k else "") for n, k in zip(s["trades"], own)])
     ax.axhline(0, color="0.3", lw=0.8)
-    ax.set(ylabel=f"points gained minus given per run\n(weeks after each trade; mean over {n_runs} run{"s" if n_runs != 1 else ""}, 95% CI)",
+    runs_txt = f"{n_runs} run{'s' if n_runs != 1 else ''}"
+    ax.set(ylabel=f"points gained minus given per run\n(weeks after each trade; mean over {runs_txt}, 95% CI)",
            title="Trades: value gained per agent (agent-made trades only)")
     _rotate_x(ax)
     fallback_note(ax, flagged & set(s["agent"]), "lineups and trades")
@@ -273,7 +274,8 @@ def pickup_points_bars(ci: pd.DataFrame, palette: dict[str, str], info: pd.DataF
         return fig
     s = ci.sort_values("mean", ascending=False)
     flagged = _ci_bars(ax, s, palette, info, [f"{int(n)} pickup{'s' if n != 1 else ''}" for n in s["pickups"]])
-    ax.set(ylabel=f"points started from pickups per team\n(mean over {n_runs} run{"s" if n_runs != 1 else ""}, 95% CI)",
+    runs_txt = f"{n_runs} run{'s' if n_runs != 1 else ''}"
+    ax.set(ylabel=f"points started from pickups per team\n(mean over {runs_txt}, 95% CI)",
            title="Waivers: points started from pickups per agent")
     _rotate_x(ax)
     fallback_note(ax, flagged & set(s["agent"]), "lineups, trades and waivers")
