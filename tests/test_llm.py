@@ -113,6 +113,7 @@ def test_fault_season_accounts_for_every_fault_and_replays_from_cache(prepared_2
 
 
 def test_replay_only_miss_fails_clearly(prepared_2024, tmp_path, data_dir):
+    (tmp_path / "empty-cache").mkdir()  # an empty cache (no cache folder at all is refused before the run)
     league = llm_league("http://127.0.0.1:9/v1", tmp_path / "empty-cache", replay_only=True)
     with pytest.raises(ReplayMiss, match="replay_only: no recorded answer"):
         run_engine(league, prepared_2024, tmp_path / "run")

@@ -124,7 +124,7 @@ def problems(roster: dict) -> list[str]:
     ({"slots": {"QB": 1}}, "roster.slots: unknown key; give each position's starting slots as its own key"),
     ({"QB": 9}, "roster.QB: Input should be less than or equal to 3 (got 9)"),
     ({"WR": -1}, "roster.WR: Input should be greater than or equal to 0 (got -1)"),
-    ({"RB": "two"}, "roster.RB: Input should be a valid integer, unable to parse string as an integer (got 'two')"),
+    ({"RB": "two"}, "roster.RB: Input should be a valid integer (got 'two')"),
     ({"flex_positions": ["RB", "K"]}, "roster.flex_positions[1]: 'K' is not a position of this league; the "
                                       "league's positions are QB, RB, WR, TE"),
     ({"flex_positions": ["RB", "RB"]}, "roster.flex_positions[1]: 'RB' is listed twice; list each position once"),
