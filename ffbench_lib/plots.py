@@ -318,7 +318,7 @@ def standings_by_week(weekly: pd.DataFrame, palette: dict[str, str], info: pd.Da
     """Rank of every team after each week of ONE run (the title says which, and of how many), coloured by agent;
     an agent's several teams differ by line style and marker; every rank is labelled, 1 = top."""
     final = weekly[weekly["week"] == weekly["week"].max()].sort_values("rank")
-    labels, flagged = agent_labels(info), flagged_agents(info)
+    flagged = flagged_agents(info)
     fig, ax = plt.subplots(figsize=(9, 4.8))
     seen: dict[str, int] = {}
     for team in final["team"]:

@@ -231,7 +231,7 @@ def test_propose_validation(world):
     assert (out.applied, out.decided_by, out.problems, out.value) == ("pass", "agent", [], None)
 
     mine, theirs = world.state.rosters[a], world.state.rosters[b]
-    g, t = list(offer.a_gives), list(offer.b_gives)
+    t = list(offer.b_gives)
     qb_team = world.qb_team
     my_qb, their_wr = first_of(world, a, "QB")[0], first_of(world, qb_team, "WR")[0]
     cases = [

@@ -2,7 +2,6 @@
 Written against the public Engine, the run directory's tables and ``decisions.jsonl``."""
 from __future__ import annotations
 
-import pytest
 
 from ffbench_lib.config import League
 from ffbench_lib.rundir import RunDir

@@ -13,7 +13,7 @@ from pathlib import Path
 from string import Template
 
 from ..decisions import REGISTRY
-from ..render import LEGACY, flex, scoring_name, scoring_values, slots, untrusted  # noqa: F401 - re-exported
+from ..render import flex, scoring_name, scoring_values, slots
 
 PROMPTS = Path(__file__).resolve().parents[1] / "prompts"
 DEFAULT_VERSION = "v2"
