@@ -132,22 +132,25 @@ class Scoring(_Strict):
 
 
 #: Positions a league may use, in display order (a league's slots, views and tables follow it). A position
-#: is in a league when its roster names it or has default slots below. Issue 12 adds K and DST.
-KNOWN_POSITIONS = ("QB", "RB", "WR", "TE")
+#: is in a league when its roster names it or has default slots below. K: kickers; DST: team defenses and
+#: special teams, one team-level player per NFL team (id ``DST:<team>``).
+KNOWN_POSITIONS = ("QB", "RB", "WR", "TE", "K", "DST")
 #: starting slots of a roster that does not name the position; these positions are in every league
 DEFAULT_SLOTS = {"QB": 1, "RB": 2, "WR": 2, "TE": 1}
 #: most starting slots per position (a sanity bound on hand-written configs)
-MAX_SLOTS = {"QB": 3, "RB": 4, "WR": 5, "TE": 3}
+MAX_SLOTS = {"QB": 3, "RB": 4, "WR": 5, "TE": 3, "K": 2, "DST": 2}
 #: most players of a position one team may hold, when the roster gives no caps
-DEFAULT_CAPS = {"QB": 3, "RB": 6, "WR": 6, "TE": 3}
+DEFAULT_CAPS = {"QB": 3, "RB": 6, "WR": 6, "TE": 3, "K": 2, "DST": 2}
 #: positions eligible for FLEX when the roster does not say
 DEFAULT_FLEX = ("RB", "WR", "TE")
+#: positions eligible for SUPERFLEX (a wider flex slot: FLEX's positions and the quarterback) when the roster does not say
+DEFAULT_SUPERFLEX = ("QB", "RB", "WR", "TE")
 #: position codes some sources use for a known position (fullbacks and halfbacks score as running backs)
 POSITION_ALIASES = {"FB": "RB", "HB": "RB"}
 #: per-game rookie prior when no earlier rookie class is available, by NFL draft-round bucket (first round,
 #: rounds 2-3, later or undrafted); see :func:`ffbench_lib.projections.rookie_prior`
 ROOKIE_FALLBACK_PPG = {"QB": (12.0, 6.0, 2.0), "RB": (10.0, 5.5, 2.5), "WR": (8.5, 5.0, 2.0), "TE": (5.0, 3.0, 1.0)}
-_NOT_POSITIONS = ("FLEX", "BENCH")
+_NOT_POSITIONS = ("FLEX", "SUPERFLEX", "BENCH", "IR")
 
 
 @lru_cache(maxsize=None)
@@ -162,17 +165,21 @@ def _field_problem(field: str, problem: str) -> PydanticCustomError:
 
 
 class Roster(_Strict):
-    """Starting slots per position, FLEX, BENCH, flex eligibility and caps: the only source of positions.
+    """Starting slots per position, FLEX, BENCH, IR, flex eligibility and caps: the only source of positions.
 
-    The YAML is flat (``QB: 1, RB: 2, ..., FLEX: 1, BENCH: 5``): every upper-case key other than FLEX and BENCH
-    is a position's starting slots. It is read into :attr:`slots` and dumped flat again, so config.yaml keeps
+    The YAML is flat (``QB: 1, RB: 2, ..., FLEX: 1, BENCH: 5, IR: 1``): every upper-case key other than FLEX,
+    BENCH and IR is a position's starting slots. It is read into :attr:`slots` and dumped flat again, so config.yaml keeps
     its shape."""
 
     slots: dict[str, Count] = Field(default_factory=lambda: dict(DEFAULT_SLOTS),
                                   description="starting slots per position, in KNOWN_POSITIONS order")
     FLEX: Count = Field(1, ge=0, le=3)
+    SUPERFLEX: Count = Field(0, ge=0, le=2, description="slots any of superflex_positions may fill (filled after FLEX)")
     BENCH: Count = Field(5, ge=0, le=10)
+    IR: Count = Field(0, ge=0, le=4, description="injured-reserve slots: a player ruled Out may be moved there, "
+                      "freeing his roster spot; he cannot start from IR")
     flex_positions: tuple[str, ...] = DEFAULT_FLEX
+    superflex_positions: tuple[str, ...] = DEFAULT_SUPERFLEX
     caps: dict[str, Count] = Field(default_factory=dict, description="most players of a position one team may hold")
 
     @model_validator(mode="before")
@@ -189,7 +196,7 @@ class Roster(_Strict):
         for pos, n in given.items():
             if pos not in KNOWN_POSITIONS:
                 raise _field_problem(pos, f"unknown position; the positions are {', '.join(KNOWN_POSITIONS)} "
-                                     "(a roster also takes FLEX, BENCH, flex_positions and caps)")
+                                     "(a roster also takes FLEX, BENCH, IR, flex_positions and caps)")
             try:
                 given[pos] = _slot_count(pos).validate_python(n)
             except ValidationError as exc:
@@ -199,11 +206,17 @@ class Roster(_Strict):
         rest["slots"] = slots
         rest.setdefault("caps", {p: DEFAULT_CAPS[p] for p in slots if p in DEFAULT_CAPS})
         rest.setdefault("flex_positions", tuple(p for p in DEFAULT_FLEX if p in slots))
+        rest.setdefault("superflex_positions", tuple(p for p in DEFAULT_SUPERFLEX if p in slots))
         return rest
 
     @model_serializer(mode="wrap")
     def _dump_flat(self, handler: Any) -> dict[str, Any]:
         out = handler(self)
+        if not out.get("SUPERFLEX"):  # a roster without the slot dumps as it always did
+            out.pop("SUPERFLEX", None)
+            out.pop("superflex_positions", None)
+        if not out.get("IR"):
+            out.pop("IR", None)
         return {**out.pop("slots"), **out}
 
     @property
@@ -221,14 +234,30 @@ class Roster(_Strict):
         return self.slots.get(pos, 0)
 
     def slot_counts(self) -> dict[str, int]:
-        """Starting slots in display order, FLEX last; slots with no players left out,
+        """Starting slots in display order, then the flex slots (FLEX, SUPERFLEX); slots with no players left out,
         e.g. {'QB': 1, 'RB': 2, 'WR': 2, 'TE': 1, 'FLEX': 1}."""
         counts = {p: n for p, n in self.slots.items() if n > 0}
-        return {**counts, "FLEX": self.FLEX} if self.FLEX > 0 else counts
+        return {**counts, **{slot: n for slot, n in (("FLEX", self.FLEX), ("SUPERFLEX", self.SUPERFLEX)) if n > 0}}
+
+    def flex_slots(self) -> dict[str, tuple[str, ...]]:
+        """The flex slots this roster has and the positions each takes, in filling order (FLEX, then the wider
+        SUPERFLEX): filling narrow before wide is optimal because FLEX's positions are within SUPERFLEX's."""
+        return {slot: pos for slot, n, pos in (("FLEX", self.FLEX, self.flex_positions),
+                                                ("SUPERFLEX", self.SUPERFLEX, self.superflex_positions)) if n > 0}
+
+    def eligible(self, slot: str, pos: str) -> bool:
+        """Whether a ``pos`` player may fill starting slot ``slot``."""
+        return pos == slot or pos in self.flex_slots().get(slot, ())
 
     @property
     def size(self) -> int:
-        return sum(self.slots.values()) + self.FLEX + self.BENCH
+        """Active roster spots (starters and bench; the draft's rounds). IR slots come on top."""
+        return sum(self.slots.values()) + self.FLEX + self.SUPERFLEX + self.BENCH
+
+    @property
+    def held(self) -> int:
+        """Most players a team may hold: its active spots plus its IR slots."""
+        return self.size + self.IR
 
     @property
     def starters(self) -> int:
@@ -242,6 +271,13 @@ class Roster(_Strict):
                 raise _field_problem(f"flex_positions[{i}]", f"{pos!r} is not a position of this league; {allowed}")
             if pos in self.flex_positions[:i]:
                 raise _field_problem(f"flex_positions[{i}]", f"{pos!r} is listed twice; list each position once")
+        for i, pos in enumerate(self.superflex_positions):
+            if pos not in self.slots:
+                raise _field_problem(f"superflex_positions[{i}]", f"{pos!r} is not a position of this league; {allowed}")
+            if pos in self.superflex_positions[:i]:
+                raise _field_problem(f"superflex_positions[{i}]", f"{pos!r} is listed twice; list each position once")
+        if self.SUPERFLEX and not set(self.flex_positions) <= set(self.superflex_positions):
+            raise ValueError("superflex_positions must include every flex position (SUPERFLEX is the wider slot)")
         for pos in self.caps:
             if pos not in self.slots:
                 raise _field_problem(f"caps.{pos}", f"not a position of this league; {allowed}")
@@ -257,12 +293,20 @@ class Roster(_Strict):
         if self.FLEX and not self.flex_positions:
             raise ValueError(f"FLEX={self.FLEX} but flex_positions is empty; name the positions FLEX may take or set "
                              "FLEX: 0")
+        if self.SUPERFLEX and not self.superflex_positions:
+            raise ValueError(f"SUPERFLEX={self.SUPERFLEX} but superflex_positions is empty; name the positions it may "
+                             "take or set SUPERFLEX: 0")
         # The draft must be able to fill every slot under the caps: FLEX from the flex positions' spare caps,
         # the whole roster from all caps together.
         spare = sum(self.caps.get(p, self.size) - self.starting(p) for p in self.flex_positions)
         if self.FLEX > spare:
             raise ValueError(f"FLEX={self.FLEX} cannot be filled: the caps of {'/'.join(self.flex_positions)} leave "
                              f"{spare} player(s) beyond their own starting slots; raise a cap or lower FLEX")
+        wide = sum(self.caps.get(p, self.size) - self.starting(p) for p in self.superflex_positions)
+        if self.SUPERFLEX and self.FLEX + self.SUPERFLEX > wide:
+            raise ValueError(f"SUPERFLEX={self.SUPERFLEX} cannot be filled: the caps of "
+                             f"{'/'.join(self.superflex_positions)} leave {wide} player(s) beyond their own starting "
+                             "slots for FLEX and SUPERFLEX; raise a cap or lower SUPERFLEX")
         total = sum(self.caps.get(p, self.size) for p in self.positions)
         if total < self.size:
             raise ValueError(f"the caps allow {total} players in all, fewer than the roster's {self.size} "
@@ -322,6 +366,31 @@ class Waivers(_Strict):
     show_per_position: Count = Field(8, ge=1, le=40, description="free agents shown per position in a view")
 
 
+class Playoffs(_Strict):
+    """A bracket in the last weeks that decides the champion (off by default: leagues configured before it play
+    every week as a regular-season week). Seeds: regular-season record, then points for; with a field that is not
+    a power of two the top seeds get first-round byes. Non-playoff teams still set lineups (their points count in
+    the season's totals, not in a game)."""
+
+    enabled: Flag = Field(False, description="the last weeks are playoff rounds instead of regular-season games")
+    teams: Count = Field(4, ge=2, le=16, description="teams that qualify (the top seeds)")
+    round_weeks: list[Count] = Field(default_factory=lambda: [1, 2], description="weeks each round lasts, first "
+                                     "round first (a two-week round sums both weeks); the rounds fill the last "
+                                     "sum(round_weeks) weeks of the season")
+
+    @field_validator("round_weeks")
+    @classmethod
+    def _weeks_per_round(cls, v: list[int]) -> list[int]:
+        if any(n not in (1, 2) for n in v):
+            raise ValueError("each round lasts 1 or 2 weeks")
+        return v
+
+    @property
+    def rounds(self) -> int:
+        """Rounds the bracket needs: ceil(log2(teams))."""
+        return (self.teams - 1).bit_length()
+
+
 class LLMSettings(_Strict):
     """How LLM calls are made for the whole league (per-model parameters live in each team's agent)."""
 
@@ -354,6 +423,7 @@ class League(_Strict):
     draft: Draft = Field(default_factory=Draft)
     trades: Trades = Field(default_factory=Trades)
     waivers: Waivers = Field(default_factory=Waivers)
+    playoffs: Playoffs = Field(default_factory=Playoffs)
     data: DataConfig = Field(default_factory=DataConfig)
     llm: LLMSettings = Field(default_factory=LLMSettings)
 
@@ -387,6 +457,17 @@ class League(_Strict):
         bad = [w for w in self.trades.weeks if not 1 <= w <= self.weeks]
         if bad:
             raise ValueError(f"trades.weeks: week {bad[0]} is outside 1..{self.weeks}")
+        po = self.playoffs
+        if po.enabled:
+            if po.teams > len(self.teams):
+                raise ValueError(f"playoffs.teams: {po.teams} playoff teams in a league of {len(self.teams)}; "
+                                 "lower playoffs.teams")
+            if len(po.round_weeks) != po.rounds:
+                raise ValueError(f"playoffs.round_weeks: {po.teams} playoff teams play {po.rounds} round(s), so give "
+                                 f"{po.rounds} entries (got {len(po.round_weeks)})")
+            if sum(po.round_weeks) >= self.weeks:
+                raise ValueError(f"playoffs.round_weeks: {sum(po.round_weeks)} playoff weeks leave no regular season "
+                                 f"in {self.weeks} weeks; raise weeks or shorten the rounds")
         if self.waivers.enabled and self.llm.prompt_version == "v1" and any(t.agent.kind == "llm" for t in self.teams):
             raise ValueError("waivers.enabled: prompt_version v1 has no waiver prompts (it only replays old "
                              "caches); use prompt_version v2 or turn waivers off")
@@ -395,6 +476,22 @@ class League(_Strict):
     @property
     def scoring_weights(self) -> dict[str, float]:
         return self.scoring.resolved()
+
+    @property
+    def regular_weeks(self) -> int:
+        """Weeks of the regular season (every week when there are no playoffs)."""
+        return self.weeks - (sum(self.playoffs.round_weeks) if self.playoffs.enabled else 0)
+
+    def playoff_round(self, week: int) -> int | None:
+        """The playoff round (1 = first) that ``week`` belongs to, or None for a regular-season week."""
+        if week <= self.regular_weeks:
+            return None
+        start = self.regular_weeks
+        for rnd, n in enumerate(self.playoffs.round_weeks, start=1):
+            if week <= start + n:
+                return rnd
+            start += n
+        return None
 
 
 # ----------------------------------------------------------------------------------------------- errors

@@ -48,11 +48,11 @@ def test_missing_model_names_the_field():
 
 def test_unknown_keys_are_errors():
     d = demo()
-    d["roster"]["SUPERFLEX"] = 1
+    d["roster"]["SUPERFLX"] = 1
     d["sead"] = 3
     out = problems(d)
     assert "sead: unknown key (check the spelling against the config reference in README.md)" in out
-    assert any(p.startswith("roster.SUPERFLEX: unknown position; the positions are QB, RB, WR, TE") for p in out)
+    assert any(p.startswith("roster.SUPERFLX: unknown position; the positions are QB, RB, WR, TE, K, DST") for p in out)
 
 
 @pytest.mark.parametrize("mutate, expected", [

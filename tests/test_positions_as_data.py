@@ -70,7 +70,7 @@ def test_no_position_literal_outside_config():
 def test_default_roster_api():
     r = Roster()
     assert r.slots == {"QB": 1, "RB": 2, "WR": 2, "TE": 1}
-    assert r.positions == ("QB", "RB", "WR", "TE") == KNOWN_POSITIONS
+    assert r.positions == ("QB", "RB", "WR", "TE") == KNOWN_POSITIONS[:4]
     assert (r.starting("RB"), r.starting("K"), r.FLEX, r.BENCH, r.size, r.starters) == (2, 0, 1, 5, 12, 7)
     assert r.slot_counts() == {"QB": 1, "RB": 2, "WR": 2, "TE": 1, "FLEX": 1} == slot_counts(r)
     assert r.flex_positions == ("RB", "WR", "TE")
@@ -117,9 +117,12 @@ def problems(roster: dict) -> list[str]:
 
 
 @pytest.mark.parametrize("roster, expected", [
-    ({"K": 1}, "roster.K: unknown position; the positions are QB, RB, WR, TE (a roster also takes FLEX, BENCH, "
-               "flex_positions and caps)"),
-    ({"SUPERFLEX": 1}, "roster.SUPERFLEX: unknown position; the positions are QB, RB, WR, TE"),
+    ({"KR": 1}, "roster.KR: unknown position; the positions are QB, RB, WR, TE, K, DST (a roster also takes FLEX, "
+                "BENCH, IR, flex_positions and caps)"),
+    ({"SUPERFLEX": 1, "superflex_positions": ["QB", "RB"]},
+     "roster: superflex_positions must include every flex position (SUPERFLEX is the wider slot)"),
+    ({"SUPERFLEX": 1, "superflex_positions": ["QB", "K"]},
+     "roster.superflex_positions[1]: 'K' is not a position of this league; the league's positions are QB, RB, WR, TE"),
     ({"qb": 1}, "roster.qb: unknown key (check the spelling against the config reference in README.md)"),
     ({"slots": {"QB": 1}}, "roster.slots: unknown key; give each position's starting slots as its own key"),
     ({"QB": 9}, "roster.QB: Input should be less than or equal to 3 (got 9)"),
@@ -146,10 +149,10 @@ def test_roster_errors_name_the_field(roster, expected):
 
 def test_roster_errors_in_a_file_are_one_clean_line(tmp_path):
     f = tmp_path / "league.yaml"
-    f.write_text(yaml.safe_dump({"teams": TEAMS, "roster": {"DST": 1}}))
+    f.write_text(yaml.safe_dump({"teams": TEAMS, "roster": {"DEF": 1}}))
     with pytest.raises(ConfigError) as e:
         load_config(f)
-    assert str(e.value).splitlines()[1].strip().startswith("roster.DST: unknown position")
+    assert str(e.value).splitlines()[1].strip().startswith("roster.DEF: unknown position")
 
 
 # ------------------------------------------------------------------------------ superflex and empty slots
