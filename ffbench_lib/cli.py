@@ -70,13 +70,14 @@ def _cmd_validate(args: argparse.Namespace) -> int:
 def _cmd_prepare(args: argparse.Namespace) -> int:
     from .data.prepare import prepare_season
 
-    scoring = args.scoring
+    scoring, league_positions = args.scoring, {}
     if args.config:
         league = load_config(args.config)
         scoring = league.scoring_weights
+        league_positions = {"positions": league.roster.positions, "tiers": league.scoring_tiers}  # K/DST rows
     prepared = prepare_season(args.season, args.source, args.data_dir, scoring=scoring,
                               projection_source=args.projections, out=args.out, force=args.force,
-                              allow_missing_history=args.allow_missing_history)
+                              allow_missing_history=args.allow_missing_history, **league_positions)
     m = prepared.manifest
     print(f"prepared {args.season} from {args.source} -> {args.out}: "
           + ", ".join(f"{k} {v}" for k, v in m["rows"].items()))
@@ -129,6 +130,11 @@ def _cmd_run(args: argparse.Namespace) -> int:
     st = RunDir(out).table("standings")
     final = st[st["week"] == st["week"].max()].sort_values("rank")
     print(final[["rank", "team", "agent", "wins", "losses", "ties", "points_for"]].to_string(index=False))
+    po = RunDir(out).table("playoffs") if RunDir(out).file("playoffs.parquet").exists() else None
+    if po is not None and meta.get("status") == "complete" and len(po):  # a league with playoffs
+        won = po[(po["week"] == po["week"].max()) & (po["result"] == "W")].iloc[0]
+        print(f"champion: {won['team']} ({won['agent']}, seed {won['playoff_seed']}), beating {won['opponent']} "
+              f"{won['round_points_for']:.2f} to {won['round_points_against']:.2f} in the final")
     print(f"run directory: {out}")
     return 0
 

@@ -114,9 +114,25 @@ class Team(_Strict):
     agent: AgentSpec
 
 
+#: The stat groups (``scoring.GROUPS``) each position scores: a league's rules keep the groups of its positions.
+POSITION_STAT_GROUPS = {"QB": ("offense",), "RB": ("offense",), "WR": ("offense",), "TE": ("offense",),
+                        "K": ("kicking",), "DST": ("defense",)}
+
+
+def stat_groups(positions) -> tuple[str, ...]:
+    """The stat groups of ``positions``, in ``scoring.GROUPS`` order."""
+    have = {g for p in positions for g in POSITION_STAT_GROUPS.get(p, ())}
+    return tuple(g for g in scoring.GROUPS if g in have)
+
+
 class Scoring(_Strict):
+    """A preset, explicit per-unit weights over it, and tiered rules (``points_allowed: [[0, 10], ..., [null, -4]]``);
+    see :mod:`ffbench_lib.scoring`."""
+
     preset: Literal["ppr", "half_ppr", "standard", "ffbench_v1"] | None = "ppr"
     weights: dict[str, float] = Field(default_factory=dict)
+    tiers: dict[str, Any] = Field(default_factory=dict, description="stat -> [[upto, points], ...], ascending "
+                                  "inclusive upper bounds, the last null; scores only rows that have the stat")
 
     @field_validator("weights")
     @classmethod
@@ -127,8 +143,29 @@ class Scoring(_Strict):
                 raise ValueError(problem)
         return v
 
-    def resolved(self) -> dict[str, float]:
-        return scoring.resolve_weights(self.preset, self.weights)
+    @field_validator("tiers")
+    @classmethod
+    def _valid_tiers(cls, v: dict[str, Any]) -> dict[str, Any]:
+        for stat, t in v.items():
+            problem = scoring.tiers_problem(stat, t)
+            if problem:
+                raise _field_problem(stat, problem)
+        return v
+
+    @model_serializer(mode="wrap")
+    def _dump(self, handler: Any) -> dict[str, Any]:
+        out = handler(self)
+        if not out.get("tiers"):  # a league without tiers dumps as it always did
+            out.pop("tiers", None)
+        return out
+
+    def resolved(self, positions: tuple[str, ...] | None = None) -> dict[str, float]:
+        """Weights (None: the preset's offensive rules and every explicit weight, as before K/DST; else the
+        preset's K/DST rules too, and only the stats of ``positions``)."""
+        return scoring.resolve_weights(self.preset, self.weights, None if positions is None else stat_groups(positions))
+
+    def resolved_tiers(self, positions: tuple[str, ...] | None = None) -> dict[str, list]:
+        return scoring.resolve_tiers(self.preset, self.tiers, None if positions is None else stat_groups(positions))
 
 
 #: Positions a league may use, in display order (a league's slots, views and tables follow it). A position
@@ -149,7 +186,8 @@ DEFAULT_SUPERFLEX = ("QB", "RB", "WR", "TE")
 POSITION_ALIASES = {"FB": "RB", "HB": "RB"}
 #: per-game rookie prior when no earlier rookie class is available, by NFL draft-round bucket (first round,
 #: rounds 2-3, later or undrafted); see :func:`ffbench_lib.projections.rookie_prior`
-ROOKIE_FALLBACK_PPG = {"QB": (12.0, 6.0, 2.0), "RB": (10.0, 5.5, 2.5), "WR": (8.5, 5.0, 2.0), "TE": (5.0, 3.0, 1.0)}
+ROOKIE_FALLBACK_PPG = {"QB": (12.0, 6.0, 2.0), "RB": (10.0, 5.5, 2.5), "WR": (8.5, 5.0, 2.0), "TE": (5.0, 3.0, 1.0),
+                       "K": (6.0, 6.0, 5.0)}
 _NOT_POSITIONS = ("FLEX", "SUPERFLEX", "BENCH", "IR")
 
 
@@ -471,11 +509,20 @@ class League(_Strict):
         if self.waivers.enabled and self.llm.prompt_version == "v1" and any(t.agent.kind == "llm" for t in self.teams):
             raise ValueError("waivers.enabled: prompt_version v1 has no waiver prompts (it only replays old "
                              "caches); use prompt_version v2 or turn waivers off")
+        if self.roster.IR and self.llm.prompt_version == "v1" and any(t.agent.kind == "llm" for t in self.teams):
+            raise ValueError("roster.IR: prompt_version v1 has no IR prompts (it only replays old caches); use "
+                             "prompt_version v2 or set roster.IR to 0")
         return self
 
     @property
     def scoring_weights(self) -> dict[str, float]:
-        return self.scoring.resolved()
+        """Per-unit weights of the stats of this league's positions (a league without K/DST: the offensive ones)."""
+        return self.scoring.resolved(self.roster.positions)
+
+    @property
+    def scoring_tiers(self) -> dict[str, list]:
+        """Tiered rules of the stats of this league's positions (``{}`` for a league without them)."""
+        return self.scoring.resolved_tiers(self.roster.positions)
 
     @property
     def regular_weeks(self) -> int:

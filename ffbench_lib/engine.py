@@ -112,7 +112,7 @@ class Engine:
         teams = [t.name for t in lg.teams]
         state = LeagueState(teams=teams, agent_ids={t: self.agents[t].agent_id for t in teams},
                             draft_order=draft_rules.draft_order(teams, lg.draft.order, lg.seed),
-                            schedule=make_schedule(teams, lg.weeks, lg.schedule, lg.seed))
+                            schedule=make_schedule(teams, lg.regular_weeks, lg.schedule, lg.seed))
         for phase in self._stateful_phases():
             state.extras[phase.name] = phase.init_state(lg, state)
         return state
@@ -225,7 +225,7 @@ class Engine:
         problems = rd.log_problems(state)
         if state is not None:
             problems = state.problems(self._new_state(), lg.roster.size, lg.weeks, dict(lg.roster.caps),
-                                      self.catalog.position) + problems
+                                      self.catalog.position, lg.regular_weeks) + problems
             known = self.fw.week(max(1, state.last_completed_week())).known_players()
             problems += [f"{t} holds {p}, who is not known before week {max(1, state.last_completed_week())} "
                          "(first plays later)" for t, ids in state.rosters.items() for p in ids

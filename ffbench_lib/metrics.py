@@ -208,7 +208,7 @@ def all_play(runs: Runs) -> pd.DataFrame:
 
 # ------------------------------------------------------------------------------------------------ points
 def points_by_slot(runs: Runs) -> pd.DataFrame:
-    """Season points from each starting slot (QB/RB/WR/TE/FLEX) per team."""
+    """Season points from each starting slot (the league's positions, FLEX, SUPERFLEX) per team."""
     lu = runs["lineups"]
     out = lu.groupby(["run_id", "team", "agent", "slot"], as_index=False)["points"].sum()
     return out.pivot_table(index=["run_id", "team", "agent"], columns="slot", values="points",
@@ -267,8 +267,9 @@ def unprojected_picks(runs: Runs) -> pd.DataFrame:
 
 # ------------------------------------------------------------------------------------------------ start/sit
 def start_sit(runs: Runs) -> pd.DataFrame:
-    """Per team-week: the hindsight-optimal legal lineup's points (FLEX solved properly) minus the points
-    actually started. This is the oracle: it needs actual points, so it exists here and never as an agent."""
+    """Per team-week: the hindsight-optimal legal lineup's points (:func:`best_lineup` under the run's roster,
+    flex slots included) minus the points actually started. This is the oracle: it needs actual points, so it
+    exists here and never as an agent."""
     pw = player_week_points(runs).drop_duplicates(["run_id", "week", "team", "player_id"])
     pts = pw.set_index(["run_id", "week", "team", "player_id"])["points"]
     started = runs["lineups"].groupby(["run_id", "week", "team"])["points"].sum()
@@ -529,6 +530,93 @@ def player_names(runs: Runs) -> dict[str, str]:
     return {p: n for part in pairs for p, n in part if isinstance(p, str) and isinstance(n, str) and n}
 
 
+# ------------------------------------------------------------------------------------------------ playoffs
+FINAL_COLUMNS = ["run_id", "seed", "team", "agent", "regular_rank", "wins", "losses", "ties", "points_for",
+                 "playoff_seed", "playoff_result", "eliminated_round", "champion", "final_place"]
+
+
+def _round_name(rnd: int, rounds: int) -> str:
+    return {0: "final", 1: "semifinal", 2: "quarterfinal"}.get(rounds - rnd, f"round {rnd}")
+
+
+def final_standings(runs: Runs) -> pd.DataFrame:
+    """Per team of runs with playoffs: regular-season rank and record (:func:`standings`), ``playoff_seed`` (NaN:
+    missed the playoffs), ``playoff_result`` (champion, runner-up, lost semifinal / quarterfinal / round k,
+    missed playoffs), ``eliminated_round``, ``champion`` and ``final_place``: the champion, the runner-up, then
+    the other playoff teams by the round they reached (later first; one round's losers by seed), then the rest
+    by regular-season rank. Empty when no run had playoffs."""
+    po = runs.get("playoffs")
+    if po is None or po.empty:
+        return pd.DataFrame(columns=FINAL_COLUMNS)
+    st = standings(runs)
+    st = st[st["run_id"].isin(set(po["run_id"]))].rename(columns={"rank": "regular_rank"})
+    parts = []
+    for run_id, g in po.groupby("run_id", sort=True):
+        rounds = int(g["round"].max())
+        last = g[g["week"] == g.groupby("round")["week"].transform("max")]  # each round's deciding week
+        seeds = g.drop_duplicates("team").set_index("team")["playoff_seed"].astype(int)
+        reached = g.groupby("team")["round"].max()
+        decided = last.set_index(["team", "round"])["result"]
+        teams = st[st["run_id"] == run_id].copy()
+        teams["playoff_seed"] = teams["team"].map(seeds)
+        teams["champion"] = [decided.get((t, rounds)) == "W" for t in teams["team"]]
+        teams["eliminated_round"] = [reached[t] if t in reached and not c else np.nan
+                                     for t, c in zip(teams["team"], teams["champion"])]
+        teams["playoff_result"] = [
+            "champion" if c else "missed playoffs" if pd.isna(e) else "runner-up" if e == rounds
+            else f"lost {_round_name(int(e), rounds)}" for c, e in zip(teams["champion"], teams["eliminated_round"])]
+        key = [(0, -rounds - 1, s) if c else (0, -e, s) if pd.notna(s) else (1, 0, r)
+               for c, e, s, r in zip(teams["champion"], teams["eliminated_round"], teams["playoff_seed"],
+                                     teams["regular_rank"])]
+        order = sorted(range(len(teams)), key=lambda i: key[i])
+        teams["final_place"] = 0
+        teams.iloc[order, teams.columns.get_loc("final_place")] = range(1, len(teams) + 1)
+        parts.append(teams)
+    out = pd.concat(parts, ignore_index=True)
+    return out[FINAL_COLUMNS].sort_values(["run_id", "final_place"], ignore_index=True)
+
+
+def champions(runs: Runs) -> pd.DataFrame:
+    """One row per run with playoffs: the champion and the runner-up (team, agent, seed) and their points over
+    the final round."""
+    fs = final_standings(runs)
+    cols = ["run_id", "champion", "champion_agent", "champion_seed", "runner_up", "runner_up_agent",
+            "runner_up_seed", "final_points", "runner_up_final_points"]
+    if fs.empty:
+        return pd.DataFrame(columns=cols)
+    po = runs["playoffs"]
+    final = po[po["week"] == po.groupby("run_id")["week"].transform("max")].set_index(["run_id", "team"])
+    rows = []
+    for run_id, g in fs.groupby("run_id", sort=True):
+        ch, ru = g[g["final_place"] == 1].iloc[0], g[g["final_place"] == 2].iloc[0]
+        rows.append({"run_id": run_id, "champion": ch["team"], "champion_agent": ch["agent"],
+                     "champion_seed": int(ch["playoff_seed"]), "runner_up": ru["team"], "runner_up_agent": ru["agent"],
+                     "runner_up_seed": int(ru["playoff_seed"]),
+                     "final_points": final.loc[(run_id, ch["team"]), "round_points_for"],
+                     "runner_up_final_points": final.loc[(run_id, ru["team"]), "round_points_for"]})
+    return pd.DataFrame(rows, columns=cols)
+
+
+def playoff_summary(runs: Runs) -> pd.DataFrame:
+    """Per agent over the runs with playoffs (an agent's teams each count): team-seasons, playoff appearances,
+    championships, runner-up finishes, their rates per team-season, and the mean final place and regular-season
+    rank. Separate from the regular season on purpose: a title is a few weeks' points."""
+    fs = final_standings(runs)
+    cols = ["agent", "team_seasons", "playoff_appearances", "appearance_rate", "championships",
+            "championship_rate", "runner_ups", "mean_final_place", "mean_regular_rank"]
+    if fs.empty:
+        return pd.DataFrame(columns=cols)
+    g = fs.assign(made=fs["playoff_seed"].notna(), ru=fs["playoff_result"] == "runner-up").groupby("agent").agg(
+        team_seasons=("team", "size"), playoff_appearances=("made", "sum"), championships=("champion", "sum"),
+        runner_ups=("ru", "sum"), mean_final_place=("final_place", "mean"),
+        mean_regular_rank=("regular_rank", "mean"))
+    g["appearance_rate"] = g["playoff_appearances"] / g["team_seasons"]
+    g["championship_rate"] = g["championships"] / g["team_seasons"]
+    g = g.astype({"playoff_appearances": int, "championships": int, "runner_ups": int})
+    return g.reset_index()[cols].sort_values(["championships", "mean_final_place"], ascending=[False, True],
+                                             ignore_index=True)
+
+
 # ------------------------------------------------------------------------------------------------ per agent
 def per_agent(df: pd.DataFrame, value: str) -> pd.DataFrame:
     """Average a team-level metric over the teams of each agent within a run: one value per (run, agent)."""
@@ -574,4 +662,5 @@ __all__ = ["load_runs", "expand_paths", "run_labels", "describe_runs",
            "headline", "draft_slots", "player_week_points", "season_points", "weekly_standings", "team_agents", "draft_agents",
            "fallback_rates", "agent_info", "unprojected_picks", "trade_value_per_run", "waiver_summary",
            "waiver_summary_by_agent", "waiver_pickups", "waiver_value_per_run", "waiver_claim_results", "player_names",
+           "final_standings", "champions", "playoff_summary", "FINAL_COLUMNS",
            "MAX_FALLBACK_RATE"]

@@ -13,7 +13,8 @@ import seaborn as sns  # noqa: E402
 from .atomic import atomic_path  # noqa: E402
 from .config import KNOWN_POSITIONS, Roster  # noqa: E402
 
-#: one colour per known position, in order (seaborn "deep" without its orange, which marks FLEX)
+#: one colour per known position, in order (seaborn "deep" without its orange, which marks FLEX; its last
+#: colour, khaki, marks SUPERFLEX)
 POSITION_COLORS = dict(zip(KNOWN_POSITIONS, ["#4C72B0", "#55A868", "#C44E52", "#8172B3", "#937860", "#DA8BC3",
                                              "#8C8C8C", "#CCB974"]))
 
@@ -71,8 +72,8 @@ def projected_vs_actual(players: pd.DataFrame, actual: pd.Series, column: str = 
 
 
 # --------------------------------------------------------------------------------------------- analysis
-SLOT_ORDER = [*KNOWN_POSITIONS, "FLEX"]
-SLOT_COLORS = {**POSITION_COLORS, "FLEX": "#DD8452"}
+SLOT_ORDER = [*KNOWN_POSITIONS, "FLEX", "SUPERFLEX"]
+SLOT_COLORS = {**POSITION_COLORS, "FLEX": "#DD8452", "SUPERFLEX": "#CCB974"}
 
 
 def _rotate_x(ax: plt.Axes) -> None:

@@ -32,6 +32,11 @@ COLUMNS: dict[str, list[str]] = {
     "dropped_points": ["week", "player_id", "position", "points"],
     "transactions": ["week", "team", "agent", "kind", "add", "add_name", "add_position", "drop", "drop_name",
                      "drop_position", "bid"],
+    "ir_moves": ["week", "team", "agent", "move", "player_id", "player_name", "position", "status", "drop",
+                 "decided_by"],
+    "ir_players": ["week", "team", "agent", "player_id", "position", "points"],
+    "playoffs": ["week", "round", "team", "agent", "playoff_seed", "opponent", "opponent_seed", "points_for",
+                 "points_against", "round_points_for", "round_points_against", "result"],
 }
 TABLES = tuple(COLUMNS)
 
@@ -87,8 +92,15 @@ class RunRecorder:
                starter_points: Mapping[str, float] | None = None) -> float:
         """A team's week: its starters (slot, player or None for an empty slot, decided_by), its bench (the
         roster minus the starters) and its roster as the week kicked off; returns the starters' total.
-        ``starter_points`` overrides ``points`` for starters (an imported run's own scores)."""
+        ``starter_points`` overrides ``points`` for starters (an imported run's own scores). Players on IR are
+        no part of the roster that could start: they go to ``ir_players`` (an IR league only)."""
         agent = self.agent(team)
+        ir = self.state.on_ir(team)
+        if ir:
+            self.add("ir_players", [{"week": week, "team": team, "agent": agent, "player_id": p,
+                                     "position": position.get(p), "points": float(points.get(p, 0.0))}
+                                    for p in sorted(ir)])
+            roster = [p for p in roster if p not in ir]
         rows, started = [], set()
         for slot, pid, by in starters:
             pts = (starter_points or points).get(pid, 0.0) if pid else 0.0
@@ -109,7 +121,7 @@ class RunRecorder:
         player's season is whole in the tables wherever he spent it (draft and trade value count it)."""
         held = self.state.drafted()
         once = {r["player_id"] for r in self.state.tables.get("draft_picks", [])}
-        once |= {r["add"] for r in self.state.tables.get("transactions", [])}
+        once |= {r["add"] for r in self.state.tables.get("transactions", []) if r["add"] is not None}
         if once - held:  # none without waivers: the checkpoint then stays as it always was
             self.add("dropped_points", [{"week": week, "player_id": p, "position": position.get(p),
                                          "points": float(points.get(p, 0.0))} for p in sorted(once - held)])
@@ -137,14 +149,23 @@ class RunRecorder:
                                     "rank": rank, "add": add, "drop": drop, "bid": bid, "result": result,
                                     "reason": reason, "decided_by": decided_by}])
 
-    def transaction(self, *, week: int, team: str, kind: str, add: str, drop: str, bid: int | None,
+    def transaction(self, *, week: int, team: str, kind: str, add: str | None, drop: str | None, bid: int | None,
                     position: Mapping[str, str | None], name: Mapping[str, str]) -> None:
-        """A roster move outside the draft and trades (``kind`` waiver / free_agent). The names are recorded
-        because a player picked up this way may never have been drafted (the draft gives no name for him)."""
+        """A roster move outside the draft and trades (``kind`` waiver / free_agent, or ``ir_return``: the drop
+        that makes room for a player back from IR, ``add`` None); ``drop`` is None for a claim into an open
+        spot. The names are recorded because a player picked up this way may never have been drafted."""
         self.add("transactions", [{"week": week, "team": team, "agent": self.agent(team), "kind": kind,
                                    "add": add, "add_name": name.get(add), "add_position": position.get(add),
                                    "drop": drop, "drop_name": name.get(drop), "drop_position": position.get(drop),
                                    "bid": bid}])
+
+    def ir_move(self, *, week: int, team: str, move: str, player: str, drop: str | None, status: str | None,
+                decided_by: str, position: Mapping[str, str | None], name: Mapping[str, str]) -> None:
+        """A player moved ``to_ir`` or back (``from_ir``, with the player dropped for him or None) and his
+        injury-report status that week."""
+        self.add("ir_moves", [{"week": week, "team": team, "agent": self.agent(team), "move": move,
+                               "player_id": player, "player_name": name.get(player), "position": position.get(player),
+                               "status": status, "drop": drop, "decided_by": decided_by}])
 
     def trade(self, *, week: int, negotiation: str, proposer: str, receiver: str, proposer_gives: list[str],
               receiver_gives: list[str], accepted_step: int, made_by: str) -> None:

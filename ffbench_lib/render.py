@@ -39,11 +39,20 @@ WEEK = [("id", "id"), ("name", "name"), ("pos", "pos"), ("team", "team"), ("opp"
         ("prev_pts", "prev_pts"), ("injury", "injury"), ("flags", "zero_flags")]
 
 
+#: the flex slots a view's rules may hold, narrow to wide, each with the rules key naming its positions
+FLEX_SLOTS = {"FLEX": "flex_positions", "SUPERFLEX": "superflex_positions"}
+
+
 def slot_items(rules: dict) -> list[tuple[str, int]]:
-    """Starting slots in display order (the config's position order, then FLEX), also for a view read back from
-    a log, whose keys JSON sorted."""
-    order = {p: i for i, p in enumerate((*KNOWN_POSITIONS, "FLEX"))}
+    """Starting slots in display order (the config's position order, then FLEX, then SUPERFLEX), also for a
+    view read back from a log, whose keys JSON sorted."""
+    order = {p: i for i, p in enumerate((*KNOWN_POSITIONS, *FLEX_SLOTS))}
     return sorted(rules["roster_slots"].items(), key=lambda kv: order.get(kv[0], len(order)))
+
+
+def flex_slots(rules: dict) -> dict[str, list[str]]:
+    """The flex slots a view's rules have (narrow to wide) and the positions each takes."""
+    return {slot: rules[key] for slot, key in FLEX_SLOTS.items() if rules["roster_slots"].get(slot)}
 
 
 def slots(rules: dict) -> str:
@@ -76,11 +85,14 @@ def scoring_values(weights: dict[str, float]) -> str:
 
 
 def flex(rules: dict) -> tuple[str, str, str]:
-    """(rule sentence, slot note, lineup sentence) for FLEX; empty strings when the roster has no FLEX slot."""
-    if not rules["roster_slots"].get("FLEX"):
+    """(rule sentence, slot note, lineup sentence) for the flex slots (FLEX, SUPERFLEX) the roster has; empty
+    strings when it has none."""
+    fx = {slot: "/".join(pos) for slot, pos in flex_slots(rules).items()}
+    if not fx:
         return "", "", ""
-    fx = "/".join(rules["flex_positions"])
-    return f" FLEX may be any of {fx}.", f" (FLEX: {fx})", f" FLEX from {fx}."
+    return ("".join(f" {slot} may be any of {p}." for slot, p in fx.items()),
+            " (" + "; ".join(f"{slot}: {p}" for slot, p in fx.items()) + ")",
+            "".join(f" {slot} from {p}." for slot, p in fx.items()))
 
 
 def untrusted(text: str) -> str:

@@ -74,6 +74,16 @@ class LeagueState:
     def drafted(self) -> set[str]:
         return {p for ids in self.rosters.values() for p in ids}
 
+    def on_ir(self, team: str) -> list[str]:
+        """The team's players on injured reserve (``extras['ir']``, in the order they went there; none in a league
+        without IR slots). ``rosters`` holds every player a team holds, IR players included."""
+        return list(self.extras.get("ir", {}).get(team, []))
+
+    def active(self, team: str) -> list[str]:
+        """The team's active players (its roster less its IR): the only ones who start, are traded or dropped."""
+        ir = set(self.on_ir(team))
+        return [p for p in self.rosters[team] if p not in ir]
+
     def last_completed_week(self) -> int:
         return int(self.phase.split(":")[1]) if self.phase.startswith("week:") else 0
 
@@ -149,9 +159,11 @@ class LeagueState:
 
 
     def problems(self, fresh: "LeagueState", rounds: int, weeks: int, caps: dict[str, int],
-                 position: dict[str, str]) -> list[str]:
+                 position: dict[str, str], regular_weeks: int | None = None) -> list[str]:
         """Why this state cannot be a point of the league whose starting state is ``fresh`` (same teams, agents,
-        draft order and schedule); ``rounds`` is the roster size, ``position`` knows every player id."""
+        draft order and schedule); ``rounds`` is the roster size, ``position`` knows every player id. Records,
+        standings and matchups cover the ``regular_weeks`` only (default: every week; the playoff weeks after
+        them are checked by the playoffs phase)."""
         out = [f"{name} does not match the config" for name in ("teams", "agent_ids", "draft_order", "schedule")
                if getattr(self, name) != getattr(fresh, name)]
         if out:
@@ -168,8 +180,15 @@ class LeagueState:
         if list(self.rosters) != self.teams or list(self.records) != self.teams:
             out.append("rosters and records must list exactly the league's teams")
         owner: dict[str, str] = {}
+        ir = self.extras.get("ir") if isinstance(self.extras.get("ir"), dict) else {}
         for team, ids in self.rosters.items():
-            if len(ids) != done:
+            listed = ir.get(team)  # a damaged list is the ir phase's to name; here it only must not crash
+            on_ir = {p for p in listed if isinstance(p, str)} if isinstance(listed, list) else set()
+            active = [p for p in ids if p not in on_ir]  # IR slots (the ir phase checks them) come on top
+            if "ir" in self.extras and done == rounds:  # an IR league after the draft: open active spots allowed
+                if len(active) > done:
+                    out.append(f"{team} holds {len(active)} active players; at most {done}")
+            elif len(ids) != done:
                 out.append(f"{team} holds {len(ids)} players; at phase {self.phase} every team holds {done}")
             for pid in ids:
                 if pid not in position:
@@ -177,25 +196,28 @@ class LeagueState:
                 elif pid in owner:
                     out.append(f"player {pid} is on two rosters ({owner[pid]} and {team})")
                 owner.setdefault(pid, team)
-            counts = Counter(position.get(p) for p in ids)
+            counts = Counter(position.get(p) for p in active)  # caps bind active players
             out += [f"{team} holds {counts[pos]} {pos}, above the cap of {cap}" for pos, cap in caps.items()
                     if counts[pos] > cap]
         picks = len(self.tables.get("draft_picks", []))
         if picks != done * len(self.teams):
             out.append(f"{picks} draft picks recorded; phase {self.phase} has {done * len(self.teams)}")
         played = set(range(1, week + 1))
+        regular = min(week, weeks if regular_weeks is None else regular_weeks)  # regular-season weeks played
         for table in ("standings", "matchups"):
             seen = {r.get("week") for r in self.tables.get(table, [])}
-            if seen != played:
-                out.append(f"{table} cover weeks {sorted(seen, key=repr)}; phase {self.phase} has weeks 1..{week}")
+            if seen != set(range(1, regular + 1)):
+                out.append(f"{table} cover weeks {sorted(seen, key=repr)}; phase {self.phase} has weeks "
+                           f"1..{regular}")
         for table, rows in self.tables.items():  # every weekly table: nothing beyond the phase
             if not rows or "week" not in rows[0] or table in ("standings", "matchups"):
                 continue
             late = {r.get("week") for r in rows} - played
             if late:
                 out.append(f"{table} hold week(s) {sorted(late, key=repr)} beyond phase {self.phase}")
-        out += [f"{t}'s record has {r.games} games after {week} weeks" for t, r in self.records.items()
-                if r.games != week]
+        out += [f"{t}'s record has {r.games} games after {regular} regular-season weeks"
+                if regular < week else f"{t}'s record has {r.games} games after {week} weeks"
+                for t, r in self.records.items() if r.games != regular]
         if not out:
             out += self._roster_replay_problems()
         if any(n < 0 for n in self.log_bytes.values()) or self.decisions < 0:
@@ -204,13 +226,14 @@ class LeagueState:
 
 
 def _moved(ids: list[str], out: Any, into: Any) -> list[str]:
-    out, into = ([x] if isinstance(x, str) else list(x) for x in (out, into))
+    out, into = ([] if x is None else [x] if isinstance(x, str) else list(x) for x in (out, into))
     return [p for p in ids if p not in out] + into
 
 
 def _replay(state: "LeagueState") -> dict[str, list[str]]:
     """The rosters the recorded picks and moves lead to: the draft, then each week its waiver and free-agent
-    moves, then its trades (the order the season plays them)."""
+    moves, then its trades (the order the season plays them). A move may add or drop nobody (a claim into an
+    open spot, a drop for a player back from IR); moves to and from IR keep a player on his roster."""
     rosters: dict[str, list[str]] = {t: [] for t in state.teams}
     for r in state.tables.get("draft_picks", []):
         rosters[r["team"]].append(r["player_id"])

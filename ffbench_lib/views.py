@@ -64,9 +64,13 @@ class Firewall:
 
     def _league_rules(self) -> dict[str, Any]:
         lg = self._league
+        # superflex_positions only in leagues with the slot, so other leagues' views stay as they were
+        superflex = {"superflex_positions": list(lg.roster.superflex_positions)} if lg.roster.SUPERFLEX else {}
         return {"roster_slots": lg.roster.slot_counts(), "bench": lg.roster.BENCH,
-                "flex_positions": list(lg.roster.flex_positions), "caps": dict(lg.roster.caps),
-                "scoring": {k: v for k, v in lg.scoring_weights.items() if v}, "teams": len(lg.teams),
+                "flex_positions": list(lg.roster.flex_positions), **superflex, "caps": dict(lg.roster.caps),
+                "scoring": {k: v for k, v in lg.scoring_weights.items() if v},
+                # tiered rules ([[upto, points], ...], e.g. DST points allowed) only in leagues that have them
+                **({"scoring_tiers": lg.scoring_tiers} if lg.scoring_tiers else {}), "teams": len(lg.teams),
                 "weeks": lg.weeks, "season": lg.season}
 
     def _roster_summary(self, ids: list[str]) -> dict[str, Any]:
@@ -143,16 +147,22 @@ class Firewall:
         return card
 
     def lineup_view(self, state: LeagueState, team: str, w: int) -> dict[str, Any]:
+        """The team's active players (who may start); in a league with IR slots also its IR players (``ir``)."""
         lg = self._league
         rec = state.records[team]
-        return {"decision": "lineup", "season": lg.season, "week": w, "team": team, "rules": self._league_rules(),
+        view = {"decision": "lineup", "season": lg.season, "week": w, "team": team, "rules": self._league_rules(),
                 "record": {"wins": rec.wins, "losses": rec.losses, "ties": rec.ties, "points_for": round(rec.points_for, 2)},
                 "opponent_team": self.matchup_opponent(state, team, w),
-                "players": [self.player_week(p, w) for p in sorted(state.rosters[team])]}
+                "players": [self.player_week(p, w) for p in sorted(state.active(team))]}
+        if lg.roster.IR:
+            view["ir"] = [self.player_week(p, w) for p in state.on_ir(team)]
+        return view
 
     @staticmethod
     def matchup_opponent(state: LeagueState, team: str, w: int) -> str | None:
-        for a, b in state.schedule.get(str(w), []):
+        """The regular-season opponent, or in a playoff week the bracket's (None: a bye or out of the playoffs)."""
+        pairs = state.schedule.get(str(w)) or state.extras.get("playoffs", {}).get("pairs", {}).get(str(w), [])
+        for a, b in pairs:
             if team in (a, b):
                 return b if a == team else a
         return None
@@ -162,7 +172,8 @@ class Firewall:
         """Per team and position: the summed weekly projection of its best starters at that position."""
         k = self.week(w)
         out = {}
-        for team, ids in state.rosters.items():
+        for team in state.rosters:
+            ids = state.active(team)  # IR players neither start nor trade
             strength = {}
             for pos in self._league.roster.positions:
                 vals = sorted((k.projection.get(p, 0.0) for p in ids if self.position[p] == pos), reverse=True)
@@ -182,12 +193,12 @@ class Firewall:
             "decision": f"trade_{step}", "season": lg.season, "week": w, "team": team, "rules": self._league_rules(),
             "max_players_per_side": lg.trades.max_players_per_side, "weeks_left": lg.weeks - w + 1,
             "locked_players": sorted(locked or ()),  # traded earlier this week: cannot move again
-            "my_roster": [self.player_week(p, w) for p in sorted(state.rosters[team])],
+            "my_roster": [self.player_week(p, w) for p in sorted(state.active(team))],  # IR players never trade
             "my_record": self._record(state, team), "my_strength": strength[team],
             "league_avg_strength": {pos: round(float(np.mean([strength[t][pos] for t in sorted(strength)])), 2)
                                     for pos in lg.roster.positions},  # summed in one order, whatever the dict's
             "other_teams": [{"team": t, "record": self._record(state, t), "strength": strength[t],
-                             "roster": [self.player_week(p, w) for p in sorted(state.rosters[t])]} for t in teams],
+                             "roster": [self.player_week(p, w) for p in sorted(state.active(t))]} for t in teams],
         }
         if offer is not None:
             view["offer"] = {"from_team": counterparty,

@@ -1,3 +1,4 @@
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -5,7 +6,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from ffbench_lib.config import ConfigError, League, dump_config, load_config, parse_config
+from ffbench_lib.config import KNOWN_POSITIONS, ConfigError, League, dump_config, load_config, parse_config
 
 REPO = Path(__file__).resolve().parents[1]
 DEMO = REPO / "params" / "demo.yaml"
@@ -137,3 +138,31 @@ def test_token_counts_are_shown_and_credentials_hidden_in_messages(tmp_path):
     with pytest.raises(ConfigError) as err:
         parse_config({"teams": [team, bot]})
     assert "teams[0].agent.extra" in str(err.value) and "sk-live" not in str(err.value)
+
+
+def _config_keys(model, prefix=""):
+    """Every key a league file may hold: ``section.key`` paths of the pydantic models (agents by kind)."""
+    import typing
+
+    from pydantic import BaseModel
+
+    out = []
+    for name, field in model.model_fields.items():
+        if model.__name__ == "Roster" and name == "slots":
+            out += [f"{prefix}{pos}" for pos in KNOWN_POSITIONS]  # the flat per-position keys
+            continue
+        out.append(f"{prefix}{name}")
+        args = typing.get_args(field.annotation) or (field.annotation,)
+        for arg in (a for t in args for a in (typing.get_args(t) or (t,))):
+            if isinstance(arg, type) and issubclass(arg, BaseModel):
+                out += _config_keys(arg, f"{prefix}{name}.")
+    return out
+
+
+def test_the_readme_config_reference_names_every_key():
+    """A user reads the README to write a league file: every key the models accept is named there."""
+    text = (REPO / "README.md").read_text()
+    section = text[text.index("## League configuration"):text.index("### Environment variables")]
+    words = set(re.findall(r"[A-Za-z_][A-Za-z0-9_]*", section))
+    missing = sorted({k for k in _config_keys(League) if k.rsplit(".", 1)[-1] not in words})
+    assert missing == [], f"README.md's config reference does not name {missing}"

@@ -9,7 +9,8 @@ from ffbench_lib.data.base import name_key
                                             *(("sportsdataio", s) for s in (2022, 2023, 2024))])
 def test_weekly_is_canonical_and_tidy(data_dir, source, season):
     w = get_source(source, data_dir).weekly(season)
-    assert list(w.columns) == list(schema.WEEKLY_COLUMNS)
+    # every position's columns (a league keeps its own: schema.weekly_columns(positions))
+    assert list(w.columns) == list(schema.weekly_columns(schema.FANTASY_POSITIONS))
     assert not w.duplicated(["player_id", "week"]).any()  # one row per player-week
     assert (w["season"] == season).all() and set(w["season_type"]) == {"REG"}
     assert w["week"].between(1, 18).all()

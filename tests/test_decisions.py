@@ -36,6 +36,8 @@ class World:
         self.fw = Firewall(prepared, self.league)
         self.rolling_fw = Firewall(prepared, self.league.model_copy(update={
             "waivers": self.league.waivers.model_copy(update={"mode": "rolling"})}))
+        self.ir_fw = Firewall(prepared, self.league.model_copy(update={
+            "roster": self.league.roster.model_copy(update={"IR": 1})}))
         self.teams = [t.name for t in self.league.teams]
         self.state = LeagueState(teams=self.teams, agent_ids={t: "test" for t in self.teams},
                                  draft_order=list(self.teams),
@@ -76,6 +78,12 @@ class World:
     def offer_view(self, kind, me, other, you_give, you_get):
         return REGISTRY[kind].view(self.fw, self.state, me, week=W, offer={"you_give": list(you_give),
                                    "you_get": list(you_get)}, counterparty=other, history=None, locked=set())
+
+    def ir_view(self, team):
+        """IR moves as the ir phase asks them, in the same league with one IR slot (nobody on IR yet)."""
+        state = copy.deepcopy(self.state)
+        state.extras["ir"] = {t: [] for t in self.teams}
+        return REGISTRY["ir_moves"].view(self.ir_fw, state, team, week=W)
 
     def waiver_view(self, team, mode, state=None):
         """Waiver claims (``faab``: the league's mode; ``rolling``: the same league with rolling priority) or
@@ -415,6 +423,7 @@ def every_kind(world):
     out += [("respond_to_offer", respond),
             ("reply_to_counter", world.offer_view("reply_to_counter", a, b, offer.a_gives, offer.b_gives)),
             ("final_decision", world.offer_view("final_decision", b, a, offer.b_gives, offer.a_gives))]
+    out += [("ir_moves", world.ir_view(t)) for t in world.teams[:2]]
     for team in (world.teams[2], world.qb_team):
         out += [("waiver_claims", world.waiver_view(team, "faab")),
                 ("waiver_claims", world.waiver_view(team, "rolling")),
@@ -510,7 +519,7 @@ def test_adp_never_claims(world, mode):
 #: the view tables each kind's prompt shows (every player in them must be in the prompt)
 TABLES = {"draft_shortlist": ("roster", "available"), "draft_pick": ("roster", "shortlist_detail"),
           "set_lineup": ("players",), "waiver_claims": ("my_roster", "free_agents"),
-          "free_agent_adds": ("my_roster", "free_agents")}
+          "free_agent_adds": ("my_roster", "free_agents"), "ir_moves": ("my_roster", "ir")}
 TRADE_TABLES = ("my_roster", "other_teams", "offer")
 
 

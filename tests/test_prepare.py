@@ -5,7 +5,8 @@ import sys
 import pandas as pd
 import pytest
 
-from ffbench_lib.data import schema
+from ffbench_lib import scoring
+from ffbench_lib.data import get_source, schema
 from ffbench_lib.data.download import download, parse_seasons
 from ffbench_lib.data.nflverse import NflverseDir
 from ffbench_lib.data.prepare import TABLES, load_prepared, prepare_season
@@ -16,7 +17,10 @@ from ffbench_lib.data.base import DataError
 def test_prepared_tables(request, fixture):
     p = request.getfixturevalue(fixture)
     pl = p.players
-    assert pl["player_id"].is_unique and pl["position"].isin(schema.FANTASY_POSITIONS).all()
+    # a league without K/DST (the default positions) has no kicker or defense rows or columns
+    assert pl["player_id"].is_unique and pl["position"].isin(schema.DEFAULT_POSITIONS).all()
+    assert list(p.weekly.columns) == [*schema.WEEKLY_COLUMNS, "fantasy_points"]
+    assert p.weekly["position"].isin(schema.DEFAULT_POSITIONS).all() and p.tiers == {}
     pool = pl[pl["in_draft_pool"]]
     assert len(pool) > 600
     for col in ("player_name", "position", "proj_points", "prev_points", "prev_games"):
@@ -36,9 +40,16 @@ def test_prepared_tables(request, fixture):
     assert len(p.byes) == 32 and len(p.schedule) in (256, 272)
 
 
-def test_sportsdataio_weekly_projections_scored(prepared_2024_sdio):
+def test_sportsdataio_weekly_projections_scored(prepared_2024_sdio, data_dir):
     wp = prepared_2024_sdio.weekly_projections
     assert wp["proj_points_sportsdataio"].notna().mean() > 0.5
+    # each player-week gets the points of its own projected line (kickers' rows in the file once shifted
+    # every later row's points onto another player)
+    sp = get_source("sportsdataio", data_dir).weekly_projections(2024)
+    sp = sp[sp["position"].isin(["QB", "RB", "WR", "TE"])].drop_duplicates(["week", "player_id"])
+    sp = sp.assign(direct=scoring.fantasy_points(sp, scoring.PRESETS["ppr"]))
+    m = wp.merge(sp[["week", "player_id", "direct"]], on=["week", "player_id"])
+    assert len(m) > 10000 and (m["direct"] - m["proj_points_sportsdataio"]).abs().max() < 1e-9
 
 
 def test_write_is_idempotent_and_atomic(data_dir, tmp_path):
@@ -112,6 +123,9 @@ class LocalFetcher:
         self.calls.append(("player_stats", season))
         return pd.read_csv(self.nv / f"stats_player_week_{season}.csv.gz", low_memory=False)
 
+    def team_stats(self, season):
+        return pd.read_csv(self.nv / f"stats_team_week_{season}.csv", low_memory=False)
+
     def schedules(self):
         return pd.read_csv(self.nv / "games_1999_2025.csv", low_memory=False)
 
@@ -131,7 +145,7 @@ def test_download_writes_the_local_layout(data_dir, tmp_path):
     names = sorted(f.name for f in files)
     assert names == sorted(["stats_player_week_2023.csv.gz", "stats_player_week_2024.csv.gz", "injuries_2023.csv",
                             "injuries_2024.csv", "roster_2023.csv", "roster_2024.csv", "games.csv",
-                            "db_playerids.csv"])
+                            "db_playerids.csv", "stats_team_week_2023.csv", "stats_team_week_2024.csv"])
     assert fetcher.calls == [("player_stats", 2023), ("player_stats", 2024)]
     downloaded, original = NflverseDir(tmp_path), NflverseDir(data_dir)
     pd.testing.assert_frame_equal(downloaded.weekly(2024), original.weekly(2024))
@@ -140,6 +154,12 @@ def test_download_writes_the_local_layout(data_dir, tmp_path):
     # and a season prepared from the download matches one prepared from the original files
     a = prepare_season(2024, "nflverse", tmp_path).weekly
     b = prepare_season(2024, "nflverse", data_dir).weekly
+    pd.testing.assert_frame_equal(a, b)
+    # kickers and team defenses too (the team stats file is downloaded with the player stats)
+    full = (*schema.DEFAULT_POSITIONS, "K", "DST")
+    a = prepare_season(2024, "nflverse", tmp_path, positions=full).weekly
+    b = prepare_season(2024, "nflverse", data_dir, positions=full).weekly
+    assert {"K", "DST"} <= set(a["position"])
     pd.testing.assert_frame_equal(a, b)
 
 

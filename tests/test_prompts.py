@@ -54,6 +54,7 @@ def _negotiating(team, seed, rationale):
 def _league(**updates) -> League:
     d = demo_league().model_dump(mode="json")
     d["teams"] = d["teams"][:4]
+    d["roster"] = {**d["roster"], "IR": 1}  # IR moves are asked too
     d.update(weeks=3, trades={"weeks": [2], "max_players_per_side": 1}, waivers={"enabled": True}, **updates)
     return League.model_validate(d)
 
@@ -67,7 +68,7 @@ def captured_views(league, tmp_path, rationale="I think this helps us both"):
     seen = {}
     for record in RunDir(out).decisions():  # each view exactly as the engine logged it at decision time
         seen.setdefault(record["decision"], record["view"])
-    assert set(seen) == set(DECISIONS), sorted(seen)
+    assert set(seen) == set(DECISIONS) - (set() if league.roster.IR else {"ir_moves"}), sorted(seen)
     return seen
 
 
@@ -181,7 +182,8 @@ def test_default_is_v2_and_v1_stays_loadable_for_replay(trade_views):
     assert DEFAULT_VERSION == "v2" and League.model_validate(
         demo_league().model_dump(mode="json")).llm.prompt_version == "v2"
     view = trade_views["respond_to_offer"]
-    for decision in set(DECISIONS) - {"waiver_claims", "free_agent_adds"}:  # v1 predates waivers (config refuses them)
+    for decision in set(DECISIONS) - {"waiver_claims", "free_agent_adds", "ir_moves"}:  # v1 predates waivers and IR
+        # (the config refuses them)
         template("v1", decision)
     legacy = messages("respond_to_offer", view, "v1")
     assert "PPR league" in legacy[0]["content"]  # v1 renders as it was recorded, so old caches still replay

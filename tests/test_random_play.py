@@ -10,6 +10,7 @@ import asyncio
 import json
 from collections import Counter, defaultdict
 
+import pandas as pd
 import pytest
 
 from ffbench_lib.agents.bots import RandomBot
@@ -33,6 +34,7 @@ PRESETS = {
                                                                                    "TE": 3}}},
     "waivers_faab": {"waivers": {"enabled": True, "mode": "faab", "budget": 100, "max_claims": 3}},
     "waivers_rolling": {"waivers": {"enabled": True, "mode": "rolling", "max_claims": 2}},
+    "ir_faab": {"roster": {"IR": 2}, "waivers": {"enabled": True, "mode": "faab", "budget": 100, "max_claims": 3}},
     "big_trades": {"trades": {"max_players_per_side": 3}},
     "no_on_deck": {"draft": {"on_deck": False}},
 }
@@ -90,8 +92,9 @@ def test_random_play_is_legal_in_every_preset(played):
     decisions = run.decisions()
     assert all(d["agent"] == "bot:random" for d in decisions)
 
-    # every kind the preset can reach is asked (waiver kinds only with waivers on), nothing else
-    expected = set(KINDS) - (set() if league.waivers.enabled else WAIVER_KINDS)
+    # every kind the preset can reach is asked (waiver kinds only with waivers on, IR moves with IR slots),
+    # nothing else
+    expected = set(KINDS) - (set() if league.waivers.enabled else WAIVER_KINDS) - (set() if roster.IR else {"ir_moves"})
     if league.waivers.enabled and not league.waivers.free_agents:
         expected.discard("free_agent_adds")
     counts = Counter(d["decision"] for d in decisions)
@@ -134,12 +137,13 @@ def test_random_play_is_legal_in_every_preset(played):
     assert (flex_played == set()) if roster.FLEX == 0 else ("QB" in roster.flex_positions) == ("QB" in flex_played)
     assert league.draft.on_deck == any(n.startswith(ON_DECK) for n in notes)
 
-    # rosters as every week kicked off: full, within caps, able to field a lineup, no player on two teams
+    # rosters as every week kicked off: full (active players: IR frees spots), within caps, able to field a
+    # lineup, no player on two teams
     rosters = run.table("rosters")
     assert sorted(set(zip(rosters["week"], rosters["team"]))) == sorted(
         (w, t) for w in range(1, league.weeks + 1) for t in teams)
     for (week, team), g in rosters.groupby(["week", "team"]):
-        assert len(g) == roster.size, (week, team)
+        assert len(g) == roster.size if not roster.IR else len(g) <= roster.size, (week, team)
         assert within_caps(list(g["position"]), roster) is None, (week, team)
         assert can_field_lineup(list(g["position"]), roster), (week, team)
     for week, g in rosters.groupby("week"):
@@ -150,30 +154,35 @@ def test_random_play_is_legal_in_every_preset(played):
 
 def check_transactions(league, run, rosters):
     """Waiver and free-agent moves: a player added was on no roster before the week, the player dropped was the
-    team's, nobody dropped is added again the same week, FAAB bids stay within the budget."""
+    team's (active, or back from IR that week), nobody dropped is added again the same week, FAAB bids stay
+    within the budget; a claim names no drop only in a league with IR slots."""
     moves = run.table("transactions")
+    back = run.table("ir_moves")
+    back = back[back["move"] == "from_ir"]
+    assert league.roster.IR or moves["drop"].notna().all()
     claims = run.table("waiver_claims")
     assert (claims["decided_by"] == "agent").all()
     assert set(claims["result"]) <= {"won", "lost", "skipped"}
-    assert (claims["result"] == "won").sum() == len(moves) > 0
+    assert (claims["result"] == "won").sum() == (moves["kind"] != "ir_return").sum() > 0
     held = {(w, t): set(g["player_id"]) for (w, t), g in rosters.groupby(["week", "team"])}
     for week, g in moves.groupby("week"):
         before = set().union(*(held[(week - 1, t)] for t in {t for _, t in held}))
         dropped, added = set(), defaultdict(set)
         for team, add, drop in zip(g["team"], g["add"], g["drop"]):
             assert add not in before and add not in dropped, (week, add)
-            assert drop in held[(week - 1, team)] | added[team], (week, team, drop)
+            returned = set(back.loc[(back["week"] == week) & (back["team"] == team), "player_id"])
+            assert pd.isna(drop) or drop in held[(week - 1, team)] | added[team] | returned, (week, team, drop)
             dropped.add(drop)
             added[team].add(add)
     if league.waivers.mode == "faab":
         spent = moves[moves["kind"] == "waiver"].groupby("team")["bid"].sum()
         assert (spent <= league.waivers.budget).all() and (spent >= 0).all()
-        assert moves.loc[moves["kind"] == "free_agent", "bid"].isna().all()
+        assert moves.loc[moves["kind"] != "waiver", "bid"].isna().all()
     else:
         assert moves["bid"].isna().all()
 
 
-@pytest.mark.parametrize("played", ["waivers_faab"], indirect=True)
+@pytest.mark.parametrize("played", ["ir_faab"], indirect=True)
 def test_random_answers_vary_across_seeds(played):
     """Random is a policy over the legal set, not a constant: on the same logged view, bots of different
     seeds give different (legal) answers, for every kind."""

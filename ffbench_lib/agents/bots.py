@@ -25,9 +25,12 @@ from ..config import VORP_FLEX_SHARE, Roster
 from ..decisions import market_from_view as trade_market
 from ..decisions import roster_from_rules
 from ..rules.draft import legal_players
+from ..render import flex_slots
 from ..rules.lineup import best_lineup, lineup_value, random_lineup, start_value
+from ..rules.roster import unmet_starters
 from ..rules.trades import Offer, OfferSpace
 from ..decisions.waiver_claims import legal_swaps
+from ..decisions.ir_moves import OUT, IRMoves, legal_moves
 from .base import Agent, Answer
 
 
@@ -130,6 +133,9 @@ class _Bot(Agent):
     async def free_agent_adds(self, view: dict) -> Answer:
         return await self.waiver_claims(view)
 
+    async def ir_moves(self, view: dict) -> Answer:
+        return ir_policy(view)
+
     # trades: decline everything unless a subclass knows better
     async def propose_trade(self, view: dict) -> Answer:
         return {"action": "pass", "rationale": "no trades"}
@@ -161,27 +167,76 @@ def upgrade_claims(view: dict, how: str, margin: float = 1.0) -> Answer:
     """Replace bench players (not in the best lineup by rest-of-season value) with free agents worth at least
     ``margin`` points a game more, best gains first, each player added or dropped once; a FAAB bid
     that spends the season's budget on about 25 points a game of gains (less as the season runs out), within the
-    budget left. Only legal swaps are considered."""
+    budget left. Only legal swaps are considered; an open active spot (IR leagues) is filled without a drop
+    (an empty spot is worth 0)."""
     mine, free = view["my_roster"], _free_cards(view)
     value = {c["id"]: _ros_per_game(c, how) for c in mine + free}
     roster = roster_rules(view)
     positions = {c["id"]: c["pos"] for c in mine + free}
     starters = {p for ids in best_lineup({c["id"]: c["pos"] for c in mine}, value, roster).values() for p in ids}
-    swaps = sorted(((value[a] - value[d], a, d) for a, d in legal_swaps([c["id"] for c in mine], positions,
-                                                                          [c["id"] for c in free], roster)
-                    if d not in starters and value[a] - value[d] >= margin), key=lambda x: (-x[0], x[1], x[2]))
+    swaps = sorted(((value[a] - value.get(d, 0.0), a, d) for a, d in legal_swaps(
+        [c["id"] for c in mine], positions, [c["id"] for c in free], roster)
+                    if d not in starters and value[a] - value.get(d, 0.0) >= margin),
+                   key=lambda x: (-x[0], x[1], x[2] or ""))
     claims, used = [], set()
+    open_spots = roster.size - len(mine)
     budget = view.get("budget_left") or 0
     for gain, add, drop in swaps:
-        if add in used or drop in used or len(claims) == view["max_claims"]:
+        if add in used or drop in used or len(claims) == view["max_claims"] or (drop is None and open_spots <= 0):
             continue
-        used.update((add, drop))
+        used.add(add)
+        if drop is None:
+            open_spots -= 1
+        else:
+            used.add(drop)
         # a full season's budget buys about 25 points a game of upgrades; later in the season, less
         bid = int(round(gain * view["budget"] / 25 * view["weeks_left"] / view["rules"]["weeks"]))
         claims.append({"add": add, "drop": drop, "bid": max(0, min(budget, bid))})
     if view["mode"] != "faab":
         claims = [{"add": c["add"], "drop": c["drop"]} for c in claims]
     return {"claims": claims, "rationale": f"bench upgrades by {how} value" if claims else "no free agent beats my bench"}
+
+
+def _back_from_injury(card: dict, week: int) -> bool:
+    """Not ruled Out, and either on the injury report (Questionable, Doubtful: practising again) or played last
+    week. A player off the report who did not play is as likely on the NFL's reserve list (which takes him off
+    the report) as healthy, so he waits until he plays."""
+    played_last = any(int(w) == week - 1 for w, _ in card.get("recent") or [])
+    return card.get("injury") != OUT and (card.get("injury") is not None or played_last)
+
+
+def ir_policy(view: dict) -> Answer:
+    """Every bot's IR policy: move players ruled Out to IR while a slot is free (the best by preseason
+    projection first); bring back IR players who look healthy (:func:`_back_from_injury`), into an open spot,
+    into the spot of a player going to IR, or else for the weakest active player by rest-of-season value when
+    the returning one is worth more (otherwise he stays on IR). Each step is kept only if the whole answer stays
+    legal."""
+    value = {c["id"]: _ros_per_game(c, "proj") for c in view["my_roster"] + view["ir"]}
+    answer: dict = {"to_ir": [], "from_ir": []}
+
+    def legal(cand: dict) -> bool:
+        return IRMoves.resolve(cand, view).problems == []
+
+    outs = [c["id"] for c in sorted((c for c in view["my_roster"] if c.get("injury") == OUT),
+                                    key=lambda c: (-(c.get("proj") or 0.0), c["id"]))]
+    healthy = [c["id"] for c in sorted((c for c in view["ir"] if _back_from_injury(c, view["week"])),
+                                       key=lambda c: (-value[c["id"]], c["id"]))]
+    for p in outs:
+        cand = {**answer, "to_ir": [*answer["to_ir"], p]}
+        answer = cand if legal(cand) else answer
+    for h in healthy:
+        gone = set(answer["to_ir"]) | {b["drop"] for b in answer["from_ir"]}
+        weakest = sorted((c["id"] for c in view["my_roster"] if c["id"] not in gone), key=lambda p: (value[p], p))
+        tries = [({}, None), *(({"to_ir": [p]}, None) for p in outs if p not in answer["to_ir"]),
+                 *(({}, d) for d in weakest if value[d] < value[h])]
+        for extra, drop in tries:
+            cand = {"to_ir": [*answer["to_ir"], *extra.get("to_ir", [])],
+                    "from_ir": [*answer["from_ir"], {"player": h, "drop": drop}]}
+            if legal(cand):
+                answer = cand
+                break
+    moved = bool(answer["to_ir"] or answer["from_ir"])
+    return {**answer, "rationale": "injured players to IR, healthy ones back" if moved else "no IR moves"}
 
 
 class ADPBot(_Bot):
@@ -202,12 +257,19 @@ class RecentFormBot(_Bot):
 class VORPBot(_Bot):
     strategy = "vorp"
 
-    MAJOR_FLEX = 0.25  # a position filling at least this share of FLEX slots is drafted as a flex starter
+    MAJOR_FLEX = 0.25  # a position filling at least this share of a flex slot is drafted as a flex starter
 
     @staticmethod
-    def flex_share(pos: str, rules: dict) -> float:
-        """The share of FLEX slots ``pos`` fills (:data:`VORP_FLEX_SHARE`; an unlisted flex position: 0.45)."""
-        return VORP_FLEX_SHARE.get(pos, 0.45 if pos in rules["flex_positions"] else 0.0)
+    def flex_shares(pos: str, rules: dict) -> dict[str, float]:
+        """The share of each flex slot ``pos`` fills. FLEX: :data:`VORP_FLEX_SHARE` (an unlisted flex position:
+        0.45). A wider slot (SUPERFLEX) goes to the positions it adds over FLEX (the quarterback, a major flex
+        position there), split evenly; one that adds none is shared like FLEX."""
+        out = {}
+        for slot, eligible in flex_slots(rules).items():
+            added = [p for p in eligible if p not in rules["flex_positions"]]
+            out[slot] = ((1 / len(added) if pos in added else 0.0) if added
+                         else VORP_FLEX_SHARE.get(pos, 0.45 if pos in eligible else 0.0))
+        return out
 
     def replacement(self, view: dict) -> dict[str, float]:
         """Projection of the last starter the league will still take at each position (classic VBD): rank
@@ -217,8 +279,8 @@ class VORPBot(_Bot):
         out = {}
         for pos, shown in view["available"].items():
             vals = [p["proj"] or 0.0 for p in shown]
-            need = rules["teams"] * (rules["roster_slots"].get(pos, 0)
-                                     + rules["roster_slots"].get("FLEX", 0) * self.flex_share(pos, rules))
+            need = rules["teams"] * (rules["roster_slots"].get(pos, 0) + sum(
+                rules["roster_slots"][slot] * share for slot, share in self.flex_shares(pos, rules).items()))
             r = max(0, round(need) - view["drafted_by_position"].get(pos, 0))
             if not vals:
                 out[pos] = 0.0
@@ -233,14 +295,16 @@ class VORPBot(_Bot):
         repl = self.replacement(view)
         rules = view["rules"]["roster_slots"]
         counts = view["roster_summary"]["counts"]
-        flex_open = view["roster_summary"]["unfilled_starters"] > sum(
-            max(0, rules.get(pos, 0) - counts.get(pos, 0)) for pos in counts)
+        held = [pos for pos, n in counts.items() for _ in range(n)]
+        roster, unmet = roster_rules(view), view["roster_summary"]["unfilled_starters"]
+        # a major flex position whose next player would fill an open flex slot
+        flex_open = {pos for pos in counts if max(self.flex_shares(pos, view["rules"]).values(), default=0.0)
+                     >= self.MAJOR_FLEX and unmet_starters([*held, pos], roster) < unmet}
 
         def value(p: dict) -> float:
             v = (p["proj"] or 0.0) - repl.get(p["pos"], 0.0)
             starter_open = counts.get(p["pos"], 0) < rules.get(p["pos"], 0)
-            flexible = (flex_open and p["pos"] in view["rules"]["flex_positions"]
-                        and self.flex_share(p["pos"], view["rules"]) >= self.MAJOR_FLEX)
+            flexible = p["pos"] in flex_open
             return v if (starter_open or flexible) else 0.5 * v  # depth is worth less than a starter
 
         return sorted(players, key=lambda p: (-value(p), p["id"]))
@@ -260,7 +324,7 @@ class VORPBot(_Bot):
         lineup = best_lineup({c["id"]: c["pos"] for c in mine}, val, roster)
         floor: dict[str, float] = {}
         for slot, ids in lineup.items():
-            for pos in (roster.flex_positions if slot == "FLEX" else (slot,)):
+            for pos in roster.flex_slots().get(slot, (slot,)):
                 v = min((val.get(i, 0.0) if i else 0.0) for i in ids) if ids else 0.0
                 floor[pos] = min(floor.get(pos, float("inf")), v)
         market = trade_market(view)
@@ -357,6 +421,11 @@ class RandomBot(_Bot):
         if view["mode"] == "faab":
             claim["bid"] = int(rng.integers(view["budget_left"] + 1))
         return {"claims": [claim], "rationale": "random"}
+
+    async def ir_moves(self, view):
+        """Uniform over moving nobody and every legal single IR move."""
+        actions = [{"to_ir": [], "from_ir": []}, *legal_moves(view)]
+        return {**actions[int(self.rng(f"ir:{view['week']}").integers(len(actions)))], "rationale": "random"}
 
     async def respond_to_offer(self, view):
         return self._reply(view, ("accept", "reject"), "counter")

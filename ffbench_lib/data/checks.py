@@ -34,7 +34,7 @@ def checked_weekly(df: pd.DataFrame, what: str, where: str) -> pd.DataFrame:
     """``schema.conform_weekly(df)`` after refusing non-numeric stats, and before refusing repeated
     player-weeks, weeks outside 1..18 and negative counts (``df``: regular-season rows, canonical names)."""
     problems = []
-    for col in ("season", "week", *schema.WEEKLY_STATS):
+    for col in ("season", "week", *schema.ALL_STATS):
         if col not in df or (pd.api.types.is_numeric_dtype(df[col]) and col not in ("season", "week")):
             continue
         bad = pd.to_numeric(df[col], errors="coerce").isna() & (df[col].notna() | (col in ("season", "week")))
@@ -51,7 +51,7 @@ def checked_weekly(df: pd.DataFrame, what: str, where: str) -> pd.DataFrame:
     if weeks.any():
         problems.append(f"{int(weeks.sum())} regular-season row(s) have a week outside "
                         f"{REG_WEEKS.start}..{REG_WEEKS.stop - 1}, e.g. {_examples(out, weeks)}")
-    for col in schema.WEEKLY_STATS:
+    for col in schema.ALL_STATS:
         if col not in MAY_BE_NEGATIVE:
             neg = out[col] < 0
             if neg.any():

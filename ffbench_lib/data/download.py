@@ -19,6 +19,7 @@ from .base import DataError
 
 class Fetcher(Protocol):
     def player_stats(self, season: int) -> pd.DataFrame: ...
+    def team_stats(self, season: int) -> pd.DataFrame: ...
     def schedules(self) -> pd.DataFrame: ...
     def injuries(self, season: int) -> pd.DataFrame: ...
     def rosters(self, season: int) -> pd.DataFrame: ...
@@ -37,6 +38,9 @@ class NflreadpyFetcher:
 
     def player_stats(self, season: int) -> pd.DataFrame:
         return self.nfl.load_player_stats([season], summary_level="week").to_pandas()
+
+    def team_stats(self, season: int) -> pd.DataFrame:
+        return self.nfl.load_team_stats([season], summary_level="week").to_pandas()
 
     def schedules(self) -> pd.DataFrame:
         return self.nfl.load_schedules(True).to_pandas()
@@ -97,6 +101,8 @@ def download(seasons: list[int], out: str | Path, fetcher: Fetcher | None = None
     for season in tqdm(seasons, desc="nflverse seasons", unit="season"):
         written.append(write_csv(folder / f"stats_player_week_{season}.csv.gz",
                                  fetch(f"player stats {season}", fetcher.player_stats, season), compression="gzip"))
+        written.append(write_csv(folder / f"stats_team_week_{season}.csv",  # team defenses (DST)
+                                 fetch(f"team stats {season}", fetcher.team_stats, season)))
         written.append(write_csv(folder / f"injuries_{season}.csv", fetch(f"injuries {season}", fetcher.injuries, season)))
         written.append(write_csv(folder / f"roster_{season}.csv", fetch(f"rosters {season}", fetcher.rosters, season)))
     written.append(write_csv(folder / "games.csv", fetch("schedules", fetcher.schedules)))

@@ -14,6 +14,7 @@ import pandas as pd
 
 from . import schema
 from .base import REFETCH, DataError, DataSource, csv_columns, read_csv
+from .defense import TEAM_REQUIRED, nflverse_dst_rows
 
 #: Columns every weekly file must have (after the legacy renames): ids, keys and every counting stat, so no
 #: scoring rule can silently score a missing stat as zero (``fumbles_lost`` is derived from its three parts).
@@ -57,6 +58,41 @@ class NflverseDir(DataSource):
         missing = [c for c in WEEKLY_REQUIRED if c not in have]
         if missing:
             raise DataError(f"nflverse weekly stats: {path} lacks column(s) {', '.join(missing)}; {REFETCH}")
+
+    def kicking_problem(self, season: int) -> str | None:
+        """Why the season's weekly file cannot score kickers (it lacks the kicking columns: the legacy
+        ``player_stats`` files of 2021/2022 do), else None. A missing file is :meth:`weekly_file`'s error."""
+        path = self.weekly_file(season)
+        have = set(self.raw_weekly(season).columns)
+        missing = [c for c in schema.KICKING_STATS if c not in have]
+        if not missing:
+            return None
+        return (f"nflverse weekly stats {season}: {path} lacks the kicking column(s) {', '.join(missing)}, which "
+                f"kickers (K) are scored from; use the current stats_player release (stats_player_week_{season}"
+                f".csv.gz, `ffbench data download --seasons {season} --out DIR`), another season, or remove K "
+                "from the roster")
+
+    def defense_file(self, season: int) -> Path:
+        """The season's team-week stats file that team defenses (DST) are built from, else a DataError."""
+        path = self.folder / f"stats_team_week_{season}.csv"
+        if not path.exists():
+            raise DataError(f"nflverse team stats for {season}: {path.name} missing in {self.folder}; team "
+                            f"defenses (DST) are built from it: add the nflverse stats_team weekly release "
+                            f"for {season} (nflreadpy.load_team_stats([{season}], summary_level='week') saved as "
+                            f"{path.name}), choose another season, or remove DST from the roster")
+        return path
+
+    def defense(self, season: int) -> pd.DataFrame:
+        """Team defenses, one row per team-week (``DST:<team>``), canonical columns; read once per object."""
+        from .checks import checked_weekly
+        cache = self.__dict__.setdefault("_defense_cache", {})
+        if season not in cache:
+            path = self.defense_file(season)
+            stats = read_csv(path, f"nflverse team stats {season}", TEAM_REQUIRED, complete_lines=True,
+                             low_memory=False)
+            rows = nflverse_dst_rows(stats[stats["season"] == season], self.schedule(season), str(path))
+            cache[season] = checked_weekly(rows, f"nflverse team defense {season}", str(path))
+        return cache[season]
 
     def check(self, season: int) -> None:
         """Read the files :meth:`weekly`, :meth:`schedule` and :meth:`injuries` need (a DataError if one is

@@ -15,6 +15,9 @@ league scoring, computes the built-in projections from earlier seasons only, and
 ``manifest.json``           inputs, scoring, row counts, unmatched players, fingerprint
 ==========================  =====================================================================
 
+A league with kickers (K) or team defenses (DST) passes its ``positions``: only then do their rows (and their
+stat columns, ``schema.weekly_columns``) appear, so a league without them gets exactly the tables it always had.
+
 Writing is idempotent: a second call with the same inputs and parameters finds the same fingerprint and
 leaves the files alone (``force=True`` rewrites them); every file is written atomically.
 """
@@ -25,15 +28,15 @@ import json
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Mapping
+from typing import Mapping, Sequence
 
 import pandas as pd
 
 from .. import __version__, projections
-from ..config import POSITION_ALIASES
+from ..config import KNOWN_POSITIONS, POSITION_ALIASES, POSITION_STAT_GROUPS, stat_groups
 from ..atomic import write_json, write_parquet
 from ..paths import outputs_dir
-from ..scoring import check_weights, fantasy_points, resolve_weights
+from ..scoring import STAT_GROUPS, check_tiers, check_weights, fantasy_points, resolve_tiers, resolve_weights
 from . import get_source, schema
 from .base import DataError, DataSource
 from .nflverse import NflverseDir
@@ -55,6 +58,8 @@ class PreparedSeason:
     byes: pd.DataFrame
     schedule: pd.DataFrame
     manifest: dict = field(default_factory=dict)
+    tiers: dict = field(default_factory=dict)
+    positions: tuple[str, ...] = schema.DEFAULT_POSITIONS
 
     def tables(self) -> dict[str, pd.DataFrame]:
         return {name: getattr(self, name) for name in TABLES}
@@ -62,32 +67,79 @@ class PreparedSeason:
 
 # ------------------------------------------------------------------------------------------------- helpers
 
-def _fantasy_only(weekly: pd.DataFrame) -> pd.DataFrame:
+def _positions(positions: Sequence[str]) -> tuple[str, ...]:
+    unknown = [p for p in positions if p not in KNOWN_POSITIONS]
+    if unknown:
+        raise DataError(f"positions: unknown position(s) {', '.join(map(str, unknown))}; allowed: "
+                        f"{', '.join(KNOWN_POSITIONS)}")
+    return tuple(p for p in KNOWN_POSITIONS if p in positions)
+
+
+def _fantasy_only(weekly: pd.DataFrame, positions: Sequence[str] = schema.DEFAULT_POSITIONS) -> pd.DataFrame:
+    """The rows of the league's positions, with the league's columns (``schema.weekly_columns``)."""
     w = weekly.assign(position=weekly["position"].replace(POSITION_ALIASES))
-    return w[w["position"].isin(schema.FANTASY_POSITIONS)].reset_index(drop=True)
+    w = w[w["position"].isin(positions)].reset_index(drop=True)
+    return w[[c for c in schema.weekly_columns(positions) if c in w.columns]]
 
 
-def _scored(weekly: pd.DataFrame, weights: Mapping[str, float], what: str = "weekly stats") -> pd.DataFrame:
-    w = _fantasy_only(weekly)
+def _scored(weekly: pd.DataFrame, weights: Mapping[str, float], what: str = "weekly stats",
+            positions: Sequence[str] = schema.DEFAULT_POSITIONS, tiers: Mapping | None = None) -> pd.DataFrame:
+    w = _fantasy_only(weekly, positions)
     # A scored stat with no value in a whole season means the file lacks it: scoring it as zero is silently wrong.
-    empty = [s for s, v in weights.items() if v != 0 and len(w) and (s not in w or w[s].isna().all())]
+    # (A stat is looked for in the rows of the positions that have it: kickers' field goals in kickers' rows.)
+    empty = []
+    for s, v in {**{k: v for k, v in weights.items() if v != 0}, **{k: 1 for k in tiers or {}}}.items():
+        has = [p for p in positions if set(POSITION_STAT_GROUPS[p]) & set(STAT_GROUPS.get(s, ()))]
+        rows = w[w["position"].isin(has)] if set(positions) - set(schema.DEFAULT_POSITIONS) else w
+        if len(rows) and (s not in rows or rows[s].isna().all()):
+            empty.append(s)
     if empty:
         raise DataError(f"{what}: no values for {', '.join(empty)}, which the league scoring counts; use a "
                         "complete stats file (`ffbench data download`)")
-    w["fantasy_points"] = fantasy_points(w, weights)
+    w["fantasy_points"] = fantasy_points(w, weights, tiers)
     return w
+
+
+def _rows(s: DataSource, season: int, positions: Sequence[str], history: bool = False) -> pd.DataFrame:
+    """A season's player rows plus, for a league with DST, its team-defense rows. For a past season
+    (``history``) kickers are left out where the file has no kicking columns and defenses where the season has
+    no team stats (no history, like a missing season; :func:`input_problems` decides whether that is allowed)."""
+    w = s.weekly(season)
+    kickers = [p for p in positions if p in schema.KICKING_POSITIONS]
+    if kickers and history and _kicking_problem(s, season):
+        w = w[~w["position"].isin(kickers)]
+    if schema.DEFENSE_POSITION in positions and not (history and _defense_problem(s, season)):
+        w = pd.concat([w, s.defense(season)], ignore_index=True)
+        w = w.sort_values(["season", "week", "player_id"], kind="stable").reset_index(drop=True)
+    return w
+
+
+def _kicking_problem(s: DataSource, season: int) -> str | None:
+    probe = getattr(s, "kicking_problem", None)
+    return probe(season) if probe else f"{s.name}: no kicker (K) stats; use data.source nflverse or remove K"
+
+
+def _defense_problem(s: DataSource, season: int) -> str | None:
+    """Why ``s`` has no team-defense rows for ``season`` (a missing file), else None (read errors raise)."""
+    try:
+        s.defense(season)
+    except DataError as exc:
+        return str(exc)
+    return None
 
 
 def _has_season(s: DataSource | None, season: int) -> bool:
     return s is not None and season in s.available_seasons()
 
 
-def _history(src: DataSource, nv: NflverseDir | None, season: int, weights) -> pd.DataFrame | None:
+def _history(src: DataSource, nv: NflverseDir | None, season: int, weights,
+             positions: Sequence[str] = schema.DEFAULT_POSITIONS, tiers: Mapping | None = None) -> pd.DataFrame | None:
     """A past season's scored weekly table from the source, else from nflverse files beside it; None when
     neither has that season (a file that is there but broken is an error, never skipped)."""
     for s in (src, nv):
         if _has_season(s, season):
-            return _scored(s.weekly(season), weights, f"{s.name} weekly stats {season}")
+            return _scored(_rows(s, season, positions, history=True), weights, f"{s.name} weekly stats {season}",
+                           positions, tiers)
     return None
 
 
@@ -117,8 +169,40 @@ def missing_history_problem(src: DataSource, season: int) -> str | None:
             "(recorded in the prepared manifest)")
 
 
+def position_problems(src: DataSource, season: int, positions: Sequence[str],
+                      allow_missing_history: bool = False) -> list[str]:
+    """Why a league with kickers or team defenses cannot be run on ``season`` from ``src``: the season's (or,
+    unless ``allow_missing_history``, the previous season's) kicking columns or team stats are missing."""
+    problems: list[str] = []
+    nv = _nflverse_beside(src)
+    prev = next((s for s in (src, nv) if _has_season(s, season - 1)), None)
+    for pos in positions:
+        kicking = pos in schema.KICKING_POSITIONS
+        if not kicking and pos != schema.DEFENSE_POSITION:
+            continue
+        probe = _kicking_problem if kicking else _defense_problem
+        try:
+            problem = probe(src, season)
+        except DataError as exc:  # the season's weekly file itself: src.check reports it
+            problem = None if kicking else str(exc)
+        if problem:
+            problems.append(problem)
+        if problem or allow_missing_history or prev is None:
+            continue  # a missing previous season is missing_history_problem's
+        try:
+            problem = probe(prev, season - 1)
+        except DataError as exc:
+            problem = str(exc)
+        if problem:
+            problems.append(f"season {season} with {pos} needs the {season - 1} {pos} stats for their history and "
+                            f"projections: {problem}; or set data.allow_missing_history: true (`ffbench data "
+                            f"prepare --allow-missing-history`) to run with no {pos} history")
+    return problems
+
+
 def input_problems(src: DataSource, season: int, projection_source: str = "builtin",
-                   allow_missing_history: bool = False) -> list[str]:
+                   allow_missing_history: bool = False,
+                   positions: Sequence[str] = schema.DEFAULT_POSITIONS) -> list[str]:
     """Every input a run of ``season`` from ``src`` reads that is missing, unreadable or lacks its columns;
     ``ffbench validate`` and ``prepare_season`` use this one list, so they agree."""
     problems: list[str] = []
@@ -133,6 +217,7 @@ def input_problems(src: DataSource, season: int, projection_source: str = "built
             check()
         except DataError as exc:
             problems.append(str(exc))
+    problems += position_problems(src, season, _positions(positions), allow_missing_history)
     if isinstance(src, SportsDataIODir):  # injuries: nflverse's report where present, else SportsData.io's
         try:
             if _has_injury_report(nv, season):
@@ -168,7 +253,8 @@ def check_inputs(league) -> None:
     """Raise a DataError listing every input a run of ``league`` would miss (``ffbench validate``)."""
     src = get_source(league.data.source, league.data.resolved_dir())
     _raise_problems(input_problems(src, league.season, league.data.projections,
-                                   league.data.allow_missing_history), league.season, league.data.source)
+                                   league.data.allow_missing_history, league.roster.positions),
+                    league.season, league.data.source)
 
 
 def _fingerprint(root: Path, params: dict) -> str:
@@ -188,42 +274,69 @@ def _points(df: pd.DataFrame | None, weights) -> pd.DataFrame | None:
     return df.assign(proj_points=fantasy_points(df, weights).to_numpy())
 
 
+def _offense_lines(df: pd.DataFrame | None) -> pd.DataFrame | None:
+    """Projected stat lines without kickers and defenses: the third-party files give no kicking or defense
+    stat lines in our columns, so their lines would score 0 (K and DST use the built-in projection)."""
+    return None if df is None else df[~df["position"].isin(schema.EXTRA_STAT_POSITIONS)].reset_index(drop=True)
+
+
+def _of_positions(df: pd.DataFrame | None, positions: Sequence[str]) -> pd.DataFrame | None:
+    return None if df is None else df[df["position"].isin(positions)].reset_index(drop=True)
+
+
 # -------------------------------------------------------------------------------------------------- prepare
 
 def prepare_season(season: int, source: str = "nflverse", data_dir: str | Path | None = None,
                    scoring: str | Mapping[str, float] = "ppr", projection_source: str = "builtin",
                    weeks: int = 18, out: str | Path | None = None, force: bool = False,
-                   allow_missing_history: bool = False) -> PreparedSeason:
+                   allow_missing_history: bool = False, positions: Sequence[str] = schema.DEFAULT_POSITIONS,
+                   tiers: Mapping | None = None) -> PreparedSeason:
     """Build (and with ``out``, write) the prepared tables for one season. See the module docstring.
+    ``positions``: the league's (K and DST rows and columns only when it has them); ``scoring`` a preset name
+    (its rules for those positions) or weights, with ``tiers`` (added to a preset's own).
     A season whose inputs are missing (see :func:`input_problems`) is refused before anything is written."""
-    weights = resolve_weights(scoring) if isinstance(scoring, str) else check_weights(scoring)
+    positions = _positions(positions)
+    if isinstance(scoring, str):
+        groups = stat_groups(positions)
+        weights, tiers = resolve_weights(scoring, groups=groups), resolve_tiers(scoring, tiers, groups)
+    else:
+        weights, tiers = check_weights(scoring), check_tiers(tiers)
     src = get_source(source, data_dir)
     root = src.root
     params = {"season": season, "source": source, "scoring": weights, "projection_source": projection_source,
               "weeks": weeks, "allow_missing_history": allow_missing_history}
+    extra = {}  # only for leagues that use them: a league without K/DST/tiers keeps its fingerprint and manifest
+    if positions != schema.DEFAULT_POSITIONS:
+        extra["positions"] = list(positions)
+    if tiers:
+        extra["tiers"] = tiers
+    params.update(extra)
     fp = _fingerprint(root, params)
     if out is not None and not force:
         manifest_path = Path(out) / "manifest.json"
         if manifest_path.exists() and json.loads(manifest_path.read_text()).get("fingerprint") == fp:
             return load_prepared(out)
-    _raise_problems(input_problems(src, season, projection_source, allow_missing_history), season, source)
+    _raise_problems(input_problems(src, season, projection_source, allow_missing_history, positions), season,
+                    source)
 
     t0 = time.perf_counter()
     nv = _nflverse_beside(src)
     crosswalk = src.id_crosswalk
 
-    weekly = _scored(src.weekly(season), weights, f"{source} weekly stats {season}")
+    weekly = _scored(_rows(src, season, positions), weights, f"{source} weekly stats {season}", positions, tiers)
     weekly = weekly[weekly["week"] <= weeks].reset_index(drop=True)
-    last = _history(src, nv, season - 1, weights)
-    before_last = _history(src, nv, season - 2, weights)
+    last = _history(src, nv, season - 1, weights, positions, tiers)
+    before_last = _history(src, nv, season - 2, weights, positions, tiers)
     rookies = nv.rookies(season) if nv else pd.DataFrame(columns=["player_id", "player_name", "position", "team", "draft_number"])
+    rookies = _of_positions(rookies, positions)
 
     # Built-in preseason projection: earlier seasons only (rookie prior fitted on earlier rookie classes).
     prior_history = []
     for s in range(season - 3, season):
-        w = _history(src, nv, s, weights)
+        w = _history(src, nv, s, weights, positions, tiers)
         if nv is not None and w is not None:
-            prior_history.append((nv.rookies(s), w))
+            # rookies of a position the season has no rows for (kickers before 2023) are unknown, not 0-point
+            prior_history.append((_of_positions(nv.rookies(s), sorted(set(w["position"]))), w))
     prior = projections.rookie_prior(prior_history)
     if last is None:
         last = weekly.iloc[0:0]
@@ -239,12 +352,12 @@ def prepare_season(season: int, source: str = "nflverse", data_dir: str | Path |
             sdio = None
     if sdio is not None:
         try:
-            sdio_proj = _points(sdio.season_projections(season), weights)
+            sdio_proj = _points(_offense_lines(sdio.season_projections(season)), weights)
         except DataError:
             sdio_proj = None
-    fp_proj = _points(fantasypros_season_projections(root, season, crosswalk), weights)
-    adp_fp = preseason_adp(root, season, crosswalk, "fantasypros_adp")
-    adp_sd = preseason_adp(root, season, crosswalk, "sportsdataio_projection_file")
+    fp_proj = _points(_offense_lines(fantasypros_season_projections(root, season, crosswalk)), weights)
+    adp_fp = _of_positions(preseason_adp(root, season, crosswalk, "fantasypros_adp"), positions)
+    adp_sd = _of_positions(preseason_adp(root, season, crosswalk, "sportsdataio_projection_file"), positions)
 
     # --- players table ---------------------------------------------------------------------------
     s1 = projections.season_summary(last).set_index("player_id") if len(last) else None
@@ -315,7 +428,7 @@ def prepare_season(season: int, source: str = "nflverse", data_dir: str | Path |
     players["draft_number"] = pd.to_numeric(rookies.drop_duplicates("player_id").set_index("player_id")["draft_number"]
                                             .reindex(players.index), errors="coerce").astype("Int64")
     players["in_draft_pool"] = players.index.isin(list(pool_ids))
-    players = players[players["position"].isin(schema.FANTASY_POSITIONS)].reset_index()
+    players = players[players["position"].isin(positions)].reset_index()
     players["season"] = season
     for c in ("player_name", "position", "team", "proj_source"):
         players[c] = players[c].astype("string")
@@ -327,13 +440,13 @@ def prepare_season(season: int, source: str = "nflverse", data_dir: str | Path |
     wp = projections.weekly(weekly, pre_ppg, weeks)
     if isinstance(src, SportsDataIODir) or sdio is not None:
         try:
-            sp = sdio.weekly_projections(season)
-            sp = sp.assign(proj_points_sportsdataio=fantasy_points(_fantasy_only(sp).reindex(sp.index), weights))
+            sp = _fantasy_only(_offense_lines(sdio.weekly_projections(season)))  # scored row by row, in place
+            sp = sp.assign(proj_points_sportsdataio=fantasy_points(sp, weights))
             sp = sp.drop_duplicates(["week", "player_id"])[["week", "player_id", "proj_points_sportsdataio"]]
             wp = wp.merge(sp, on=["week", "player_id"], how="left")
         except (DataError, AttributeError):
             pass
-    nfl = nflcom_weekly(root, season, crosswalk)
+    nfl = _of_positions(nflcom_weekly(root, season, crosswalk), positions)
     if nfl is not None:
         n = nfl.dropna(subset=["player_id"]).drop_duplicates(["week", "player_id"])
         wp = wp.merge(n[["week", "player_id", "projected_pts_half_ppr"]].rename(
@@ -359,7 +472,7 @@ def prepare_season(season: int, source: str = "nflverse", data_dir: str | Path |
     unmatched = {}
     if isinstance(src, SportsDataIODir):
         um = src.unmatched(season)
-        um = um[um["position"].isin(schema.FANTASY_POSITIONS)]
+        um = um[um["position"].isin(positions)]
         unmatched["sportsdataio_weekly"] = um.to_dict("records")
     for name, df in (("fantasypros_adp", adp_fp), ("sportsdataio_adp", adp_sd), ("fantasypros_projections", fp_proj)):
         if df is not None:
@@ -369,14 +482,14 @@ def prepare_season(season: int, source: str = "nflverse", data_dir: str | Path |
 
     prepared = PreparedSeason(season=season, source=source, projection_source=projection_source, scoring=weights,
                               players=players, weekly=weekly, weekly_projections=wp, injuries=injuries,
-                              byes=byes.reset_index(drop=True), schedule=schedule)
+                              byes=byes.reset_index(drop=True), schedule=schedule, tiers=tiers, positions=positions)
     prepared.manifest = {
         "ffbench_version": __version__, "fingerprint": fp, "season": season, "source": source,
         "projection_source": projection_source, "injury_source": injury_source, "scoring": weights,
         "weeks": weeks, "data_dir": str(root), "rows": {k: int(len(v)) for k, v in prepared.tables().items()},
         "missing_history": [s for s in (season - 1,) if missing_history_problem(src, season)],
         "draft_pool": int(players["in_draft_pool"].sum()), "unmatched": unmatched,
-        "seconds": round(time.perf_counter() - t0, 2),
+        "seconds": round(time.perf_counter() - t0, 2), **extra,
     }
     if out is not None:
         write_prepared(prepared, out)
@@ -400,7 +513,8 @@ def load_prepared(folder: str | Path) -> PreparedSeason:
     m = json.loads(mpath.read_text())
     tables = {name: pd.read_parquet(folder / f"{name}.parquet") for name in TABLES}
     return PreparedSeason(season=m["season"], source=m["source"], projection_source=m["projection_source"],
-                          scoring=m["scoring"], manifest=m, **tables)
+                          scoring=m["scoring"], manifest=m, tiers=m.get("tiers", {}),
+                          positions=tuple(m.get("positions", schema.DEFAULT_POSITIONS)), **tables)
 
 
 def prepared_for(league, cache_root: str | Path | None = None) -> PreparedSeason:
@@ -411,12 +525,14 @@ def prepared_for(league, cache_root: str | Path | None = None) -> PreparedSeason
     """
     from ..settings import settings
 
-    weights = league.scoring_weights
-    key = hashlib.sha256(json.dumps([weights, league.data.allow_missing_history],  # one folder per fingerprint
-                                    sort_keys=True).encode()).hexdigest()[:8]
+    weights, tiers, positions = league.scoring_weights, league.scoring_tiers, league.roster.positions
+    key_parts = [weights, league.data.allow_missing_history]  # one folder per fingerprint
+    if tuple(positions) != schema.DEFAULT_POSITIONS or tiers:  # a league without K/DST keeps its folder
+        key_parts += [list(positions), tiers]
+    key = hashlib.sha256(json.dumps(key_parts, sort_keys=True).encode()).hexdigest()[:8]
     root = Path(cache_root or league.data.prepared_dir or settings().cache_dir
                 or outputs_dir() / "prepared")
     out = root / f"{league.season}-{league.data.source}-{league.data.projections}-{key}"
     return prepare_season(league.season, league.data.source, league.data.resolved_dir(), scoring=weights,
                           projection_source=league.data.projections, out=out,
-                          allow_missing_history=league.data.allow_missing_history)
+                          allow_missing_history=league.data.allow_missing_history, positions=positions, tiers=tiers)

@@ -11,6 +11,21 @@ import pandas as pd
 
 from . import schema
 from .base import DataError, read_csv, resolve_names
+from .defense import dst_id, team_code
+
+#: Crosswalk position codes -> ours (DynastyProcess writes kickers as PK).
+CROSSWALK_POSITIONS = {"PK": schema.KICKING_POSITIONS[0]}
+
+
+def _resolve(df: pd.DataFrame, crosswalk: pd.DataFrame) -> pd.Series:
+    """gsis ids by name (see :func:`base.resolve_names`); team defenses (position DST, named by team) get
+    ``DST:<team>``."""
+    cw = crosswalk.assign(position=crosswalk["position"].replace(CROSSWALK_POSITIONS))
+    ids = resolve_names(df, cw)
+    dst = df["position"] == schema.DEFENSE_POSITION
+    if dst.any():
+        ids = ids.where(~dst, dst_id(team_code(df["player_name"])))
+    return ids
 
 #: FantasyPros column spellings (they vary by year) -> canonical stat.
 FANTASYPROS_STATS = {
@@ -39,7 +54,7 @@ def fantasypros_season_projections(root: Path, season: int, crosswalk: pd.DataFr
     stats = [c for c in schema.WEEKLY_STATS if c in df.columns]
     df[stats] = df[stats].apply(pd.to_numeric, errors="coerce")
     df["team"] = schema.normalize_team(df["team"])
-    df["player_id"] = resolve_names(df, crosswalk)
+    df["player_id"] = _resolve(df, crosswalk)
     return df[["player_id", "player_name", "position", "team", *stats]]
 
 
@@ -55,8 +70,10 @@ def preseason_adp(root: Path, season: int, crosswalk: pd.DataFrame, source: str 
         return None
     adp = adp.assign(adp=adp["adp_ppr"].fillna(adp["adp"]))
     adp = adp.reset_index(drop=True)
-    adp["team"] = schema.normalize_team(adp["team"])
-    adp["player_id"] = resolve_names(adp, crosswalk)
+    dst = adp["position"] == schema.DEFENSE_POSITION  # named by team ("Los Angeles Rams"), team column "DST"
+    adp["team"] = schema.normalize_team(adp["team"].where(~dst, team_code(adp["player_name"])))
+    adp["player_id"] = _resolve(adp, crosswalk)
+    adp["player_name"] = adp["player_name"].where(~dst, adp["team"] + " D/ST")  # our DST name
     return adp[["player_id", "player_name", "position", "team", "bye", "adp"]]
 
 
@@ -72,5 +89,5 @@ def nflcom_weekly(root: Path, season: int, crosswalk: pd.DataFrame) -> pd.DataFr
     df["team"] = schema.normalize_team(df["team"])
     if df.empty:
         raise DataError(f"{path}: no usable rows")
-    df["player_id"] = resolve_names(df, crosswalk)
+    df["player_id"] = _resolve(df, crosswalk)
     return df[["season", "week", "player_id", "player_name", "position", "team", "projected_pts_half_ppr"]]

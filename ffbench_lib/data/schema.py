@@ -8,10 +8,13 @@ from __future__ import annotations
 
 import pandas as pd
 
-from ..config import KNOWN_POSITIONS
+from ..config import DEFAULT_SLOTS, KNOWN_POSITIONS, POSITION_STAT_GROUPS
+from ..scoring import DEFENSE_STATS as _DEFENSE_SCORED, GROUPS, KICKING_STATS
 
 #: the source rows that are fantasy players: every position a league may use
 FANTASY_POSITIONS = KNOWN_POSITIONS
+#: the positions of a league that does not name others (what every prepared season had before K and DST)
+DEFAULT_POSITIONS = tuple(DEFAULT_SLOTS)
 
 #: Identity and context columns of the weekly table.
 WEEKLY_KEYS = ("player_id", "player_name", "position", "team", "opponent_team", "season", "week", "season_type")
@@ -26,10 +29,43 @@ WEEKLY_STATS = (
     "receiving_2pt_conversions", "special_teams_tds", "fumbles_lost",
 )
 
+#: Kicking stats (``scoring.KICKING_STATS``): nflverse ``stats_player`` (2023+) columns, made and missed field
+#: goals by distance band and extra points; a blocked kick is neither made nor missed there.
+#: Team-defense (DST) stats, one row per team-week (``player_id`` ``DST:<team>``); ``special_teams_tds`` (the
+#: team's kick and punt return TDs) is the players' column. Definitions (nflverse ``stats_team_week`` + games):
+#: ``def_sacks``, ``def_interceptions`` and ``def_safeties`` are the team row's; ``def_tds`` its ``def_tds``
+#: (interception-return TDs) plus its ``fumble_recovery_tds`` up to its ``fumble_recovery_opp`` (fumble-return
+#: TDs, not the offense's TDs on its own fumbles); ``def_fumbles_recovered`` its ``fumble_recovery_opp``
+#: (opponents' fumbles it recovered); ``def_blocked_kicks`` the field goals and extra points the opponent's row says were blocked
+#: (blocked punts are not in the team stats); ``points_allowed`` the opponent's final score (every point,
+#: including those its defense or return teams scored). SportsData.io: ``FantasyDefenseByGame`` columns.
+DEFENSE_STATS = tuple(s for s in _DEFENSE_SCORED if s not in WEEKLY_STATS)
+
+#: The stat columns a position adds to the weekly table (only in leagues that have the position): its stat
+#: groups' columns beyond the offensive ones (kickers: KICKING_STATS, team defenses: DEFENSE_STATS).
+POSITION_STATS = {p: tuple(dict.fromkeys(c for g in POSITION_STAT_GROUPS[p] for c in GROUPS[g] if c not in WEEKLY_STATS))
+                  for p in KNOWN_POSITIONS}
+#: positions scored on kicking stats (their rows need a file with kicking columns), and the team-defense one
+KICKING_POSITIONS = tuple(p for p in KNOWN_POSITIONS if "kicking" in POSITION_STAT_GROUPS[p])
+DEFENSE_POSITION = next(p for p in KNOWN_POSITIONS if "defense" in POSITION_STAT_GROUPS[p])
+#: positions whose weekly rows carry stats beyond the offensive columns
+EXTRA_STAT_POSITIONS = tuple(p for p, cols in POSITION_STATS.items() if cols)
+
 #: The source's own PPR points, kept for parity checks (never used for scoring).
 WEEKLY_EXTRA = ("source_player_id", "fantasy_points_ppr")
 
 WEEKLY_COLUMNS = WEEKLY_KEYS + WEEKLY_STATS + WEEKLY_EXTRA
+
+
+def weekly_columns(positions=DEFAULT_POSITIONS) -> tuple[str, ...]:
+    """The weekly table's columns for a league of ``positions``: the offensive ones, plus the K and DST stats
+    when the league has them (a league without them has exactly :data:`WEEKLY_COLUMNS`)."""
+    extra = tuple(dict.fromkeys(c for p in KNOWN_POSITIONS if p in positions for c in POSITION_STATS[p]))
+    return WEEKLY_KEYS + WEEKLY_STATS + extra + WEEKLY_EXTRA
+
+
+#: Every stat column a source's weekly table carries (K and DST stats NaN where the source has none).
+ALL_STATS = WEEKLY_STATS + KICKING_STATS + DEFENSE_STATS
 
 #: Legacy ``player_stats`` (nfl_data_py.import_weekly_data) names that differ from the current release.
 LEGACY_RENAMES = {
@@ -40,16 +76,18 @@ LEGACY_RENAMES = {
 
 
 def conform_weekly(df: pd.DataFrame) -> pd.DataFrame:
-    """Select and order the canonical weekly columns, adding missing ones as NaN, with stable dtypes."""
+    """Select and order the canonical weekly columns of every position (``weekly_columns(KNOWN_POSITIONS)``),
+    adding missing ones as NaN, with stable dtypes; a league keeps ``weekly_columns(its positions)``."""
     out = df.copy()
     if "fumbles_lost" not in out.columns:
         parts = [c for c in ("rushing_fumbles_lost", "receiving_fumbles_lost", "sack_fumbles_lost") if c in out]
         out["fumbles_lost"] = out[parts].fillna(0).sum(axis=1) if parts else float("nan")
-    for col in WEEKLY_COLUMNS:
+    columns = weekly_columns(KNOWN_POSITIONS)
+    for col in columns:
         if col not in out.columns:
             out[col] = pd.NA if col in WEEKLY_KEYS or col == "source_player_id" else float("nan")
-    out = out[list(WEEKLY_COLUMNS)]
-    for col in WEEKLY_STATS + ("fantasy_points_ppr",):
+    out = out[list(columns)]
+    for col in ALL_STATS + ("fantasy_points_ppr",):
         out[col] = pd.to_numeric(out[col], errors="coerce").astype("float64")
     out["season"] = out["season"].astype("int64")
     out["week"] = out["week"].astype("int64")

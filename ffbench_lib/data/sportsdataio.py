@@ -13,6 +13,7 @@ import pandas as pd
 
 from . import schema
 from .base import DataError, DataSource, csv_columns, name_key, read_csv
+from .defense import SDIO_REQUIRED, sdio_dst_rows
 
 #: SportsData.io column -> canonical column.
 STAT_MAP = {
@@ -152,6 +153,23 @@ class SportsDataIODir(DataSource):
         keep = ["player_id", "source_player_id", "player_name", "position", "team", "adp", "games",
                 *(c for c in schema.WEEKLY_STATS if c in df.columns)]
         return df[keep]
+
+    def kicking_problem(self, season: int) -> str | None:
+        """Kickers cannot be scored exactly from these files: field goals made are one 50+ band (not 50-59 and
+        60+) and misses are a total, not by distance."""
+        return (f"sportsdataio {season}: kickers (K) cannot be scored exactly from PlayerGameStatsByWeek.csv "
+                "(field goals made 50+ are one band, not 50-59 and 60+, and misses are not split by distance); "
+                "use data.source nflverse (stats_player_week files of 2023 or later) or remove K from the roster")
+
+    def defense(self, season: int) -> pd.DataFrame:
+        """Team defenses, one row per team-week (``DST:<team>``) from ``FantasyDefenseByGame.csv``."""
+        from .checks import checked_weekly
+        cache = self.__dict__.setdefault("_defense_cache", {})
+        if season not in cache:
+            raw = self._weeks(season, "FantasyDefenseByGame.csv", SDIO_REQUIRED)
+            cache[season] = checked_weekly(sdio_dst_rows(raw), f"sportsdataio team defense {season}",
+                                           self._where(season, "FantasyDefenseByGame.csv"))
+        return cache[season]
 
     def _bye_rows(self, season: int) -> tuple[pd.DataFrame, str]:
         path = self._season_dir(season) / "Byes.csv"

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Mapping
 from pydantic import BaseModel, ConfigDict
 
 from ..config import Roster
+from ..render import FLEX_SLOTS
 from ..rules.trades import Market
 
 if TYPE_CHECKING:
@@ -81,13 +82,14 @@ def register(cls: type[Decision]) -> type[Decision]:
 
 
 def roster_from_rules(rules: Mapping[str, Any]) -> Roster:
-    """The league's roster rules from a view's ``rules``: starting slots, FLEX, bench, flex positions, caps (a
-    position without starting slots is known from its cap or its flex eligibility)."""
-    slots = {pos: n for pos, n in rules["roster_slots"].items() if pos != "FLEX"}
-    for pos in [*rules["caps"], *rules["flex_positions"]]:
+    """The league's roster rules from a view's ``rules``: starting slots, FLEX and SUPERFLEX, bench, flex
+    positions, caps (a position without starting slots is known from its cap or its flex eligibility)."""
+    flex = {slot: rules["roster_slots"].get(slot, 0) for slot in FLEX_SLOTS}
+    slots = {pos: n for pos, n in rules["roster_slots"].items() if pos not in FLEX_SLOTS}
+    eligible = {key: tuple(rules[key]) for key in FLEX_SLOTS.values() if key in rules}
+    for pos in [*rules["caps"], *(p for ps in eligible.values() for p in ps)]:
         slots.setdefault(pos, 0)
-    return Roster(**slots, FLEX=rules["roster_slots"].get("FLEX", 0), BENCH=rules["bench"],
-                  flex_positions=tuple(rules["flex_positions"]), caps=rules["caps"])
+    return Roster(**slots, **flex, BENCH=rules["bench"], **eligible, caps=rules["caps"])
 
 
 def market_from_view(view: dict) -> Market:

@@ -42,5 +42,12 @@ class SetLineup(Decision):
         return {"week": view["week"], "weeks": rules["weeks"], "record": record(view["record"]),
                 "opponent": view["opponent_team"] or "-", "slots": slots(rules),
                 "flex": "/".join(rules["flex_positions"]), "last_week": view["week"] - 1,
-                "players": table(view["players"], WEEK), "lineup_schema": schema, "flex_note": flex_note,
+                "players": table(view["players"], WEEK) + _ir(view), "lineup_schema": schema, "flex_note": flex_note,
                 "flex_sentence": flex_sentence}
+
+
+def _ir(view: dict) -> str:
+    """The team's IR players after its roster (a league with IR slots only): shown, never startable."""
+    if "ir" not in view:
+        return ""
+    return f"\n\nON INJURED RESERVE (cannot start)\n{table(view['ir'], WEEK)}"

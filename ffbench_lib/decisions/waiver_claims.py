@@ -6,7 +6,9 @@ free agents per position with their form to date. The pool is every player known
 pool, and anyone who has played) on no roster, so a player who first plays in week 9 is not in it before
 week 10. Legal claim: the player added is a free agent the view shows, the player dropped is on the team's
 roster, the roster afterwards respects the caps and fields a lineup, a FAAB bid is a whole number within the
-budget left, and no player is claimed twice; at most ``max_claims``. Illegal claims are dropped (the legal
+budget left, and no player is claimed twice; at most ``max_claims``. In a league with IR slots the roster is
+the team's active players, and a claim may name no drop (``"drop": null``) while the team has fewer active
+players than ``roster.size`` (a spot freed by moving a player to IR). Illegal claims are dropped (the legal
 ones kept, the decision marked ``fallback``); an unreadable answer claims nobody. The rules below are the one
 place this legality lives: the processing re-checks claims with them and bots enumerate legal claims with
 :func:`legal_swaps` (the rules own the legal actions, as in OpenSpiel)."""
@@ -32,14 +34,17 @@ def swap_problem(roster_ids: Sequence[str], positions: Mapping[str, str], free: 
     """Why adding ``add`` and dropping ``drop`` is illegal for a team holding ``roster_ids``, or None."""
     if not isinstance(add, str) or add not in free:
         return f"{add!r} is not an available free agent"
-    if not isinstance(drop, str) or drop not in roster_ids:
+    if drop is None and len(roster_ids) < roster.size:
+        pass  # an open active spot (IR leagues): nobody needs to go
+    elif not isinstance(drop, str) or drop not in roster_ids:
         return f"{drop!r} is not on your roster"
     after = [positions[p] for p in roster_ids if p != drop] + [positions[add]]
+    move = f"adding {add} for {drop}" if drop is not None else f"adding {add} without a drop"
     capped = within_caps(after, roster)
     if capped:
-        return f"adding {add} for {drop}: {capped}"
+        return f"{move}: {capped}"
     if not can_field_lineup(after, roster):
-        return f"adding {add} for {drop} leaves a roster that cannot field a legal lineup"
+        return f"{move} leaves a roster that cannot field a legal lineup"
     return None
 
 
@@ -54,26 +59,30 @@ def bid_problem(bid: Any, budget_left: int) -> str | None:
 
 def legal_swaps(roster_ids: Sequence[str], positions: Mapping[str, str], free: Sequence[str],
                 roster: Roster) -> Iterator[tuple[str, str]]:
-    """Every legal (add, drop) pair, free agents in the order given, drops in roster order. Legality depends
-    only on the two players' positions, so :func:`swap_problem` is asked once per pair of positions."""
-    verdict: dict[tuple[str, str], bool] = {}
+    """Every legal (add, drop) pair, free agents in the order given, drops in roster order (then no drop, while
+    an active spot is open). Legality depends only on the two players' positions, so :func:`swap_problem` is
+    asked once per pair of positions."""
+    verdict: dict[tuple[str, str | None], bool] = {}
+    drops: list[str | None] = [*roster_ids, *([None] if len(roster_ids) < roster.size else [])]
     for add in free:
-        for drop in roster_ids:
-            key = (positions[add], positions[drop])
+        for drop in drops:
+            key = (positions[add], positions[drop] if drop is not None else None)
             if key not in verdict:
                 verdict[key] = swap_problem(roster_ids, positions, free, add, drop, roster) is None
             if verdict[key]:
                 yield add, drop
 
 
-def apply_swap(rosters: dict[str, list[str]], team: str, add: str, drop: str) -> None:
+def apply_swap(rosters: dict[str, list[str]], team: str, add: str, drop: str | None) -> None:
     rosters[team] = [p for p in rosters[team] if p != drop] + [add]
 
 
 # ---------------------------------------------------------------------------------------------------- views
 def pool(fw: "Firewall", state: "LeagueState", w: int) -> list[str]:
-    """Every player known before week ``w`` who is on no roster (sorted by id): the waiver pool."""
-    return sorted(fw.week(w).known_players() - state.drafted())
+    """Every player known before week ``w`` who is on no roster (sorted by id): the waiver pool. A player
+    dropped earlier this week (for a player back from IR) waits for next week's waivers."""
+    dropped = {r["drop"] for r in state.tables.get("transactions", []) if r["week"] == w}
+    return sorted(fw.week(w).known_players() - state.drafted() - dropped)
 
 
 def best_free_agents(fw: "Firewall", players: list[str], w: int) -> dict[str, list[dict[str, Any]]]:
@@ -103,7 +112,7 @@ def claims_view(fw: "Firewall", state: "LeagueState", team: str, w: int, mode: s
             "team": team, "rules": fw.rules(), "mode": mode, "budget": lg.waivers.budget,
             "budget_left": budget_left, "priority": priority, "max_claims": lg.waivers.max_claims,
             "weeks_left": lg.weeks - w + 1, "record": fw.record(state, team),
-            "my_roster": [fw.player_week(p, w) for p in sorted(state.rosters[team])],
+            "my_roster": [fw.player_week(p, w) for p in sorted(state.active(team))],
             "free_agents": {pos: [_copy(c) for c in cards] for pos, cards in best.items()}}
 
 
@@ -121,7 +130,7 @@ MODE_RULES = {
 
 class Claim(BaseModel):
     add: str
-    drop: str
+    drop: str | None  # None: into an open active spot (IR leagues)
     bid: int | None = None
 
 
@@ -187,4 +196,13 @@ class WaiverClaims(Decision):
                 "record": record(view["record"]), "roster_size": len(view["my_roster"]),
                 "mode_rules": MODE_RULES[view["mode"]].format(**view, teams=rules["teams"]),
                 "max_claims": view["max_claims"], "my_roster": table(view["my_roster"], WEEK), "free_agents": free,
-                "bid_schema": bid}
+                "bid_schema": bid, "open_spots": _open_spots(view)}
+
+
+def _open_spots(view: dict) -> str:
+    """The prompt's sentence about open active spots (only a team with a player on IR has one)."""
+    n = roster_from_rules(view["rules"]).size - len(view["my_roster"])
+    if n <= 0:
+        return ""
+    return (f"\nYou have {n} open roster spot(s) (a player moved to IR): while a spot is open a claim may add a "
+            'player without dropping anyone ("drop": null).')

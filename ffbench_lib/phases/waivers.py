@@ -113,7 +113,7 @@ def _unmet(eng: Season, state: LeagueState, team: str, c: dict[str, Any], free: 
     """Why a claim judged legal on the team's view cannot be met now, or None."""
     if c["add"] not in free:
         return "lost: another team got the player"
-    problem = swap_problem(state.rosters[team], eng.catalog.position, free, c["add"], c["drop"],
+    problem = swap_problem(state.active(team), eng.catalog.position, free, c["add"], c["drop"],
                            eng.league.roster)
     if problem:
         return f"skipped: {problem}"

@@ -1,10 +1,12 @@
 """A week's lineups and scoring: every team's lineup (asked concurrently: an LLM league waits for the slowest
-model, not the sum), judged slot by slot, then scored with the actual points and the matchups recorded."""
+model, not the sum), judged slot by slot, then scored with the actual points: a regular-season week into the
+matchups and standings, a playoff week into the ``playoffs`` table (every team sets a lineup either way)."""
 from __future__ import annotations
 
 from ..decisions import REGISTRY
 from ..state import LeagueState
 from . import Season, weekly
+from .playoffs import week_rows as playoff_rows
 
 LINEUP = REGISTRY["set_lineup"]
 
@@ -22,4 +24,7 @@ async def play_week(eng: Season, state: LeagueState, w: int) -> None:
         totals[team] = eng.rec.lineup(w, team, out.value.starters(), state.rosters[team], eng.catalog.position,
                                       actual)
     eng.rec.dropped(w, eng.catalog.position, actual)
-    eng.rec.results(w, state.schedule[str(w)], totals)
+    if eng.league.playoff_round(w) is None:
+        eng.rec.results(w, state.schedule[str(w)], totals)
+    else:
+        eng.rec.add("playoffs", playoff_rows(eng.league, state, w))

@@ -24,12 +24,19 @@ def start_value(card: Mapping) -> float:
 
 
 def slot_counts(roster: Roster) -> dict[str, int]:
-    """Starting slots in display order, FLEX last (:meth:`Roster.slot_counts`)."""
+    """Starting slots in display order, then the flex slots narrow to wide (:meth:`Roster.slot_counts`)."""
     return roster.slot_counts()
 
 
 def eligible(slot: str, position: str, roster: Roster) -> bool:
-    return position == slot or (slot == "FLEX" and position in roster.flex_positions)
+    """Whether a ``position`` player may fill ``slot`` (:meth:`Roster.eligible`)."""
+    return roster.eligible(slot, position)
+
+
+def slot_positions(roster: Roster) -> dict[str, frozenset[str]]:
+    """Each starting slot in :func:`slot_counts` order and the positions that may fill it (computed once per
+    call: the lineup functions run inside the bots' trade searches)."""
+    return {slot: frozenset(p for p in roster.positions if roster.eligible(slot, p)) for slot in slot_counts(roster)}
 
 
 @dataclass(frozen=True)
@@ -47,55 +54,57 @@ class LineupResult:
 def best_lineup(positions: Mapping[str, str], values: Mapping[str, float], roster: Roster,
                 exclude: Sequence[str] = ()) -> dict[str, list[str | None]]:
     """The value-maximising legal lineup. Greedy is optimal here: each position's own slots take its best
-    players, then FLEX takes the best remaining eligible player (one FLEX class, so no exchange can gain).
-    Ties break by player id so the result is deterministic."""
+    players, then each flex slot, narrow to wide (FLEX, then SUPERFLEX), the best remaining eligible players.
+    By exchange: a better player of the same position benched or in a wider slot can swap with a worse one in
+    a narrower slot, and the worse one stays eligible where the better one was, because every narrower slot's
+    positions are within every wider one's (FLEX's within SUPERFLEX's, which the config checks). Ties break by
+    player id so the result is deterministic."""
     counts = slot_counts(roster)
-    by_pos: dict[str, list[str]] = {}
-    for pid, pos in positions.items():
-        if pid not in exclude:
-            by_pos.setdefault(pos, []).append(pid)
-    for pos in by_pos:
-        by_pos[pos].sort(key=lambda p: (-values.get(p, 0.0), p))
+    order = sorted((p for p in positions if p not in exclude), key=lambda p: (-values.get(p, 0.0), p))
     out: dict[str, list[str | None]] = {}
     used: set[str] = set()
-    for slot in roster.positions:
-        if slot in counts:
-            picks = by_pos.get(slot, [])[: counts[slot]]
-            used.update(picks)
-            out[slot] = picks + [None] * (counts[slot] - len(picks))
-    if "FLEX" in counts:
-        pool = sorted((p for pos in roster.flex_positions for p in by_pos.get(pos, []) if p not in used),
-                      key=lambda p: (-values.get(p, 0.0), p))
-        picks = pool[: counts["FLEX"]]
-        out["FLEX"] = picks + [None] * (counts["FLEX"] - len(picks))
+    for slot, ok in slot_positions(roster).items():  # positions, then the flex slots narrow to wide
+        n = counts[slot]
+        picks = [p for p in order if p not in used and positions[p] in ok][:n]
+        used.update(picks)
+        out[slot] = picks + [None] * (n - len(picks))
     return out
 
 
 def legal_lineups(positions: Mapping[str, str], roster: Roster) -> Iterator[dict[str, list[str]]]:
     """Every legal lineup (the action set of ``set_lineup``; each slot's players in id order): each position
-    slot takes players of its position, then FLEX takes eligible players left over."""
-    counts = slot_counts(roster)
-    fixed = [s for s in counts if s != "FLEX"]
+    slot takes players of its position, then each flex slot in turn takes eligible players left over."""
+    counts, allowed = slot_counts(roster), slot_positions(roster)
+    flex = [s for s in counts if s in roster.flex_slots()]
+    fixed = [s for s in counts if s not in flex]
     pools = [combinations(sorted(p for p, pos in positions.items() if pos == s), counts[s]) for s in fixed]
-    for choice in product(*pools):
-        lineup = {s: list(c) for s, c in zip(fixed, choice)}
-        if "FLEX" not in counts:
+
+    def fill(lineup: dict[str, list[str]], used: set[str], rest: list[str]) -> Iterator[dict[str, list[str]]]:
+        if not rest:
             yield lineup
-            continue
-        used = {p for c in choice for p in c}
-        left = sorted(p for p, pos in positions.items() if p not in used and eligible("FLEX", pos, roster))
-        for flex in combinations(left, counts["FLEX"]):
-            yield {**lineup, "FLEX": list(flex)}
+            return
+        slot = rest[0]
+        left = sorted(p for p, pos in positions.items() if p not in used and pos in allowed[slot])
+        for pick in combinations(left, counts[slot]):
+            yield from fill({**lineup, slot: list(pick)}, used | set(pick), rest[1:])
+
+    for choice in product(*pools):
+        yield from fill({s: list(c) for s, c in zip(fixed, choice)}, {p for c in choice for p in c}, flex)
 
 
 def random_lineup(positions: Mapping[str, str], roster: Roster, rng: np.random.Generator) -> dict[str, list[str]]:
-    """A lineup drawn uniformly from :func:`legal_lineups` without listing them: each position slot draws its
-    players uniformly, then FLEX (last in :func:`slot_counts`) from the eligible players left. Every position
-    draw leaves the same number of FLEX candidates, so each legal lineup has the same probability."""
+    """A lineup drawn uniformly from :func:`legal_lineups` without listing them: each slot in
+    :func:`slot_counts` order (positions, then the flex slots narrow to wide) draws its players uniformly from
+    the eligible players left. Uniform because every draw leaves the same number of candidates for each later
+    slot: a position draw leaves a fixed count of each position, and a flex draw takes players every wider
+    flex slot could also take (FLEX's positions are within SUPERFLEX's), so a wider slot's pool shrinks by the
+    same number whichever players were drawn. Each legal lineup thus has the same probability."""
     out: dict[str, list[str]] = {}
     used: set[str] = set()
-    for slot, n in slot_counts(roster).items():
-        pool = sorted(p for p, pos in positions.items() if p not in used and eligible(slot, pos, roster))
+    counts = slot_counts(roster)
+    for slot, ok in slot_positions(roster).items():
+        n = counts[slot]
+        pool = sorted(p for p, pos in positions.items() if p not in used and pos in ok)
         out[slot] = sorted(pool[i] for i in rng.choice(len(pool), size=min(n, len(pool)), replace=False))
         used.update(out[slot])
     return out
@@ -143,7 +152,8 @@ def validate_and_repair(answer: object, positions: Mapping[str, str], values: Ma
             problems.append(f"{slot}: {counts[slot] - len(ids)} slot(s) left empty")
     slots: dict[str, list[str | None]] = {}
     decided: dict[str, list[str]] = {}
-    # fill what is missing: position slots first, then FLEX, each with the best remaining eligible players
+    # fill what is missing: position slots first, then the flex slots narrow to wide, each with the best
+    # remaining eligible players (optimal for the open slots, as in best_lineup)
     for slot in counts:
         slots[slot] = list(kept[slot])
         decided[slot] = ["agent"] * len(kept[slot])

@@ -9,11 +9,22 @@ from ..config import Roster
 
 
 def unmet_starters(positions: Iterable[str], roster: Roster) -> int:
-    """How many more players are needed before every starting slot can be filled."""
+    """How many more players are needed before every starting slot can be filled: the open position slots,
+    plus the flex slots (narrow to wide) that the players beyond their own position's slots cannot fill.
+    Filling narrow to wide leaves the most for the wider slot (FLEX's positions are within SUPERFLEX's), so
+    this is the fewest players still needed."""
     c = Counter(positions)
     missing = sum(max(0, n - c.get(p, 0)) for p, n in roster.slots.items())
-    flex_surplus = sum(max(0, c.get(p, 0) - roster.starting(p)) for p in roster.flex_positions)
-    return missing + max(0, roster.FLEX - flex_surplus)
+    spare = {p: max(0, c.get(p, 0) - roster.starting(p)) for p in roster.positions}
+    counts = roster.slot_counts()
+    for slot, eligible in roster.flex_slots().items():
+        need = counts[slot]
+        for p in eligible:
+            used = min(need, spare.get(p, 0))
+            spare[p] = spare.get(p, 0) - used
+            need -= used
+        missing += need
+    return missing
 
 
 def within_caps(positions: Iterable[str], roster: Roster) -> str | None:

@@ -13,7 +13,7 @@ Faults: ``429``, ``500``, ``slow`` (sleeps past the client's timeout), ``malform
 Opt-in faults (not in the default mix): ``401``/``403``/``404`` (bad key, no permission, unknown model, as
 OpenAI words them), ``nested`` (JSON nested 5,000 deep: a RecursionError for a naive parser), ``huge`` (a 1 MB
 answer). ``context_window`` answers OpenAI's ``context_length_exceeded`` 400 when a prompt is longer than that
-(4 characters a token).
+(4 characters a token). ``fault_decisions`` limits faults to the answers of the decisions it names.
 Each request's ``X-FFBench-Attempt`` header is logged, so a test can match the client's ledger to the
 requests this server really received.
 """
@@ -93,15 +93,17 @@ def policy(prompt: str) -> dict[str, Any]:
         return {"player_id": best["id"], "rationale": "best projection on my shortlist"}
     if decision == "set_lineup":
         slots = dict(kv.split("=") for kv in _line(prompt, "SLOTS:").split("(")[0].split())
-        flex = _line(prompt, "SLOTS:").split("FLEX:")[-1].strip(" )").split("/")
+        # the flex note: "(FLEX: RB/WR/TE; SUPERFLEX: QB/RB/WR/TE)"
+        note = _line(prompt, "SLOTS:").partition("(")[2].strip(" )")
+        flex = {k.strip(): v.strip().split("/") for k, _, v in (part.partition(":") for part in note.split(";")) if v}
         rows = _table(prompt, "YOUR ROSTER")
         value = {r["id"]: start_value({"proj_week": _num(r["proj_week"]),
                                        "zero_flags": [f for f in r["flags"].split(",") if f not in ("-", "")]})
                  for r in rows}
         rows.sort(key=lambda r: (-value[r["id"]], r["id"]))
         used, lineup = set(), {}
-        for slot, n in slots.items():  # the positions' slots as the prompt lists them, FLEX last
-            ok = [r for r in rows if r["id"] not in used and (r["pos"] == slot or (slot == "FLEX" and r["pos"] in flex))]
+        for slot, n in slots.items():  # the positions' slots as the prompt lists them, then FLEX, SUPERFLEX
+            ok = [r for r in rows if r["id"] not in used and (r["pos"] == slot or r["pos"] in flex.get(slot, ()))]
             lineup[slot] = [r["id"] for r in ok[:int(n)]]
             used.update(lineup[slot])
         return {"lineup": {k: v for k, v in lineup.items() if int(slots[k])}, "rationale": "best projections"}
@@ -127,6 +129,8 @@ def policy(prompt: str) -> dict[str, Any]:
         return {"action": "pass", "rationale": "nothing fits"}
     if decision in ("waiver_claims", "free_agent_adds"):
         return _claims(prompt)
+    if decision == "ir_moves":
+        return _ir_moves(prompt)
     if decision == "respond_to_offer":
         return {"action": "accept" if zlib.crc32(prompt.encode()) % 2 else "reject", "rationale": "judged the offer"}
     if decision == "reply_to_counter":
@@ -153,6 +157,7 @@ class FakeOpenAIServer:
     inflight: int = 0
     max_inflight: int = 0
     context_window: int | None = None  # tokens (4 characters each); longer prompts get OpenAI's 400
+    fault_decisions: tuple[str, ...] | None = None  # faults only in these decisions' answers (None: in all)
 
     def __post_init__(self) -> None:
         self._lock = threading.Lock()
@@ -223,6 +228,8 @@ class FakeOpenAIServer:
             self.requests += 1
             n = self.requests
             fault = str(self._rng.choice(self.faults)) if self._rng.random() < self.fault_rate else None
+            if self.fault_decisions is not None and _line(prompt, "DECISION:") not in self.fault_decisions:
+                fault = None
             if self.context_window is not None and prompt_chars // 4 > self.context_window:
                 fault = "context"
             if fault:
@@ -311,6 +318,12 @@ def _claims(prompt: str) -> dict[str, Any]:
         if same and value(fa) - value(same[0]) >= 2.0:
             gains.append((value(fa) - value(same[0]), fa["id"], same[0]["id"]))
     claims, used = [], set()
+    spots = re.search(r"You have (\d+) open roster spot", prompt)  # fill open spots (IR) without a drop first,
+    held = Counter(r["pos"] for r in mine)  # at the positions the roster holds fewest of (far from any cap)
+    for fa in sorted(free, key=lambda r: (held[r["pos"]], -value(r), r["id"]))[: int(spots.group(1)) if spots else 0]:
+        if len(claims) < limit:
+            used.add(fa["id"])
+            claims.append({"add": fa["id"], "drop": None, **({"bid": min(int(m.group(1)), 5)} if m else {})})
     for gain, add, drop in sorted(gains, key=lambda g: (-g[0], g[1])):
         if add not in used and drop not in used and len(claims) < limit:
             used.update((add, drop))
@@ -318,7 +331,42 @@ def _claims(prompt: str) -> dict[str, Any]:
     return {"claims": claims, "rationale": "projected upgrades at the same position"}
 
 
+def _ir_moves(prompt: str) -> dict[str, Any]:
+    """Players ruled Out to IR while slots are free (not a position's last active player, so a lineup can still
+    be fielded); IR players no longer Out back, into an open spot or for the weakest active player of their
+    position."""
+    m = re.search(r"(\d+) free\. Active roster: (\d+) of (\d+) spots", prompt)
+    free_slots, active_n, spots = (int(x) for x in m.groups()) if m else (0, 0, 0)
+    active, ir = _table(prompt, "YOUR ACTIVE ROSTER"), _table(prompt, "YOUR IR")
+
+    def value(r: dict[str, str]) -> float:
+        return start_value({"proj_week": _num(r["proj_week"]),
+                            "zero_flags": [f for f in r["flags"].split(",") if f not in ("-", "")]})
+
+    to_ir: list[str] = []
+    for r in sorted((r for r in active if r["injury"] == "Out"), key=lambda r: r["id"]):
+        others = [o for o in active if o["pos"] == r["pos"] and o["id"] != r["id"] and o["id"] not in to_ir]
+        if len(to_ir) < free_slots and others:
+            to_ir.append(r["id"])
+    open_spots = spots - active_n + len(to_ir)
+    back = []
+    for r in (r for r in ir if r["injury"] != "Out"):
+        if open_spots > 0:
+            back.append({"player": r["id"], "drop": None})
+            open_spots -= 1
+            continue
+        gone = set(to_ir) | {b["drop"] for b in back}
+        same = sorted((o for o in active if o["pos"] == r["pos"] and o["id"] not in gone),
+                      key=lambda o: (value(o), o["id"]))
+        if same:
+            back.append({"player": r["id"], "drop": same[0]["id"]})
+    return {"to_ir": to_ir, "from_ir": back, "rationale": "injured players to IR, healthy ones back"}
+
+
 def _illegal(answer: dict[str, Any]) -> str:
+    if "to_ir" in answer:  # IR players (or nobody known) to IR again, and an unknown player back
+        return json.dumps({"to_ir": [b["player"] for b in answer["from_ir"]] or ["00-0000000"],
+                           "from_ir": [{"player": "00-0000000", "drop": None}], "rationale": "everyone to IR"})
     if "claims" in answer:
         return json.dumps({"claims": [{"add": c["drop"], "drop": c["add"], "bid": -1} for c in answer["claims"]]
                            or [{"add": "00-0000000", "drop": "00-0000000"}], "rationale": "backwards"})

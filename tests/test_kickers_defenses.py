@@ -1,0 +1,236 @@
+"""Kickers (K) and team defenses (DST): data, scoring, tiers, the prepared season and the SportsData.io check."""
+import numpy as np
+import pandas as pd
+import pytest
+
+from ffbench_lib import scoring
+from ffbench_lib.config import ConfigError, dump_config, parse_config
+from ffbench_lib.data import DataError, get_source, schema
+from ffbench_lib.data.parity import REASONS, dst_parity, parity_summary
+from ffbench_lib.data.prepare import check_inputs, input_problems, prepare_season
+
+ALL = ("QB", "RB", "WR", "TE", "K", "DST")
+TEAMS = [{"name": n, "agent": {"kind": "bot", "strategy": "adp"}} for n in ("a", "b")]
+
+
+@pytest.fixture(scope="module")
+def prepared_kd_2024(data_dir, tmp_path_factory):
+    return prepare_season(2024, "nflverse", data_dir, scoring="half_ppr", positions=ALL,
+                          out=tmp_path_factory.mktemp("prep") / "kd2024")
+
+
+# ------------------------------------------------------------------------------------------------ scoring
+
+def test_tiers_score_only_rows_with_the_stat():
+    pa = [0, 1, 6, 7, 13, 14, 20, 21, 27, 28, 34, 35, 50, np.nan]
+    df = pd.DataFrame({"points_allowed": pa, "def_sacks": [1.0] * len(pa)})
+    pts = scoring.fantasy_points(df, {"def_sacks": 1.0}, {"points_allowed": scoring.POINTS_ALLOWED_TIERS})
+    # a sack each, plus the tier: 0:10, 1-6:7, 7-13:4, 14-20:1, 21-27:0, 28-34:-1, 35+:-4; no value: no tier
+    assert pts.tolist() == [11, 8, 8, 5, 5, 2, 2, 1, 1, 0, 0, -3, -3, 1]
+    # an offensive row has no points_allowed column at all: nothing from the tiers
+    assert scoring.fantasy_points(pd.DataFrame({"receptions": [3.0]}), {"receptions": 1.0},
+                                  {"points_allowed": scoring.POINTS_ALLOWED_TIERS}).tolist() == [3.0]
+
+
+@pytest.mark.parametrize("tiers, message", [
+    ({"points_allowed": [[0, 10], [6, 7]]}, "scoring.tiers.points_allowed: the last tier's upto must be null"),
+    ({"points_allowed": [[6, 7], [0, 10], [None, 1]]}, "scoring.tiers.points_allowed: tier 1: upper bounds must ascend"),
+    ({"points_allowed": [[0, "ten"], [None, 1]]}, "scoring.tiers.points_allowed: tier 0: points must be a finite"),
+    ({"points_allowed": [[None, 1], [None, 2]]}, "tier 0: only the last tier may have no upper bound"),
+    ({"pts_allowed": [[None, 1]]}, "scoring.tiers.pts_allowed: unknown stat 'pts_allowed'"),
+    ({"points_allowed": 5}, "scoring.tiers.points_allowed: give a list of [upto, points] pairs"),
+])
+def test_bad_tiers_are_named(tiers, message):
+    with pytest.raises(ConfigError, match=message.replace("[", r"\[")):
+        parse_config({"teams": TEAMS, "scoring": {"preset": "ppr", "tiers": tiers}})
+    with pytest.raises(ValueError, match=message.replace("[", r"\[")):
+        scoring.check_tiers(tiers)
+
+
+def test_league_keeps_only_its_positions_rules():
+    plain = parse_config({"teams": TEAMS, "scoring": "half_ppr"})
+    assert plain.scoring_weights == scoring.PRESETS["half_ppr"] and plain.scoring_tiers == {}
+    assert "tiers" not in dump_config(plain)  # config.yaml of a league without tiers keeps its shape
+    assert scoring.preset_name(plain.scoring_weights) == "half_ppr"
+    full = parse_config({"teams": TEAMS, "scoring": "half_ppr", "roster": {"K": 1, "DST": 1}})
+    w = full.scoring_weights
+    assert w["fg_made_50_59"] == 5 and w["fg_missed_0_19"] == -1 and w["pat_made"] == 1 and w["def_sacks"] == 1
+    assert full.scoring_tiers == {"points_allowed": [[0, 10], [6, 7], [13, 4], [20, 1], [27, 0], [34, -1], [None, -4]]}
+    assert scoring.preset_name(w, full.scoring_tiers) == "half_ppr"
+    kick = parse_config({"teams": TEAMS, "roster": {"K": 1}})
+    assert "pat_made" in kick.scoring_weights and "def_sacks" not in kick.scoring_weights
+    assert kick.scoring_tiers == {}
+    v1 = parse_config({"teams": TEAMS, "scoring": "ffbench_v1", "roster": {"DST": 1}})
+    assert v1.scoring_tiers == {} and "def_sacks" not in v1.scoring_weights  # ffbench_v1 has no DST rules
+    custom = parse_config({"teams": TEAMS, "roster": {"DST": 1},
+                           "scoring": {"preset": "ppr", "tiers": {"points_allowed": [[10, 5], [None, 0]]}}})
+    assert custom.scoring_tiers == {"points_allowed": [[10.0, 5.0], [None, 0.0]]}
+    assert "tiers" in dump_config(custom)
+    # tiers of a stat the league has no position for are not the league's
+    offense = parse_config({"teams": TEAMS, "scoring": {"tiers": {"points_allowed": [[None, 1]]}}})
+    assert offense.scoring_tiers == {} and offense.scoring_weights == scoring.PRESETS["ppr"]
+
+
+# -------------------------------------------------------------------------------------------- known totals
+
+def test_kicker_season_points_by_hand(data_dir, prepared_kd_2024):
+    raw = pd.read_csv(data_dir / "nflverse" / "stats_player_week_2024.csv.gz", low_memory=False)
+    k = raw[(raw["player_display_name"] == "Brandon Aubrey") & (raw["season_type"] == "REG")]
+    c = k.sum(numeric_only=True)
+    hand = (3 * (c["fg_made_0_19"] + c["fg_made_20_29"] + c["fg_made_30_39"]) + 4 * c["fg_made_40_49"]
+            + 5 * (c["fg_made_50_59"] + c["fg_made_60_"]) - sum(c[f"fg_missed_{b}"] for b in scoring.FG_BANDS)
+            + c["pat_made"] - c["pat_missed"])
+    # 3 * (0 + 4 + 8) + 4 * 14 + 5 * (12 + 2) - (2 + 1 + 2) + 30 - 0
+    assert hand == 36 + 56 + 70 - 5 + 30 == 187
+    w = prepared_kd_2024.weekly
+    aubrey = w[w["player_id"] == k["player_id"].iloc[0]]
+    assert len(aubrey) == 17 and set(aubrey["position"]) == {"K"}
+    assert aubrey["fantasy_points"].sum() == pytest.approx(187.0)
+
+
+def test_defense_week_by_hand(data_dir, prepared_kd_2024):
+    """Rams D/ST, 2024 week 9 at Seattle (won 26-20): 7 sacks, 3 interceptions, 1 interception-return TD, an
+    extra point blocked (Seattle's row: pat_blocked 1), 20 points allowed."""
+    w = prepared_kd_2024.weekly
+    row = w[(w["player_id"] == "DST:LA") & (w["week"] == 9)].iloc[0]
+    assert (row["player_name"], row["position"], row["team"], row["opponent_team"]) == ("LA D/ST", "DST", "LA", "SEA")
+    assert row[["def_sacks", "def_interceptions", "def_fumbles_recovered", "def_tds", "special_teams_tds",
+                "def_safeties", "def_blocked_kicks", "points_allowed"]].tolist() == [7, 3, 0, 1, 0, 0, 1, 20]
+    # 7 sacks x 1 + 3 INT x 2 + 1 TD x 6 + 1 block x 2 + 14-20 points allowed tier 1
+    assert row["fantasy_points"] == 7 + 6 + 6 + 2 + 1 == 22
+    # the raw files say the same
+    t = pd.read_csv(data_dir / "nflverse" / "stats_team_week_2024.csv")
+    la = t[(t["week"] == 9) & (t["team"] == "LA")].iloc[0]
+    sea = t[(t["week"] == 9) & (t["team"] == "SEA")].iloc[0]
+    assert (la["def_sacks"], la["def_interceptions"], la["def_tds"]) == (7, 3, 1)
+    assert sea["fg_blocked"] + sea["pat_blocked"] == 1
+
+
+def test_prepared_kickers_and_defenses(prepared_kd_2024):
+    p = prepared_kd_2024
+    assert p.positions == ALL and p.manifest["positions"] == list(ALL) and "points_allowed" in p.tiers
+    assert list(p.weekly.columns) == [*schema.weekly_columns(ALL), "fantasy_points"]
+    pl = p.players.set_index("player_id")
+    dst = pl[pl["position"] == "DST"]
+    assert len(dst) == 32 and set(dst["team"]) == schema.NFL_TEAMS and dst["in_draft_pool"].all()
+    assert (dst["prev_games"] == 17).all() and dst["bye_week"].notna().all()
+    assert dst["rookie"].sum() == 0
+    # ADP from FantasyPros where it lists them (D/ST rows are named by team), else NaN
+    assert pl.loc["DST:SF", "adp"] == pytest.approx(129.3) and pl.loc["DST:SF", "player_name"] == "SF D/ST"
+    assert dst["adp"].notna().sum() >= 28 and dst["adp"].isna().any()
+    k = pl[pl["position"] == "K"]
+    assert k["adp"].notna().sum() >= 20 and k.loc[k["adp"].idxmin(), "player_name"] == "Brandon Aubrey"
+    # built-in projections from earlier seasons (2023's stats_player file has kicking columns)
+    assert k.loc["00-0037692", "prev_points"] == 177.0 and k.loc["00-0037692", "proj_points_builtin"] > 100
+    assert (k.loc[k["rookie"], "proj_points_builtin"] > 0).all() and k["rookie"].any()  # the K rookie prior
+    assert dst["proj_points_builtin"].between(50, 200).all()
+    # third-party stat lines have no kicking or defense columns: no 0-point projection from them
+    assert k["proj_points_sportsdataio"].isna().all() and dst["proj_points_fantasypros"].isna().all()
+    # in-season projections, weeks < w only: week 1 is the preseason per game, week 2 moves with week 1
+    wp = p.weekly_projections
+    kc = wp[wp["player_id"] == "DST:KC"].set_index("week")
+    assert len(kc) == 18 and kc.loc[1, "games_to_date"] == 0 and kc.loc[2, "games_to_date"] == 1
+    assert kc.loc[1, "proj_points_builtin"] == pytest.approx(pl.loc["DST:KC", "proj_ppg_builtin"], abs=0.01)
+    # offensive players score as in a league without K/DST
+    off = p.weekly[p.weekly["position"].isin(schema.DEFAULT_POSITIONS)]
+    assert (off["fantasy_points"] == scoring.fantasy_points(off, scoring.PRESETS["half_ppr"])).all()
+
+
+def test_default_league_has_no_kickers_or_defenses(prepared_2024):
+    assert set(prepared_2024.players["position"]) == set(schema.DEFAULT_POSITIONS)
+    assert list(prepared_2024.weekly.columns) == [*schema.WEEKLY_COLUMNS, "fantasy_points"]
+    assert "positions" not in prepared_2024.manifest and "tiers" not in prepared_2024.manifest
+
+
+# ------------------------------------------------------------------------------------------- clear errors
+
+def test_kickers_need_kicking_columns(data_dir, tmp_path):
+    with pytest.raises(DataError) as err:
+        prepare_season(2022, "nflverse", data_dir, positions=("QB", "RB", "WR", "TE", "K"))
+    msg = str(err.value)
+    assert "player_stats_week_2022.csv lacks the kicking column(s) fg_made_0_19" in msg
+    assert "stats_player_week_2022.csv.gz" in msg and "ffbench data download" in msg and "remove K" in msg
+    # a league without kickers prepares 2022 as always
+    assert input_problems(get_source("nflverse", data_dir), 2022) == []
+
+
+def test_kicker_history_follows_allow_missing_history(data_dir, tmp_path):
+    src = get_source("nflverse", data_dir)
+    problems = input_problems(src, 2023, positions=("QB", "RB", "WR", "TE", "K"))
+    assert len(problems) == 1 and "season 2023 with K needs the 2022 K stats" in problems[0]
+    assert "allow_missing_history" in problems[0]
+    assert input_problems(src, 2023, positions=("QB", "RB", "WR", "TE", "K"), allow_missing_history=True) == []
+    p = prepare_season(2023, "nflverse", data_dir, positions=("QB", "RB", "WR", "TE", "K"),
+                       allow_missing_history=True)
+    k = p.players[p.players["position"] == "K"]
+    assert len(k) > 30 and (k["prev_points"] == 0).all()  # no kicker history, like a missing season
+    assert p.weekly.loc[p.weekly["position"] == "K", "fantasy_points"].sum() > 3000
+
+
+def test_defenses_need_team_stats(data_dir):
+    problems = input_problems(get_source("nflverse", data_dir), 2025, positions=(*schema.DEFAULT_POSITIONS, "DST"),
+                              allow_missing_history=True)
+    assert any("stats_team_week_2025.csv missing" in p and "remove DST" in p for p in problems)
+
+
+def test_validate_reports_kicker_and_defense_problems(data_dir):
+    league = parse_config({"teams": TEAMS, "season": 2022, "roster": {"K": 1, "DST": 1},
+                           "data": {"dir": str(data_dir)}})
+    with pytest.raises(DataError, match="lacks the kicking column"):
+        check_inputs(league)
+    check_inputs(parse_config({"teams": TEAMS, "season": 2024, "roster": {"K": 1, "DST": 1},
+                               "data": {"dir": str(data_dir)}}))
+
+
+def test_sportsdataio_defenses_yes_kickers_no(data_dir):
+    with pytest.raises(DataError, match="kickers .K. cannot be scored exactly.*use data.source nflverse"):
+        prepare_season(2024, "sportsdataio", data_dir, positions=("QB", "RB", "WR", "TE", "K"))
+    p = prepare_season(2024, "sportsdataio", data_dir, scoring="half_ppr", positions=(*schema.DEFAULT_POSITIONS, "DST"))
+    d = p.weekly[p.weekly["position"] == "DST"]
+    assert len(d) == 32 * 16  # weeks 1-17, a bye has no row
+    # SportsData.io's final scores agree with the schedule's (nflverse) points allowed
+    nv = get_source("nflverse", data_dir).defense(2024)
+    m = d.merge(nv, on=["player_id", "week"], suffixes=("", "_nv"))
+    assert len(m) == len(d) and (m["points_allowed"] == m["points_allowed_nv"]).all()
+
+
+# ------------------------------------------------------------------------------------ SportsData.io check
+
+#: measured 2022/2023/2024 match rates of our DST points (SportsData.io-matching rules) against theirs
+MATCH_FLOOR = {2022: 0.88, 2023: 0.869, 2024: 0.896}
+
+
+def test_dst_parity_with_sportsdataio(data_dir):
+    summary = parity_summary(data_dir).set_index("season")
+    for season, floor in MATCH_FLOOR.items():
+        row = summary.loc[season]
+        assert row["rows"] >= 510 and row["match_rate"] >= floor, (season, row["match_rate"])
+        assert row["unclassified"] == 0  # every mismatch is explained by the stats that differ
+    m = dst_parity(data_dir, 2024)
+    bad = m[~m["match"]]
+    assert (bad["reasons"] != "").all() and (bad["unexplained"] == 0).all()
+    assert set(bad["reasons"].str.split(";").explode()) <= set(REASONS)
+    # the largest class: our points allowed is the final score, theirs leaves out return TDs
+    others = [r for r in REASONS if r != "points_allowed_return_tds"]
+    assert (summary["points_allowed_return_tds"] > summary[others].max(axis=1)).all()
+
+
+def test_cli_prepare_and_validate_with_kickers_and_defenses(data_dir, tmp_path):
+    import subprocess
+    import sys
+
+    import yaml
+
+    cfg = tmp_path / "kd.yaml"
+    cfg.write_text(yaml.safe_dump({"teams": TEAMS, "season": 2024, "roster": {"K": 1, "DST": 1},
+                                   "scoring": "half_ppr", "data": {"dir": str(data_dir)}}))
+    out = tmp_path / "prep"
+    r = subprocess.run([sys.executable, "-m", "ffbench_lib", "data", "prepare", "--season", "2024", "--data-dir",
+                        str(data_dir), "--config", str(cfg), "--out", str(out)], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    players = pd.read_parquet(out / "players.parquet")
+    assert {"K", "DST"} <= set(players["position"])
+    cfg.write_text(cfg.read_text().replace("season: 2024", "season: 2022"))
+    bad = subprocess.run([sys.executable, "-m", "ffbench_lib", "validate", str(cfg)], capture_output=True, text=True)
+    assert bad.returncode == 2 and "Traceback" not in bad.stderr
+    assert "lacks the kicking column(s)" in bad.stderr and "remove K" in bad.stderr
