@@ -495,6 +495,12 @@ class League(_Strict):
         bad = [w for w in self.trades.weeks if not 1 <= w <= self.weeks]
         if bad:
             raise ValueError(f"trades.weeks: week {bad[0]} is outside 1..{self.weeks}")
+        weights, tiers = self.scoring_weights, self.scoring_tiers
+        for pos in self.roster.positions:  # e.g. K under ffbench_v1, which has no kicking rules: every kick 0 points
+            stats = {s for g in POSITION_STAT_GROUPS.get(pos, ()) for s in scoring.GROUPS[g]}
+            if not any(weights.get(s) for s in stats) and not stats & set(tiers):
+                raise ValueError(f"scoring: no rule scores a {pos} stat, so every {pos} would score 0; use a preset "
+                                 f"with {pos} rules (ppr, half_ppr, standard) or give scoring.weights for them")
         po = self.playoffs
         if po.enabled:
             if po.teams > len(self.teams):

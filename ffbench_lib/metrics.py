@@ -216,10 +216,13 @@ def points_by_slot(runs: Runs) -> pd.DataFrame:
 
 
 def player_week_points(runs: Runs) -> pd.DataFrame:
-    """Actual points of every rostered player-week (starters and bench of every team)."""
+    """Actual points of every rostered player-week (starters, bench and injured reserve of every team)."""
     cols = ["run_id", "week", "team", "player_id", "points"]
-    both = pd.concat([runs["lineups"].dropna(subset=["player_id"])[cols], runs["bench"][cols]], ignore_index=True)
-    return both
+    ir = runs.get("ir_players")
+    parts = [runs["lineups"].dropna(subset=["player_id"])[cols], runs["bench"][cols]]
+    if ir is not None and not ir.empty:  # runs before IR slots existed have no such table
+        parts.append(ir[cols])
+    return pd.concat(parts, ignore_index=True)
 
 
 def season_points(runs: Runs) -> pd.DataFrame:
@@ -475,6 +478,8 @@ def waiver_pickups(runs: Runs) -> pd.DataFrame:
     cols = ["run_id", "week", "team", "agent", "kind", "add", "add_name", "add_position", "drop", "drop_name",
             "bid", "points_started"]
     tx = runs.get("transactions", pd.DataFrame())
+    if tx is not None and not tx.empty:  # a drop to bring a player back from IR adds nobody: not a pickup
+        tx = tx[tx["kind"].isin(["waiver", "free_agent"])]
     if tx is None or tx.empty:
         return pd.DataFrame(columns=cols)
     names = player_names(runs)

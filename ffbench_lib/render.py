@@ -6,7 +6,7 @@ import json
 from typing import Any
 
 from .config import KNOWN_POSITIONS
-from .scoring import PRESETS
+from .scoring import preset_name
 
 LEGACY = "v1"  # prompt version rendered byte-identically to its recordings; never gets later fixes
 
@@ -68,20 +68,54 @@ SCORING_NAMES = {"ppr": "PPR (full point per reception)", "half_ppr": "half-PPR 
                  "ffbench_v1": "ffbench_v1 (PPR without two-point conversions or special-teams touchdowns)"}
 
 
-def scoring_name(weights: dict[str, float]) -> str:
-    """The preset whose point values these are, else ``custom``: named from the weights the league really
+def scoring_name(weights: dict[str, float], tiers: dict[str, list] | None = None) -> str:
+    """The preset whose point values (and tiers) these are, else ``custom``: named from the rules the league really
     scores with (the view's), never from a label that could disagree with them."""
-    for name, preset in PRESETS.items():
-        if {k: v for k, v in preset.items() if v} == {k: v for k, v in weights.items() if v}:
-            return SCORING_NAMES[name]
-    return "custom"
+    name = preset_name(weights, tiers)
+    return SCORING_NAMES[name] if name else "custom"
+
+
+def _tier_ranges(tiers: list) -> str:
+    """``[[0, 10], [6, 7], [None, -4]]`` -> ``0: +10, 1-6: +7, 7+: -4`` (whole-number stats, as points allowed)."""
+    out, low = [], None
+    for upto, pts in tiers:
+        if upto is None:
+            span = f"{low}+" if low is not None else "any"
+        elif low is None or low >= upto:
+            span = f"{upto:g}" if low is None or low == upto else f"up to {upto:g}"
+        else:
+            span = f"{low:g}-{upto:g}"
+        out.append(f"{span}: {pts:+g}")
+        low = None if upto is None else int(upto) + 1
+    return ", ".join(out)
+
+
+def league_rules_text(rules: dict) -> dict[str, str]:
+    """The system prompt's sentences for rules only some leagues have (each empty otherwise, so other leagues'
+    prompts stay as they were): tiered scoring, IR slots, the playoffs."""
+    tiers = rules.get("scoring_tiers") or {}
+    tier_rule = "".join(f" Tiered, {stat.replace('_', ' ')} (a team defense's, per game): {_tier_ranges(t)}."
+                        for stat, t in sorted(tiers.items()))
+    ir = rules.get("ir_slots")
+    ir_rule = (f"\n- Injured reserve: {ir} IR slot(s) on top of the roster. A player ruled Out on the week's official "
+               "injury report may be moved there, freeing his roster spot; he cannot start from IR and comes back "
+               "when the roster has room.") if ir else ""
+    po = rules.get("playoffs")
+    playoff_rule = ""
+    if po:
+        weeks = " and ".join(f"{'a two-week' if n == 2 else 'a one-week'} round" for n in po["round_weeks"])
+        playoff_rule = (f" After week {po['regular_weeks']} the top {po['teams']} teams by record (then points for) "
+                        f"play a knockout bracket ({weeks}; a two-week round adds both weeks' points); the winner of "
+                        "the final is the league champion.")
+    return {"tier_rule": tier_rule, "ir_rule": ir_rule, "playoff_rule": playoff_rule}
 
 
 def scoring_values(weights: dict[str, float]) -> str:
     """Every stat that scores, and receptions always (0 is a rule worth stating)."""
     w = {k: v for k, v in weights.items() if v}
     w.setdefault("receptions", 0.0)
-    return ", ".join(f"{k.replace('_', ' ')} {v:+g}" for k, v in sorted(w.items()))
+    # fg_made_60_ (60 yards and longer) reads "fg made 60+"
+    return ", ".join(f"{k.replace('_', ' ').strip()}{'+' if k.endswith('_') else ''} {v:+g}" for k, v in sorted(w.items()))
 
 
 def flex(rules: dict) -> tuple[str, str, str]:

@@ -12,12 +12,19 @@
 ``draft_picks.parquet``    pick, round, team, agent, player, shortlist, decided_by
 ``lineups.parquet``        week, team, agent, slot, player_id, position, points, decided_by (starters)
 ``bench.parquet``          week, team, agent, player_id, position, points
-``rosters.parquet``        week, team, agent, player_id, position (rosters as each week kicked off)
-``matchups.parquet``       week, team, agent, opponent, points_for, points_against, result
-``standings.parquet``      week, team, agent, wins, losses, ties, points_for, points_against, rank
+``rosters.parquet``        week, team, agent, player_id, position (active rosters as each week kicked off)
+``matchups.parquet``       week, team, agent, opponent, points_for, points_against, result (regular season)
+``standings.parquet``      week, team, agent, wins, losses, ties, points_for, points_against, rank (regular season)
+``playoffs.parquet``       week, round, team, seed, opponent, the week's and the round's points, result
 ``trade_steps.parquet``    every negotiation step: week, negotiation, step, actor, action, give, get, rationale
 ``trades.parquet``         accepted trades
+``waiver_claims.parquet``  every waiver and free-agent claim and how it ended
+``transactions.parquet``   every roster move outside draft and trades (waiver, free agent, drop for an IR return)
+``dropped_points.parquet`` points of players on no roster, for draft value
+``ir_moves.parquet``       every move to and from injured reserve; ``ir_players.parquet``: who was on IR each week
 =========================  ==============================================================================
+
+Tables of features a league does not use (waivers, IR, playoffs) are written empty, with their columns.
 
 Every file is written atomically; the logs are append-only and truncated back to the checkpoint's length on
 resume (to empty before the first checkpoint), so a resumed run ends byte-identical to an uninterrupted one.

@@ -71,7 +71,11 @@ class Firewall:
                 "scoring": {k: v for k, v in lg.scoring_weights.items() if v},
                 # tiered rules ([[upto, points], ...], e.g. DST points allowed) only in leagues that have them
                 **({"scoring_tiers": lg.scoring_tiers} if lg.scoring_tiers else {}), "teams": len(lg.teams),
-                "weeks": lg.weeks, "season": lg.season}
+                "weeks": lg.weeks, "season": lg.season,
+                # IR slots and the playoff format only in leagues that have them
+                **({"ir_slots": lg.roster.IR} if lg.roster.IR else {}),
+                **({"playoffs": {"teams": lg.playoffs.teams, "regular_weeks": lg.regular_weeks,
+                                 "round_weeks": list(lg.playoffs.round_weeks)}} if lg.playoffs.enabled else {})}
 
     def _roster_summary(self, ids: list[str]) -> dict[str, Any]:
         positions = [self.position[p] for p in ids]
@@ -156,7 +160,29 @@ class Firewall:
                 "players": [self.player_week(p, w) for p in sorted(state.active(team))]}
         if lg.roster.IR:
             view["ir"] = [self.player_week(p, w) for p in state.on_ir(team)]
+        if lg.playoff_round(w):
+            view["playoff"] = self.playoff_context(state, team, w)
         return view
+
+    def playoff_context(self, state: LeagueState, team: str, w: int) -> dict[str, Any]:
+        """Where a team stands in a playoff week: the round, whether it plays, and in the second week of a two-week
+        round the points both sides have so far (from the playoffs table: weeks already played)."""
+        lg = self._league
+        rnd = lg.playoff_round(w)
+        first = lg.regular_weeks + sum(lg.playoffs.round_weeks[: rnd - 1]) + 1
+        pairs = state.extras.get("playoffs", {}).get("pairs", {}).get(str(w), [])
+        playing = any(team in p for p in pairs)
+        out: dict[str, Any] = {"round": rnd, "rounds": lg.playoffs.rounds, "week_of_round": w - first + 1,
+                               "weeks_in_round": lg.playoffs.round_weeks[rnd - 1],
+                               "status": "playing" if playing else "eliminated or not qualified"}
+        opp = self.matchup_opponent(state, team, w)
+        if playing and opp is None:
+            out["status"] = "bye"
+        if playing and opp is not None and w > first:
+            rows = [r for r in state.tables.get("playoffs", []) if first <= r["week"] < w]
+            pts = {t: round(sum(r["points_for"] for r in rows if r["team"] == t), 2) for t in (team, opp)}
+            out["round_points_so_far"] = {"you": pts[team], "opponent": pts[opp]}
+        return out
 
     @staticmethod
     def matchup_opponent(state: LeagueState, team: str, w: int) -> str | None:

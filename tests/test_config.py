@@ -22,14 +22,27 @@ def problems(data) -> list[str]:
     return exc.value.problems
 
 
-def test_every_params_file_is_valid():
+def test_every_params_file_is_valid_and_has_its_data(data_dir, monkeypatch):
+    from ffbench_lib.data.prepare import check_inputs
+
+    monkeypatch.setenv("FFBENCH_DATA_DIR", str(data_dir))
     files = sorted((REPO / "params").glob("*.yaml"))
     assert DEMO in files
-    for f in files:
-        if f.name.startswith("batch_"):
-            continue
-        league = load_config(f)
-        assert league.roster.size == 12 and len(league.teams) == 10
+    leagues = {f.stem: load_config(f) for f in files if not f.name.startswith("batch_")}
+    for league in leagues.values():
+        check_inputs(league)  # every file the league reads is there, K and DST stats included
+    for name in ("demo", "league", "waivers", "local_llm", "ffbench_v1"):
+        assert leagues[name].roster.size == 12 and len(leagues[name].teams) == 10, name
+    # the presets are the leagues the README describes
+    std, sf = leagues["standard_10"], leagues["superflex_12"]
+    assert std.roster.slot_counts() == {"QB": 1, "RB": 2, "WR": 2, "TE": 1, "K": 1, "DST": 1, "FLEX": 1}
+    assert (std.roster.BENCH, std.roster.IR, len(std.teams), std.scoring.preset) == (6, 1, 10, "half_ppr")
+    assert std.waivers.enabled and std.waivers.mode == "faab" and std.playoffs.enabled
+    assert (std.playoffs.teams, std.regular_weeks, [std.playoff_round(w) for w in (15, 16, 17)]) == (4, 14, [1, 2, 2])
+    assert sf.roster.SUPERFLEX == 1 and "QB" in sf.roster.superflex_positions and len(sf.teams) == 12
+    v1 = leagues["ffbench_v1"]
+    assert v1.scoring.preset == "ffbench_v1" and not v1.waivers.enabled and not v1.playoffs.enabled
+    assert v1.roster.positions == ("QB", "RB", "WR", "TE") and v1.trades.weeks == [1, 3, 5, 7, 9]
 
 
 def test_defaults_are_the_product_league():

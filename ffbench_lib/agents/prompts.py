@@ -13,7 +13,7 @@ from pathlib import Path
 from string import Template
 
 from ..decisions import REGISTRY
-from ..render import flex, scoring_name, scoring_values, slots
+from ..render import flex, league_rules_text, scoring_name, scoring_values, slots
 
 PROMPTS = Path(__file__).resolve().parents[1] / "prompts"
 DEFAULT_VERSION = "v2"
@@ -35,8 +35,8 @@ def system_prompt(view: dict, version: str = DEFAULT_VERSION) -> str:
         flex="/".join(rules["flex_positions"]), bench=rules["bench"],
         caps=", ".join(f"{k} {v}" for k, v in sorted(rules["caps"].items())),
         scoring=", ".join(f"{k} {v:+g}" for k, v in sorted(rules["scoring"].items())),
-        scoring_name=scoring_name(rules["scoring"]), scoring_values=scoring_values(rules["scoring"]),
-        flex_rule=flex_rule)
+        scoring_name=scoring_name(rules["scoring"], rules.get("scoring_tiers")),
+        scoring_values=scoring_values(rules["scoring"]), flex_rule=flex_rule, **league_rules_text(rules))
 
 
 def user_prompt(decision: str, view: dict, version: str = DEFAULT_VERSION) -> str:

@@ -2,7 +2,8 @@
 
 Column names follow nflverse's current ``stats_player`` release so a user who knows nflverse knows ffbench.
 One row per player-week. Stat columns are floats (NaN where a source does not break a stat down), ids are
-strings: gsis ``00-00xxxxx`` where known, ``sdio:<PlayerID>`` for SportsData.io players the crosswalk cannot map.
+strings: gsis ``00-00xxxxx`` where known, ``sdio:<PlayerID>`` for SportsData.io players the crosswalk cannot map,
+``DST:<team>`` for a team defense (one team-level player per NFL team, nflverse team codes).
 """
 from __future__ import annotations
 

@@ -89,7 +89,7 @@ def roster_from_rules(rules: Mapping[str, Any]) -> Roster:
     eligible = {key: tuple(rules[key]) for key in FLEX_SLOTS.values() if key in rules}
     for pos in [*rules["caps"], *(p for ps in eligible.values() for p in ps)]:
         slots.setdefault(pos, 0)
-    return Roster(**slots, **flex, BENCH=rules["bench"], **eligible, caps=rules["caps"])
+    return Roster(**slots, **flex, BENCH=rules["bench"], IR=rules.get("ir_slots", 0), **eligible, caps=rules["caps"])
 
 
 def market_from_view(view: dict) -> Market:

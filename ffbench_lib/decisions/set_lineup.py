@@ -43,7 +43,25 @@ class SetLineup(Decision):
                 "opponent": view["opponent_team"] or "-", "slots": slots(rules),
                 "flex": "/".join(rules["flex_positions"]), "last_week": view["week"] - 1,
                 "players": table(view["players"], WEEK) + _ir(view), "lineup_schema": schema, "flex_note": flex_note,
-                "flex_sentence": flex_sentence}
+                "flex_sentence": flex_sentence, "playoff_line": _playoff(view)}
+
+
+def _playoff(view: dict) -> str:
+    """Where the team stands in a playoff week (empty in the regular season and in leagues without playoffs)."""
+    p = view.get("playoff")
+    if p is None:
+        return ""
+    name = "the final" if p["round"] == p["rounds"] else f"round {p['round']} of {p['rounds']}"
+    if p["status"] != "playing":
+        return (f"\nPLAYOFFS, {name}: you have a bye this round." if p["status"] == "bye" else
+                f"\nPLAYOFFS, {name}: you are not in the bracket; your points still count toward your season total.")
+    line = f"\nPLAYOFFS, {name}: win or go home."
+    if p["weeks_in_round"] > 1:
+        line += f" This round adds the points of {p['weeks_in_round']} weeks; this is week {p['week_of_round']}."
+    if "round_points_so_far" in p:
+        so_far = p["round_points_so_far"]
+        line += f" Round points so far: you {so_far['you']:.2f}, opponent {so_far['opponent']:.2f}."
+    return line
 
 
 def _ir(view: dict) -> str:

@@ -1,10 +1,11 @@
 """The season's phases, each a small module the engine's season loop calls in turn: the draft, then every week
-the weekly phases registered here in their order (waivers, the trade window, lineups and scoring).
+the weekly phases registered here in their order (injured reserve, waivers, the trade window, the playoff
+bracket, lineups and scoring).
 
 A phase asks agents through the engine (``engine.ask``), judges every answer with its decision type
 (:mod:`ffbench_lib.decisions`) and records rows through the run's :class:`~ffbench_lib.recorder.RunRecorder`
 (``engine.rec``). A weekly phase registers with :func:`weekly`: when it applies, and, if it keeps state of its
-own across weeks (FAAB budgets), how a new league's state starts and how a checkpoint's is checked (kept in
+own across weeks (FAAB budgets, IR lists, the bracket), how a new league's state starts and how a checkpoint's is checked (kept in
 ``LeagueState.extras[name]``). Adding a phase = one module here; the season loop does not change."""
 from __future__ import annotations
 

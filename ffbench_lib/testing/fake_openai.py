@@ -42,7 +42,7 @@ STATUS_FAULTS = {
     "403": (403, "permission_error", "insufficient_permissions", "You do not have access to this model."),
     "404": (404, "invalid_request_error", "model_not_found", "The model does not exist or you do not have access."),
 }
-ID = re.compile(r"^(00-\d{7}|sdio:\d+)\s*\|")
+ID = re.compile(r"^(00-\d{7}|sdio:\d+|DST:[A-Z]{2,3})\s*\|")  # player ids, team defenses included
 
 
 def _table(text: str, header_hint: str) -> list[dict[str, str]]:

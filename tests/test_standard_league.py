@@ -1,0 +1,207 @@
+"""The full league of issue 12, end to end on real 2024 data: ``params/standard_10.yaml`` (K, DST, IR, FAAB waivers, a
+4-team playoff) played by bots and by LLM teams through litellm against the local fake server, and the information
+rule for kicker and defense views."""
+from __future__ import annotations
+
+import dataclasses
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from ffbench_lib import metrics, projections
+from ffbench_lib.config import League, load_config
+from ffbench_lib.data.prepare import prepared_for
+from ffbench_lib.data.schema import ALL_STATS
+from ffbench_lib.scoring import fantasy_points
+from ffbench_lib.views import canonical_json
+
+from engine_helpers import REPO, run_engine
+
+STANDARD = REPO / "params" / "standard_10.yaml"
+
+
+@pytest.fixture(scope="module")
+def standard(data_dir, tmp_path_factory):
+    league = load_config(STANDARD, data={"dir": str(data_dir)})
+    prepared = prepared_for(league, cache_root=tmp_path_factory.mktemp("prep"))
+    return league, prepared
+
+
+@pytest.fixture(scope="module")
+def bot_season(standard, tmp_path_factory):
+    league, prepared = standard
+    out = tmp_path_factory.mktemp("std") / "run"
+    run_engine(league, prepared, out)
+    return league, metrics.load_runs([out]), out
+
+
+def test_the_prepared_season_has_kickers_and_defenses(standard):
+    league, prepared = standard
+    players = prepared.players.set_index("player_id")
+    assert {"K", "DST"} <= set(players.loc[players["in_draft_pool"], "position"])
+    dst = players[players["position"] == "DST"]
+    assert len(dst) == 32 and all(pid == f"DST:{team}" for pid, team in zip(dst.index, dst["team"]))
+    # everyone has a built-in preseason projection from 2023 (kickers and defenses included)
+    pool = players[players["in_draft_pool"] & players["position"].isin(["K", "DST"])]
+    assert (pool["proj_points_builtin"] > 0).mean() > 0.9
+
+
+def test_every_slot_is_filled_legally_every_week(bot_season):
+    league, runs, _ = bot_season
+    lineups, rosters = runs["lineups"], runs["rosters"]
+    slots = league.roster.slot_counts()
+    held = rosters.groupby(["week", "team"])["player_id"].agg(set)
+    for (week, team), g in lineups.groupby(["week", "team"]):
+        assert g["slot"].value_counts().to_dict() == slots, (week, team)
+        assert g["player_id"].notna().all(), (week, team)  # nobody left a slot empty, K and DST included
+        assert all(league.roster.eligible(s, p) for s, p in zip(g["slot"], g["position"])), (week, team)
+        assert set(g["player_id"]) <= held[(week, team)], (week, team)  # active players of its own roster
+    assert lineups["week"].nunique() == league.weeks
+    assert set(lineups.loc[lineups["slot"] == "DST", "player_id"].str.slice(0, 4)) == {"DST:"}
+    # a kicker's and a defense's points are their real ones (scored under the league's rules)
+    assert lineups.loc[lineups["slot"] == "K", "points"].sum() > 0
+    assert lineups.loc[lineups["slot"] == "DST", "points"].min() < 0 < lineups.loc[lineups["slot"] == "DST", "points"].max()
+
+
+def test_the_playoffs_crown_one_champion(bot_season):
+    league, runs, _ = bot_season
+    final = metrics.final_standings(runs)
+    assert final["champion"].sum() == 1
+    champ = final[final["champion"]].iloc[0]
+    assert 1 <= champ["playoff_seed"] <= league.playoffs.teams
+    assert runs["standings"]["week"].max() == league.regular_weeks  # standings are the regular season's
+    po = runs["playoffs"]
+    assert sorted(po["week"].unique()) == [15, 16, 17]
+    won = po[(po["team"] == champ["team"]) & po["result"].isin(["W", "L"])]
+    assert len(won) == 2 and (won["result"] == "W").all()
+
+
+def test_ir_and_waivers_work_together(bot_season):
+    _, runs, _ = bot_season
+    ir = runs["ir_moves"]
+    assert (ir["move"] == "to_ir").sum() > 0
+    tx = runs["transactions"]
+    assert (tx["kind"].isin(["waiver", "free_agent"]) & tx["drop"].isna()).sum() > 0  # a freed spot was used
+
+
+def _perturb(prepared, from_week: int, seed: int = 0):
+    """Every actual stat from ``from_week`` on changed (kicking, defense and points allowed included) and a fifth
+    of those rows removed, with the in-season projections rebuilt from them."""
+    rng = np.random.default_rng(seed)
+    w = prepared.weekly.copy()
+    future = w["week"] >= from_week
+    stats = [c for c in ALL_STATS if c in w.columns]
+    w.loc[future, stats] = w.loc[future, stats] * 1.7 + 3  # NaN (a stat a position lacks) stays NaN
+    w["fantasy_points"] = fantasy_points(w, prepared.scoring, prepared.tiers)
+    w = w[~(future & (rng.random(len(w)) < 0.2))].reset_index(drop=True)
+    pre = prepared.players.set_index("player_id")["proj_ppg_builtin"].fillna(0.0)
+    wp_new = projections.weekly(w, pre, int(prepared.weekly_projections["week"].max()))
+    wp = prepared.weekly_projections.drop(columns=["proj_points_builtin", "games_to_date"]).merge(
+        wp_new, on=["week", "player_id"], how="left")
+    return dataclasses.replace(prepared, weekly=w, weekly_projections=wp[prepared.weekly_projections.columns])
+
+
+def _decisions(run_dir):
+    with open(run_dir / "decisions.jsonl") as fh:
+        return [json.loads(line) for line in fh]
+
+
+def test_kicker_and_defense_views_before_week_w_are_byte_identical(standard, tmp_path):
+    league, prepared = standard
+    week = 8
+    fake = _perturb(prepared, week)
+    assert not fake.weekly[fake.weekly["position"] == "DST"].equals(prepared.weekly[prepared.weekly["position"] == "DST"])
+    run_engine(league, prepared, tmp_path / "real")
+    run_engine(league, fake, tmp_path / "perturbed")
+    real, pert = _decisions(tmp_path / "real"), _decisions(tmp_path / "perturbed")
+    a = [r for r in real if r["week"] is None or r["week"] <= week]
+    b = [r for r in pert if r["week"] is None or r["week"] <= week]
+    assert len(a) == len(b)
+    shown = {c["pos"] for r in a if r["decision"] == "set_lineup" for c in r["view"]["players"]}
+    assert {"K", "DST"} <= shown  # the views compared hold kicker and defense cards
+    assert {"ir_moves", "waiver_claims"} <= {r["decision"] for r in a}
+    for ra, rb in zip(a, b):
+        assert canonical_json(ra["view"]) == canonical_json(rb["view"]), (ra["decision"], ra["week"], ra["team"])
+        assert ra["raw_answer"] == rb["raw_answer"]
+    later = [(x, y) for x, y in zip(real, pert) if x["week"] is not None and x["week"] > week]
+    assert any(canonical_json(x["view"]) != canonical_json(y["view"]) for x, y in later)
+
+
+def test_llm_teams_play_kickers_defenses_ir_and_playoffs(standard, tmp_path):
+    """Four LLM teams through litellm against the local fake server (some answers illegal on purpose): they
+    draft and start kickers and defenses, make IR moves and play the playoffs."""
+    from ffbench_lib.testing.fake_openai import FakeOpenAIServer
+
+    league, prepared = standard
+    with FakeOpenAIServer(fault_rate=0.1, faults=("illegal",), seed=7) as srv:
+        d = league.model_dump(mode="json")
+        d.update(weeks=9, trades={"weeks": [3], "max_players_per_side": 2},
+                 playoffs={"enabled": True, "teams": 4, "round_weeks": [1, 1]},
+                 llm={"cache_dir": str(tmp_path / "cache"), "max_fallback_rate": None})
+        for i in (0, 3, 5, 8):
+            d["teams"][i] = {"name": f"LLM-{i}", "agent": {"kind": "llm", "model": f"openai/fake-{i}",
+                                                           "api_base": srv.api_base, "timeout_s": 30}}
+        lg = League.model_validate(d)
+        run_engine(lg, prepared, tmp_path / "run")
+    runs = metrics.load_runs([tmp_path / "run"])
+    llm = {f"LLM-{i}" for i in (0, 3, 5, 8)}
+    picks = runs["draft_picks"]
+    mine = picks[picks["team"].isin(llm)]
+    assert set(mine.groupby("team")["position"].agg(lambda p: {"K", "DST"} <= set(p))) == {True}
+    lu = runs["lineups"]
+    kd = lu[lu["team"].isin(llm) & lu["slot"].isin(["K", "DST"])]
+    assert kd["player_id"].notna().all() and (kd["decided_by"] == "agent").mean() > 0.8
+    dec = runs["decisions"]
+    ir = dec[(dec["decision"] == "ir_moves") & dec["team"].isin(llm)]
+    assert len(ir) > 0 and (ir["decided_by"] == "agent").any()
+    assert runs["playoffs"]["week"].min() == 8 and metrics.final_standings(runs)["champion"].sum() == 1
+    calls = [json.loads(line) for line in (tmp_path / "run" / "llm_calls.jsonl").open()]
+    assert any("DST" in m["content"] and "points allowed" in m["content"] for c in calls for m in c["messages"])
+
+
+def test_points_held_on_ir_count_and_ir_drops_are_no_pickups(bot_season):
+    _, runs, _ = bot_season
+    ir = runs["ir_players"]
+    assert len(ir) > 0
+    held = metrics.player_week_points(runs).set_index(["week", "team", "player_id"])["points"]
+    assert all(held[(w, t, p)] == pts for w, t, p, pts in ir[["week", "team", "player_id", "points"]].itertuples(index=False))
+    returns = runs["transactions"][runs["transactions"]["kind"] == "ir_return"]
+    assert len(returns) > 0 and returns["add"].isna().all()
+    assert set(metrics.waiver_pickups(runs)["kind"]) <= {"waiver", "free_agent"}
+
+
+@pytest.mark.parametrize("scoring, message", [
+    ("ffbench_v1", "scoring: no rule scores a K stat, so every K would score 0"),
+    ({"preset": "ffbench_v1", "weights": {"pat_made": 1.0}}, "scoring: no rule scores a DST stat"),
+])
+def test_a_position_that_cannot_score_is_refused(scoring, message):
+    from ffbench_lib.config import ConfigError, parse_config
+
+    d = load_config(STANDARD).model_dump(mode="json")
+    d["scoring"] = scoring
+    with pytest.raises(ConfigError) as e:
+        parse_config(d)
+    assert any(p.startswith(message) for p in e.value.problems), e.value.problems
+
+
+@pytest.mark.slow
+def test_position_notebook_shows_kickers_and_defenses(bot_season, tmp_path):
+    """The analysis notebook of points by position, on the standard league: K and DST are columns of its table and
+    bars of its figure, next to the skill positions and FLEX."""
+    from ffbench_lib.notebooks import execute
+
+    _, _, out = bot_season
+    nb = execute("04_positions.ipynb", tmp_path / "04.ipynb", {"runs": [str(out)], "out": str(tmp_path / "a")},
+                 timeout_s=600)
+    cells = json.loads(nb.read_text())["cells"]
+    assert not [o for c in cells for o in c.get("outputs", []) if o.get("output_type") == "error"]
+    slots = pd.read_csv(tmp_path / "a" / "points_by_slot.csv")
+    assert {"QB", "RB", "WR", "TE", "K", "DST", "FLEX"} <= set(slots.columns)
+    assert (slots["K"] > 0).all() and slots["DST"].notna().all()
+    assert (tmp_path / "a" / "points_by_position.png").stat().st_size > 10_000
+    from ffbench_lib import plots
+
+    fig = plots.points_by_position(slots)  # the figure the notebook saved: one stacked bar part per slot
+    assert [t.get_text() for t in fig.axes[0].get_legend().get_texts()] == ["QB", "RB", "WR", "TE", "K", "DST", "FLEX"]
