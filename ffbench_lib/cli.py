@@ -60,9 +60,13 @@ def _cmd_validate(args: argparse.Namespace) -> int:
     check_cache(league)  # LLM teams: the replay cache folder can be written
     history = "; data.allow_missing_history: true (a missing previous season is allowed)" if (
         league.data.allow_missing_history) else ""
+    r, po = league.roster, league.playoffs
+    playoffs = (f"playoffs: top {po.teams} in weeks {league.regular_weeks + 1}-{league.weeks}" if po.enabled
+                else "no playoffs")
     print(f"ok: {args.config}: {len(league.teams)} teams, season {league.season}, {league.weeks} weeks, "
-          f"roster of {league.roster.size}, scoring {league.scoring.preset or 'custom'}, "
-          f"waivers {league.waivers.mode if league.waivers.enabled else 'off'}; "
+          f"roster of {r.size} ({' '.join(f'{s}:{n}' for s, n in r.slot_counts().items())} BENCH:{r.BENCH}"
+          f"{f' IR:{r.IR}' if r.IR else ''}), scoring {league.scoring.preset or 'custom'}, "
+          f"waivers {league.waivers.mode if league.waivers.enabled else 'off'}, {playoffs}; "
           f"{league.data.source} data in {league.data.resolved_dir()}{history}")
     return 0
 

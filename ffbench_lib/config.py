@@ -182,6 +182,13 @@ DEFAULT_CAPS = {"QB": 3, "RB": 6, "WR": 6, "TE": 3, "K": 2, "DST": 2}
 DEFAULT_FLEX = ("RB", "WR", "TE")
 #: positions eligible for SUPERFLEX (a wider flex slot: FLEX's positions and the quarterback) when the roster does not say
 DEFAULT_SUPERFLEX = ("QB", "RB", "WR", "TE")
+#: the flex slots, narrow to wide, and the roster key naming the positions each takes (views' ``rules`` too)
+FLEX_SLOTS = {"FLEX": "flex_positions", "SUPERFLEX": "superflex_positions"}
+
+
+def flex_slots(rules: dict) -> dict[str, list[str]]:
+    """The flex slots a view's ``rules`` have (narrow to wide) and the positions each takes."""
+    return {slot: rules[key] for slot, key in FLEX_SLOTS.items() if rules["roster_slots"].get(slot)}
 #: position codes some sources use for a known position (fullbacks and halfbacks score as running backs)
 POSITION_ALIASES = {"FB": "RB", "HB": "RB"}
 #: per-game rookie prior when no earlier rookie class is available, by NFL draft-round bucket (first round,
@@ -280,8 +287,7 @@ class Roster(_Strict):
     def flex_slots(self) -> dict[str, tuple[str, ...]]:
         """The flex slots this roster has and the positions each takes, in filling order (FLEX, then the wider
         SUPERFLEX): filling narrow before wide is optimal because FLEX's positions are within SUPERFLEX's."""
-        return {slot: pos for slot, n, pos in (("FLEX", self.FLEX, self.flex_positions),
-                                                ("SUPERFLEX", self.SUPERFLEX, self.superflex_positions)) if n > 0}
+        return {slot: getattr(self, key) for slot, key in FLEX_SLOTS.items() if getattr(self, slot) > 0}
 
     def eligible(self, slot: str, pos: str) -> bool:
         """Whether a ``pos`` player may fill starting slot ``slot``."""
@@ -414,7 +420,18 @@ class Playoffs(_Strict):
     teams: Count = Field(4, ge=2, le=16, description="teams that qualify (the top seeds)")
     round_weeks: list[Count] = Field(default_factory=lambda: [1, 2], description="weeks each round lasts, first "
                                      "round first (a two-week round sums both weeks); the rounds fill the last "
-                                     "sum(round_weeks) weeks of the season")
+                                     "sum(round_weeks) weeks of the season; default: one week per round and a "
+                                     "two-week final")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _default_rounds(cls, data: Any) -> Any:
+        """Without ``round_weeks``, one week per round and a two-week final for the field's number of rounds."""
+        if isinstance(data, dict) and "round_weeks" not in data and type(data.get("teams", 4)) is int and \
+                2 <= data.get("teams", 4) <= 16:
+            rounds = (data.get("teams", 4) - 1).bit_length()
+            data = {**data, "round_weeks": [1] * (rounds - 1) + [2]}
+        return data
 
     @field_validator("round_weeks")
     @classmethod
@@ -465,6 +482,13 @@ class League(_Strict):
     data: DataConfig = Field(default_factory=DataConfig)
     llm: LLMSettings = Field(default_factory=LLMSettings)
 
+    @model_serializer(mode="wrap")
+    def _dump(self, handler: Any) -> dict[str, Any]:
+        out = handler(self)
+        if not self.playoffs.enabled:  # a league without playoffs dumps (config.yaml) as it always did
+            out.pop("playoffs", None)
+        return out
+
     @field_validator("seed", mode="before")
     @classmethod
     def _seed_not_bool(cls, v: Any) -> Any:
@@ -495,6 +519,13 @@ class League(_Strict):
         bad = [w for w in self.trades.weeks if not 1 <= w <= self.weeks]
         if bad:
             raise ValueError(f"trades.weeks: week {bad[0]} is outside 1..{self.weeks}")
+        groups = set(stat_groups(self.roster.positions))
+        for where, given in (("weights", self.scoring.weights), ("tiers", self.scoring.tiers)):
+            for stat in given:  # an explicit rule the league would silently ignore
+                if not set(scoring.STAT_GROUPS.get(stat, ())) & groups:
+                    owners = [p for p, g in POSITION_STAT_GROUPS.items() if set(g) & set(scoring.STAT_GROUPS[stat])]
+                    raise _field_problem(f"scoring.{where}.{stat}", f"a {'/'.join(owners)} stat, but the roster has no "
+                                         f"{'/'.join(owners)}; add the position to the roster or remove the rule")
         weights, tiers = self.scoring_weights, self.scoring_tiers
         for pos in self.roster.positions:  # e.g. K under ffbench_v1, which has no kicking rules: every kick 0 points
             stats = {s for g in POSITION_STAT_GROUPS.get(pos, ()) for s in scoring.GROUPS[g]}
@@ -535,16 +566,20 @@ class League(_Strict):
         """Weeks of the regular season (every week when there are no playoffs)."""
         return self.weeks - (sum(self.playoffs.round_weeks) if self.playoffs.enabled else 0)
 
+    def playoff_rounds(self) -> list[list[int]]:
+        """The weeks of each playoff round, first round first (empty without playoffs): the one place the bracket's
+        calendar is laid out."""
+        if not self.playoffs.enabled:
+            return []
+        out, week = [], self.regular_weeks
+        for n in self.playoffs.round_weeks:
+            out.append(list(range(week + 1, week + n + 1)))
+            week += n
+        return out
+
     def playoff_round(self, week: int) -> int | None:
         """The playoff round (1 = first) that ``week`` belongs to, or None for a regular-season week."""
-        if week <= self.regular_weeks:
-            return None
-        start = self.regular_weeks
-        for rnd, n in enumerate(self.playoffs.round_weeks, start=1):
-            if week <= start + n:
-                return rnd
-            start += n
-        return None
+        return next((rnd for rnd, weeks in enumerate(self.playoff_rounds(), start=1) if week in weeks), None)
 
 
 # ----------------------------------------------------------------------------------------------- errors

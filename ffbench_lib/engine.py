@@ -56,6 +56,7 @@ class Engine:
                  agents: dict[str, Agent] | None = None, progress: bool = True):
         self.league = league
         self.prepared = prepared
+        _check_prepared(league, prepared)
         self.rundir = RunDir(run_dir)
         self.fw = Firewall(prepared, league)
         self.catalog = self.fw.catalog  # static player facts: positions, names, projections
@@ -295,6 +296,22 @@ class Engine:
         self.rundir.write_meta(self._meta("running", state))
         if crash_after is not None and state.phase == crash_after:
             raise SimulatedCrash(f"simulated crash after {crash_after}")
+
+
+def _check_prepared(league: League, prepared: PreparedSeason) -> None:
+    """A prepared season made for another league would score or field it wrongly (a kicker with no rows, points
+    under other rules): refuse it, naming the difference (``prepared_for(league)`` makes the right one)."""
+    problems = []
+    if prepared.season != league.season:
+        problems.append(f"season {prepared.season}, the league plays {league.season}")
+    missing = [p for p in league.roster.positions if p not in prepared.positions]
+    if missing:
+        problems.append(f"no {'/'.join(missing)} players (prepared for {'/'.join(prepared.positions)})")
+    if dict(prepared.scoring) != league.scoring_weights or dict(prepared.tiers or {}) != league.scoring_tiers:
+        problems.append("other scoring rules than the league's")
+    if problems:
+        raise ConfigError([f"the prepared season does not fit the league: {'; '.join(problems)}; prepare it for "
+                           "this league (ffbench_lib.data.prepare.prepared_for(league))"], what="prepared season")
 
 
 def config_differences(stored: Any, league: League | dict[str, Any],

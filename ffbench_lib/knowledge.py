@@ -25,6 +25,8 @@ PRESEASON_COLUMNS = ("player_id", "player_name", "position", "team", "bye_week",
                      "prev_points", "prev_games", "prev2_points", "prev2_games", "rookie", "draft_number",
                      "in_draft_pool")
 RECENT_GAMES = 3
+#: the official injury-report status of a player ruled out of the week's game (scores 0; may go to IR)
+OUT = "Out"
 
 
 def rounded(x: Any) -> float | None:

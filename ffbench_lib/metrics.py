@@ -79,6 +79,9 @@ def load_runs(runs: str | Path | Iterable[str | Path], complete_only: bool = Tru
         metas.append({"run_id": run_id, "path": str(path), "seed": meta.get("seed"), "season": meta.get("season"),
                       "weeks": cfg.get("weeks"), "imported_from": meta.get("imported_from"),
                       "roster": json.dumps(cfg.get("roster", {})),
+                      # the bracket's rounds (None: no playoffs), so a run stopped mid-bracket crowns nobody
+                      "playoff_rounds": len((cfg.get("playoffs") or {}).get("round_weeks") or []) or None
+                      if (cfg.get("playoffs") or {}).get("enabled") else None,
                       "waivers": (cfg.get("waivers") or {}).get("mode") if (cfg.get("waivers") or {}).get("enabled") else None})
         for name in TABLES:
             f = rd.file(f"{name}.parquet")
@@ -208,11 +211,14 @@ def all_play(runs: Runs) -> pd.DataFrame:
 
 # ------------------------------------------------------------------------------------------------ points
 def points_by_slot(runs: Runs) -> pd.DataFrame:
-    """Season points from each starting slot (the league's positions, FLEX, SUPERFLEX) per team."""
+    """Season points from each starting slot (the league's positions, FLEX, SUPERFLEX) per team, over every week
+    it set a lineup (playoff weeks included). A slot its league does not have is missing (NaN), never 0, so
+    pooling leagues with other rosters does not drag a slot's mean down."""
     lu = runs["lineups"]
     out = lu.groupby(["run_id", "team", "agent", "slot"], as_index=False)["points"].sum()
-    return out.pivot_table(index=["run_id", "team", "agent"], columns="slot", values="points",
-                           fill_value=0.0).reset_index().rename_axis(columns=None)
+    out["points"] = out["points"].round(2)
+    return out.pivot_table(index=["run_id", "team", "agent"], columns="slot", values="points").reset_index(
+    ).rename_axis(columns=None)
 
 
 def player_week_points(runs: Runs) -> pd.DataFrame:
@@ -549,16 +555,21 @@ def final_standings(runs: Runs) -> pd.DataFrame:
     missed the playoffs), ``playoff_result`` (champion, runner-up, lost semifinal / quarterfinal / round k,
     missed playoffs), ``eliminated_round``, ``champion`` and ``final_place``: the champion, the runner-up, then
     the other playoff teams by the round they reached (later first; one round's losers by seed), then the rest
-    by regular-season rank. Empty when no run had playoffs."""
+    by regular-season rank. Empty when no run had playoffs; a run whose bracket is not finished (stopped early,
+    loaded with ``complete_only=False``) is left out: it has no champion yet."""
     po = runs.get("playoffs")
     if po is None or po.empty:
         return pd.DataFrame(columns=FINAL_COLUMNS)
     st = standings(runs)
     st = st[st["run_id"].isin(set(po["run_id"]))].rename(columns={"rank": "regular_rank"})
     parts = []
+    meta = runs["meta"].set_index("run_id")
     for run_id, g in po.groupby("run_id", sort=True):
-        rounds = int(g["round"].max())
+        rounds = meta.loc[run_id, "playoff_rounds"] if "playoff_rounds" in meta else None
+        rounds = int(rounds) if pd.notna(rounds) else int(g["round"].max())
         last = g[g["week"] == g.groupby("round")["week"].transform("max")]  # each round's deciding week
+        if not (last["round"].eq(rounds) & last["result"].isin(["W", "L"])).any():
+            continue  # the final has not been decided
         seeds = g.drop_duplicates("team").set_index("team")["playoff_seed"].astype(int)
         reached = g.groupby("team")["round"].max()
         decided = last.set_index(["team", "round"])["result"]
@@ -577,6 +588,8 @@ def final_standings(runs: Runs) -> pd.DataFrame:
         teams["final_place"] = 0
         teams.iloc[order, teams.columns.get_loc("final_place")] = range(1, len(teams) + 1)
         parts.append(teams)
+    if not parts:
+        return pd.DataFrame(columns=FINAL_COLUMNS)
     out = pd.concat(parts, ignore_index=True)
     return out[FINAL_COLUMNS].sort_values(["run_id", "final_place"], ignore_index=True)
 

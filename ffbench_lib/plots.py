@@ -141,7 +141,8 @@ def _label(labels: dict[str, str], agent: str) -> str:
 def points_by_position(slot_points: pd.DataFrame, info: pd.DataFrame | None = None) -> plt.Figure:
     """Stacked bars: mean season points per agent from each starting slot."""
     cols = [c for c in SLOT_ORDER if c in slot_points.columns]
-    mean = slot_points.groupby("agent")[cols].mean()
+    # a slot's mean over the runs whose league has it; stacked as 0 for an agent that never had the slot
+    mean = slot_points.groupby("agent")[cols].mean().fillna(0.0)
     mean = mean.loc[mean.sum(axis=1).sort_values(ascending=False).index]
     labels, flagged = agent_labels(info), flagged_agents(info)
     fig, ax = plt.subplots(figsize=(max(6, 0.8 * len(mean) + 2), 4.5))

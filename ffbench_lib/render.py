@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from .config import KNOWN_POSITIONS
+from .config import FLEX_SLOTS, KNOWN_POSITIONS, flex_slots
 from .scoring import preset_name
 
 LEGACY = "v1"  # prompt version rendered byte-identically to its recordings; never gets later fixes
@@ -39,20 +39,12 @@ WEEK = [("id", "id"), ("name", "name"), ("pos", "pos"), ("team", "team"), ("opp"
         ("prev_pts", "prev_pts"), ("injury", "injury"), ("flags", "zero_flags")]
 
 
-#: the flex slots a view's rules may hold, narrow to wide, each with the rules key naming its positions
-FLEX_SLOTS = {"FLEX": "flex_positions", "SUPERFLEX": "superflex_positions"}
-
 
 def slot_items(rules: dict) -> list[tuple[str, int]]:
     """Starting slots in display order (the config's position order, then FLEX, then SUPERFLEX), also for a
     view read back from a log, whose keys JSON sorted."""
     order = {p: i for i, p in enumerate((*KNOWN_POSITIONS, *FLEX_SLOTS))}
     return sorted(rules["roster_slots"].items(), key=lambda kv: order.get(kv[0], len(order)))
-
-
-def flex_slots(rules: dict) -> dict[str, list[str]]:
-    """The flex slots a view's rules have (narrow to wide) and the positions each takes."""
-    return {slot: rules[key] for slot, key in FLEX_SLOTS.items() if rules["roster_slots"].get(slot)}
 
 
 def slots(rules: dict) -> str:

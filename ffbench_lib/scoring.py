@@ -121,11 +121,19 @@ def check_weights(weights: Mapping[str, float]) -> dict[str, float]:
     return {stat: float(w) for stat, w in weights.items()}
 
 
+#: Stats a tiered rule may score: a tier adds points to every row that has the stat, so only stats that exist on
+#: team-defense rows alone (every other row has no value) may be tiered.
+TIERABLE_STATS: tuple[str, ...] = ("points_allowed",)
+
+
 def tiers_problem(stat: object, tiers: object) -> str | None:
     """Why ``stat: tiers`` cannot be a tiered rule, else None. Tiers are ``[[upto, points], ...]`` with
     ascending upper bounds and a last bound of null, so every value falls in exactly one tier."""
     if stat not in SCORABLE_STATS:
         return f"unknown stat {stat!r}; allowed: {', '.join(SCORABLE_STATS)}"
+    if stat not in TIERABLE_STATS:  # a player's row holds 0, not "no value", for stats other positions have
+        return (f"tiers are for team-level stats that no player row has ({', '.join(TIERABLE_STATS)}); score "
+                f"{stat} with scoring.weights")
     if not isinstance(tiers, (list, tuple)) or not tiers:
         return "give a list of [upto, points] pairs, e.g. [[0, 10], [6, 7], [null, -4]]"
     prev = None

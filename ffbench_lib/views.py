@@ -23,7 +23,7 @@ import pandas as pd
 
 from .config import League
 from .data.prepare import PreparedSeason
-from .knowledge import Knowledge, PlayerCatalog, SeasonFeed
+from .knowledge import OUT, Knowledge, PlayerCatalog, SeasonFeed
 from .knowledge import rounded as _r
 from .rules.roster import unmet_starters
 from .state import LeagueState
@@ -147,7 +147,7 @@ class Firewall:
                      "recent": [list(x) for x in k.recent.get(pid, [])],  # a copy: views share nothing
                      "last3_avg": _r(np.mean([x[1] for x in k.recent[pid]])) if pid in k.recent else None,
                      "proj_week": _r(k.projection.get(pid)), "injury": status,
-                     "zero_flags": [f for f, on in (("bye", on_bye), ("out", status == "Out")) if on]})
+                     "zero_flags": [f for f, on in (("bye", on_bye), ("out", status == OUT)) if on]})
         return card
 
     def lineup_view(self, state: LeagueState, team: str, w: int) -> dict[str, Any]:
@@ -169,7 +169,7 @@ class Firewall:
         round the points both sides have so far (from the playoffs table: weeks already played)."""
         lg = self._league
         rnd = lg.playoff_round(w)
-        first = lg.regular_weeks + sum(lg.playoffs.round_weeks[: rnd - 1]) + 1
+        first = lg.playoff_rounds()[rnd - 1][0]
         pairs = state.extras.get("playoffs", {}).get("pairs", {}).get(str(w), [])
         playing = any(team in p for p in pairs)
         out: dict[str, Any] = {"round": rnd, "rounds": lg.playoffs.rounds, "week_of_round": w - first + 1,

@@ -23,6 +23,7 @@ class StandingsReplay:
         tx = run.table("transactions") if run.file("transactions.parquet").exists() else pd.DataFrame()
         self.moves = tx
         self.playoffs = run.table("playoffs") if run.file("playoffs.parquet").exists() else pd.DataFrame()
+        self.ir_moves = run.table("ir_moves") if run.file("ir_moves.parquet").exists() else pd.DataFrame()
         self.names = dict(zip(picks["player_id"], picks["player_name"]))
         for pid, name in (("add", "add_name"), ("drop", "drop_name")):  # with waivers, not every player was drafted
             if name in tx:
@@ -74,6 +75,12 @@ class StandingsReplay:
             mv = mv.assign(added=mv["add"].map(self.names).fillna(mv["add"]),
                            dropped=mv["drop"].map(self.names).fillna(mv["drop"]))[["team", "kind", "added", "dropped",
                                                                                      "bid"]]
+            mv = mv.fillna({"added": "", "dropped": ""})  # a drop for an IR return adds nobody
+        ir = self.ir_moves[self.ir_moves["week"] == week] if not self.ir_moves.empty else self.ir_moves
+        if len(ir):  # moves onto and off injured reserve (a drop to make room is an ir_return transaction above)
+            ir = pd.DataFrame({"team": ir["team"], "kind": ir["move"].map({"to_ir": "to IR", "from_ir": "back from IR"}),
+                               "added": "", "dropped": "", "bid": None, "player": ir["player_name"]})
+            mv = pd.concat([mv.assign(player="") if len(mv) else None, ir]).fillna("")
         cols = ["rank", "team", "agent", "wins", "losses", "ties", "points_for"]
         if self.drafted_by is not None:
             st = st.assign(drafted_by=st["team"].map(self.drafted_by))

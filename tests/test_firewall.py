@@ -8,7 +8,7 @@ import pytest
 
 from ffbench_lib import projections
 from ffbench_lib.config import Waivers
-from ffbench_lib.data.schema import WEEKLY_STATS
+from ffbench_lib.data.schema import ALL_STATS
 from ffbench_lib.knowledge import PRESEASON_COLUMNS, Knowledge, PlayerCatalog, Publication, SeasonFeed
 from ffbench_lib.scoring import fantasy_points
 from ffbench_lib.state import LeagueState
@@ -19,13 +19,14 @@ from engine_helpers import demo_league, run_engine
 
 def perturb(prepared, from_week: int, seed: int = 0):
     """A copy of the season whose actual stats from ``from_week`` on are different (scaled, shifted, and a
-    fifth of the player-weeks removed), with every table derived from them rebuilt."""
+    fifth of the player-weeks removed), with every table derived from them rebuilt. Kicking, defense and points
+    allowed change too; a stat a row does not have (a kicker's rushing yards) stays missing."""
     rng = np.random.default_rng(seed)
     w = prepared.weekly.copy()
     future = w["week"] >= from_week
-    stats = [c for c in WEEKLY_STATS if c in w.columns]
-    w.loc[future, stats] = w.loc[future, stats].fillna(0) * 1.7 + 3
-    w["fantasy_points"] = fantasy_points(w, prepared.scoring)
+    stats = [c for c in ALL_STATS if c in w.columns]
+    w.loc[future, stats] = w.loc[future, stats] * 1.7 + 3
+    w["fantasy_points"] = fantasy_points(w, prepared.scoring, prepared.tiers)
     w = w[~(future & (rng.random(len(w)) < 0.2))].reset_index(drop=True)
     pre = prepared.players.set_index("player_id")["proj_ppg_builtin"].fillna(0.0)
     wp_new = projections.weekly(w, pre, int(prepared.weekly_projections["week"].max()))

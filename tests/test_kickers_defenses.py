@@ -60,15 +60,20 @@ def test_league_keeps_only_its_positions_rules():
     kick = parse_config({"teams": TEAMS, "roster": {"K": 1}})
     assert "pat_made" in kick.scoring_weights and "def_sacks" not in kick.scoring_weights
     assert kick.scoring_tiers == {}
-    v1 = parse_config({"teams": TEAMS, "scoring": "ffbench_v1", "roster": {"DST": 1}})
-    assert v1.scoring_tiers == {} and "def_sacks" not in v1.scoring_weights  # ffbench_v1 has no DST rules
+    with pytest.raises(ConfigError, match="no rule scores a DST stat"):  # ffbench_v1 has no DST rules: all 0
+        parse_config({"teams": TEAMS, "scoring": "ffbench_v1", "roster": {"DST": 1}})
     custom = parse_config({"teams": TEAMS, "roster": {"DST": 1},
                            "scoring": {"preset": "ppr", "tiers": {"points_allowed": [[10, 5], [None, 0]]}}})
     assert custom.scoring_tiers == {"points_allowed": [[10.0, 5.0], [None, 0.0]]}
     assert "tiers" in dump_config(custom)
-    # tiers of a stat the league has no position for are not the league's
-    offense = parse_config({"teams": TEAMS, "scoring": {"tiers": {"points_allowed": [[None, 1]]}}})
-    assert offense.scoring_tiers == {} and offense.scoring_weights == scoring.PRESETS["ppr"]
+    # an explicit rule for a position the league lacks would be ignored: refused, naming it
+    with pytest.raises(ConfigError, match="scoring.tiers.points_allowed: a DST stat, but the roster has no DST"):
+        parse_config({"teams": TEAMS, "scoring": {"tiers": {"points_allowed": [[None, 1]]}}})
+    with pytest.raises(ConfigError, match="scoring.weights.pat_made: a K stat, but the roster has no K"):
+        parse_config({"teams": TEAMS, "scoring": {"preset": "ppr", "weights": {"pat_made": 2}}})
+    # tiers only for stats no player row has (a receiver's row holds 0 passing yards, not "none")
+    with pytest.raises(ConfigError, match="scoring.tiers.passing_yards: tiers are for team-level stats"):
+        parse_config({"teams": TEAMS, "scoring": {"tiers": {"passing_yards": [[100, 0], [None, 3]]}}})
 
 
 # -------------------------------------------------------------------------------------------- known totals

@@ -24,6 +24,11 @@ def playoff_league(seed=2, teams=4, round_weeks=(1, 2), weeks=17):
     return type(lg).model_validate(d)
 
 
+def calendar(weeks, teams, round_weeks):
+    """Each playoff round's weeks, as the league config lays them out."""
+    return playoff_league(teams=teams, round_weeks=round_weeks, weeks=weeks).playoff_rounds()
+
+
 # ------------------------------------------------------------------------------------------- bracket rules
 def test_seeds_by_record_then_points_four_of_ten():
     teams = [f"T{i}" for i in range(10)]
@@ -39,7 +44,7 @@ def test_seeds_by_record_then_points_four_of_ten():
 def test_six_of_twelve_gives_the_top_two_seeds_byes():
     assert po.bracket_order(8) == [1, 8, 4, 5, 2, 7, 3, 6]
     seeds = ["S1", "S2", "S3", "S4", "S5", "S6"]
-    rounds = po.round_weeks(14, [1, 1, 1])
+    rounds = calendar(17, 6, [1, 1, 1])
     assert rounds == [[15], [16], [17]]
     pts = {15: {"S1": 90, "S2": 80, "S3": 70, "S4": 100, "S5": 60, "S6": 75},
            16: {"S1": 95, "S2": 85, "S4": 99, "S6": 120}, 17: {"S4": 100, "S6": 101}}
@@ -59,7 +64,7 @@ def test_six_of_twelve_gives_the_top_two_seeds_byes():
 
 def test_two_week_round_is_decided_by_the_sum():
     seeds = ["A", "B", "C", "D"]
-    rounds = po.round_weeks(14, [1, 2])
+    rounds = calendar(17, 4, [1, 2])
     assert rounds == [[15], [16, 17]]
     pts = {15: {"A": 100, "B": 90, "C": 80, "D": 70},
            16: {"A": 120.25, "B": 100.5}, 17: {"A": 60.1, "B": 90.2}}  # A wins week 16, B the round
@@ -86,7 +91,14 @@ def test_a_tie_goes_to_the_higher_seed():
 def test_config_places_the_rounds_at_the_end():
     lg = playoff_league()
     assert lg.regular_weeks == 14 and [lg.playoff_round(w) for w in (14, 15, 16, 17)] == [None, 1, 2, 2]
-    assert demo_league().regular_weeks == 17
+    assert demo_league().regular_weeks == 17 and demo_league().playoff_rounds() == []
+    # without round_weeks: one week per round and a two-week final, whatever the field
+    d = demo_league().model_dump()
+    for teams, weeks in ((2, [2]), (4, [1, 2]), (6, [1, 1, 2]), (9, [1, 1, 1, 2])):
+        d["playoffs"] = {"enabled": True, "teams": teams}
+        assert type(lg).model_validate(d).playoffs.round_weeks == weeks
+    # config.yaml of a league without playoffs keeps its shape; with them it holds the whole bracket
+    assert "playoffs" not in demo_league().model_dump(mode="json") and lg.model_dump()["playoffs"]["teams"] == 4
 
 
 # ------------------------------------------------------------------------------------------- a full season

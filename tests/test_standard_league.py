@@ -3,21 +3,18 @@
 rule for kicker and defense views."""
 from __future__ import annotations
 
-import dataclasses
 import json
 
-import numpy as np
 import pandas as pd
 import pytest
 
-from ffbench_lib import metrics, projections
+from ffbench_lib import metrics
 from ffbench_lib.config import League, load_config
 from ffbench_lib.data.prepare import prepared_for
-from ffbench_lib.data.schema import ALL_STATS
-from ffbench_lib.scoring import fantasy_points
 from ffbench_lib.views import canonical_json
 
 from engine_helpers import REPO, run_engine
+from test_firewall import decisions, perturb
 
 STANDARD = REPO / "params" / "standard_10.yaml"
 
@@ -86,36 +83,14 @@ def test_ir_and_waivers_work_together(bot_season):
     assert (tx["kind"].isin(["waiver", "free_agent"]) & tx["drop"].isna()).sum() > 0  # a freed spot was used
 
 
-def _perturb(prepared, from_week: int, seed: int = 0):
-    """Every actual stat from ``from_week`` on changed (kicking, defense and points allowed included) and a fifth
-    of those rows removed, with the in-season projections rebuilt from them."""
-    rng = np.random.default_rng(seed)
-    w = prepared.weekly.copy()
-    future = w["week"] >= from_week
-    stats = [c for c in ALL_STATS if c in w.columns]
-    w.loc[future, stats] = w.loc[future, stats] * 1.7 + 3  # NaN (a stat a position lacks) stays NaN
-    w["fantasy_points"] = fantasy_points(w, prepared.scoring, prepared.tiers)
-    w = w[~(future & (rng.random(len(w)) < 0.2))].reset_index(drop=True)
-    pre = prepared.players.set_index("player_id")["proj_ppg_builtin"].fillna(0.0)
-    wp_new = projections.weekly(w, pre, int(prepared.weekly_projections["week"].max()))
-    wp = prepared.weekly_projections.drop(columns=["proj_points_builtin", "games_to_date"]).merge(
-        wp_new, on=["week", "player_id"], how="left")
-    return dataclasses.replace(prepared, weekly=w, weekly_projections=wp[prepared.weekly_projections.columns])
-
-
-def _decisions(run_dir):
-    with open(run_dir / "decisions.jsonl") as fh:
-        return [json.loads(line) for line in fh]
-
-
 def test_kicker_and_defense_views_before_week_w_are_byte_identical(standard, tmp_path):
     league, prepared = standard
     week = 8
-    fake = _perturb(prepared, week)
+    fake = perturb(prepared, week)
     assert not fake.weekly[fake.weekly["position"] == "DST"].equals(prepared.weekly[prepared.weekly["position"] == "DST"])
     run_engine(league, prepared, tmp_path / "real")
     run_engine(league, fake, tmp_path / "perturbed")
-    real, pert = _decisions(tmp_path / "real"), _decisions(tmp_path / "perturbed")
+    real, pert = decisions(tmp_path / "real"), decisions(tmp_path / "perturbed")
     a = [r for r in real if r["week"] is None or r["week"] <= week]
     b = [r for r in pert if r["week"] is None or r["week"] <= week]
     assert len(a) == len(b)
@@ -205,3 +180,91 @@ def test_position_notebook_shows_kickers_and_defenses(bot_season, tmp_path):
 
     fig = plots.points_by_position(slots)  # the figure the notebook saved: one stacked bar part per slot
     assert [t.get_text() for t in fig.axes[0].get_legend().get_texts()] == ["QB", "RB", "WR", "TE", "K", "DST", "FLEX"]
+
+
+def test_slots_a_league_lacks_are_missing_not_zero_when_runs_are_pooled(bot_season, prepared_2024, tmp_path):
+    from engine_helpers import demo_league
+
+    _, _, out = bot_season
+    run_engine(demo_league(weeks=2), prepared_2024, tmp_path / "plain")
+    slots = metrics.points_by_slot(metrics.load_runs([out, tmp_path / "plain"]))
+    plain = slots[slots["run_id"].str.contains("plain")]
+    assert plain["K"].isna().all() and plain["DST"].isna().all() and plain["QB"].notna().all()
+    std = slots[~slots["run_id"].str.contains("plain")]
+    assert std["K"].notna().all() and (std["K"] == std["K"].round(2)).all()
+    from ffbench_lib import plots
+
+    fig = plots.points_by_position(slots)  # stacked bars: an agent's missing slot adds nothing, hides nothing
+    assert all(abs(b.get_height()) < 1e6 for b in fig.axes[0].patches) and len(fig.axes[0].patches) > 0
+
+
+def test_replay_widget_names_ir_moves(bot_season):
+    from ffbench_lib.widgets import StandingsReplay
+
+    _, runs, out = bot_season
+    ir = runs["ir_moves"]
+    week = int(ir.loc[ir["move"] == "from_ir", "week"].iloc[0])
+    w = StandingsReplay(out)
+    w.slider.value = week
+    moves = w.frames(week)["waivers"]
+    mine = ir[ir["week"] == week]
+    assert set(mine["player_name"]) <= set(moves["player"])
+    assert ">NaN<" not in w.waivers.value and ">None<" not in w.waivers.value
+    assert {"to IR", "back from IR"} & set(moves["kind"])
+
+
+@pytest.mark.parametrize("through", [15, 16])
+def test_an_unfinished_bracket_crowns_nobody(bot_season, through):
+    """A run stopped in the playoffs (its tables are written on a stop) has no champion yet, whatever rounds its
+    playoffs table happens to hold."""
+    _, runs, _ = bot_season
+    cut = {**runs, "playoffs": runs["playoffs"][runs["playoffs"]["week"] <= through]}
+    assert metrics.final_standings(cut).empty and metrics.champions(cut).empty
+    assert metrics.final_standings(runs)["champion"].sum() == 1
+
+
+def test_lineup_prompts_say_where_a_team_stands_in_the_playoffs(bot_season):
+    from ffbench_lib.agents.prompts import messages
+
+    league, runs, out = bot_season
+    views = {(r["week"], r["team"]): r["view"] for r in decisions(out) if r["decision"] == "set_lineup"}
+    final = runs["playoffs"][runs["playoffs"]["week"] == 17]
+    a, b = final["team"]
+    text = messages("set_lineup", views[(17, a)])[1]["content"]
+    pa = runs["playoffs"]
+    so_far = pa[(pa["week"] == 16) & (pa["team"] == a)].iloc[0]
+    assert "PLAYOFFS, the final: win or go home. This round adds the points of 2 weeks; this is week 2." in text
+    assert f"Round points so far: you {so_far['points_for']:.2f}, opponent {so_far['points_against']:.2f}." in text
+    out_team = sorted(set(league.teams[i].name for i in range(10)) - set(pa["team"]))[0]
+    assert "PLAYOFFS, round 1 of 2: you are not in the bracket" in messages("set_lineup", views[(15, out_team)])[1]["content"]
+    system = messages("set_lineup", views[(15, a)])[0]["content"]
+    assert "After week 14 the top 4 teams by record (then points for) play a knockout bracket" in system
+    assert "Injured reserve: 1 IR slot(s)" in system and "35+: -4" in system
+    regular = messages("set_lineup", views[(14, a)])[1]["content"]
+    assert "PLAYOFFS" not in regular
+
+
+def test_a_prepared_season_made_for_another_league_is_refused(standard, prepared_2024, tmp_path):
+    """Playing the standard league on a season prepared without kickers and defenses (or under other scoring)
+    would crash in the draft or score wrongly: the engine refuses it at once, naming the difference."""
+    from ffbench_lib.config import ConfigError
+    from ffbench_lib.engine import Engine
+
+    league, _ = standard
+    with pytest.raises(ConfigError, match=r"no K/DST players .*; other scoring rules than the league's"):
+        Engine(league, prepared_2024, tmp_path / "a", progress=False)
+    from engine_helpers import demo_league
+
+    half = demo_league().model_copy(update={"scoring": league.scoring})  # half-PPR on a PPR-prepared season
+    with pytest.raises(ConfigError, match="other scoring rules than the league's"):
+        Engine(half, prepared_2024, tmp_path / "b", progress=False)
+    assert not (tmp_path / "a").exists() and not (tmp_path / "b").exists()
+
+
+def test_ir_asks_only_teams_with_a_decision_to_make(bot_season):
+    _, _, out = bot_season
+    asks = [r for r in decisions(out) if r["decision"] == "ir_moves"]
+    assert asks
+    for r in asks:
+        v = r["view"]
+        assert any(c["injury"] == "Out" for c in v["my_roster"]) or any(c["injury"] != "Out" for c in v["ir"])

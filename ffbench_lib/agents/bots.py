@@ -21,11 +21,10 @@ from typing import Callable
 
 import numpy as np
 
-from ..config import VORP_FLEX_SHARE, Roster
+from ..config import VORP_FLEX_SHARE, Roster, flex_slots
 from ..decisions import market_from_view as trade_market
 from ..decisions import roster_from_rules
 from ..rules.draft import legal_players
-from ..render import flex_slots
 from ..rules.lineup import best_lineup, lineup_value, random_lineup, start_value
 from ..rules.roster import unmet_starters
 from ..rules.trades import Offer, OfferSpace

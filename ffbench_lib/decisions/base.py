@@ -15,8 +15,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Mapping
 
 from pydantic import BaseModel, ConfigDict
 
-from ..config import Roster
-from ..render import FLEX_SLOTS
+from ..config import FLEX_SLOTS, Roster
 from ..rules.trades import Market
 
 if TYPE_CHECKING:

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel
 
+from ..knowledge import OUT  # the injury-report status that makes a player eligible for IR
 from ..render import WEEK, record, table
 from ..rules.roster import can_field_lineup, within_caps
 from .base import AnswerModel, Decision, Outcome, register, roster_from_rules
@@ -27,7 +28,6 @@ if TYPE_CHECKING:
     from ..state import LeagueState
     from ..views import Firewall
 
-OUT = "Out"  # the injury-report status that makes a player eligible for IR
 
 
 class FromIR(BaseModel):
@@ -175,5 +175,15 @@ def legal_moves(view: dict) -> list[dict[str, Any]]:
 
 
 def has_legal_move(view: dict) -> bool:
-    """Whether the team can make any IR move this week (only such teams are asked)."""
+    """Whether the team can make any IR move this week."""
     return bool(legal_moves(view))
+
+
+def worth_asking(view: dict) -> bool:
+    """Whether the team has an IR decision to make this week (only such teams are asked: an LLM ask costs tokens):
+    a legal move exists, and an active player is ruled Out (he may go to IR, in a full IR in place of another) or
+    an IR player no longer is (he may come back). Bringing back a player still ruled Out is legal but never asked
+    for on its own."""
+    out_now = any(c.get("injury") == OUT for c in view["my_roster"])
+    recovered = any(c.get("injury") != OUT for c in view["ir"])
+    return (out_now or recovered) and has_legal_move(view)

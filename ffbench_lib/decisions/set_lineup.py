@@ -54,7 +54,7 @@ def _playoff(view: dict) -> str:
     name = "the final" if p["round"] == p["rounds"] else f"round {p['round']} of {p['rounds']}"
     if p["status"] != "playing":
         return (f"\nPLAYOFFS, {name}: you have a bye this round." if p["status"] == "bye" else
-                f"\nPLAYOFFS, {name}: you are not in the bracket; your points still count toward your season total.")
+                f"\nPLAYOFFS, {name}: you are not in the bracket; no game is at stake for you this week.")
     line = f"\nPLAYOFFS, {name}: win or go home."
     if p["weeks_in_round"] > 1:
         line += f" This round adds the points of {p['weeks_in_round']} weeks; this is week {p['week_of_round']}."

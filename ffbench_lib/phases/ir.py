@@ -1,5 +1,5 @@
 """Injured reserve (leagues with ``roster.IR`` slots): every week, week 1 included, before waivers, each team
-that has a legal IR move is asked for its moves (:mod:`ffbench_lib.decisions.ir_moves`); teams answer at once
+with an IR decision to make (:func:`~ffbench_lib.decisions.ir_moves.worth_asking`) is asked for its moves (:mod:`ffbench_lib.decisions.ir_moves`); teams answer at once
 (IR moves of different teams never interact). Players brought back are applied first, then players moved to
 IR; a player dropped for a returning one leaves the roster (a transaction of kind ``ir_return``).
 
@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from ..decisions import REGISTRY
-from ..decisions.ir_moves import has_legal_move
+from ..decisions.ir_moves import worth_asking
 from ..state import LeagueState
 from . import Season, weekly
 
@@ -48,7 +48,7 @@ def check(league: "League", state: LeagueState, saved: Any) -> list[str]:
 @weekly("ir", order=5, applies=lambda league, w: league.roster.IR > 0, init_state=start, check_state=check)
 async def ir_window(eng: Season, state: LeagueState, w: int) -> None:
     views = {t: IR.view(eng.fw, state, t, week=w) for t in state.teams}
-    asked = [t for t in state.teams if has_legal_move(views[t])]
+    asked = [t for t in state.teams if worth_asking(views[t])]
     answers = await eng.ask_all([(t, "ir_moves", views[t]) for t in asked])
     mine = state.extras["ir"]
     for team, (answer, errs) in zip(asked, answers):

@@ -20,7 +20,7 @@ def start(league: "League", state: LeagueState) -> dict[str, Any]:
 
 
 def rounds(league: "League") -> list[list[int]]:
-    return bracket_rules.round_weeks(league.regular_weeks, league.playoffs.round_weeks)
+    return league.playoff_rounds()
 
 
 def week_points(state: LeagueState, weeks: set[int] | range) -> dict[int, dict[str, float]]:

@@ -101,11 +101,3 @@ def week_rows(seeds: Sequence[str], pairs: Sequence[Pair], rnd: int, weeks: Sequ
                          "result": result})
     return rows
 
-
-def round_weeks(regular_weeks: int, lengths: Sequence[int]) -> list[list[int]]:
-    """Each round's weeks: the rounds follow the regular season back to back (14, [1, 2] -> [[15], [16, 17]])."""
-    out, start = [], regular_weeks
-    for n in lengths:
-        out.append(list(range(start + 1, start + n + 1)))
-        start += n
-    return out
