@@ -115,6 +115,8 @@ class Team(_Strict):
 
 
 #: The stat groups (``scoring.GROUPS``) each position scores: a league's rules keep the groups of its positions.
+#: positions with a fixed number of players in any season: one team defense per NFL team
+POSITION_SUPPLY = {"DST": 32}
 POSITION_STAT_GROUPS = {"QB": ("offense",), "RB": ("offense",), "WR": ("offense",), "TE": ("offense",),
                         "K": ("kicking",), "DST": ("defense",)}
 
@@ -320,12 +322,17 @@ class Roster(_Strict):
                 raise _field_problem(f"superflex_positions[{i}]", f"{pos!r} is not a position of this league; {allowed}")
             if pos in self.superflex_positions[:i]:
                 raise _field_problem(f"superflex_positions[{i}]", f"{pos!r} is listed twice; list each position once")
-        if self.SUPERFLEX and not set(self.flex_positions) <= set(self.superflex_positions):
+        if self.SUPERFLEX and self.FLEX and not set(self.flex_positions) <= set(self.superflex_positions):
             raise ValueError("superflex_positions must include every flex position (SUPERFLEX is the wider slot)")
         for pos in self.caps:
             if pos not in self.slots:
                 raise _field_problem(f"caps.{pos}", f"not a position of this league; {allowed}")
+        flexible = {p for ps in self.flex_slots().values() for p in ps}
         for pos, need in self.slots.items():
+            # a position a league opts into (K, DST) that could never start: drafted for nothing
+            if need == 0 and pos not in DEFAULT_SLOTS and pos not in flexible and self.caps.get(pos, 1) > 0:
+                raise _field_problem(pos, f"0 starting slots and no flex slot takes {pos}, so a {pos} could never "
+                                     f"start; give it a slot, add it to a flex slot's positions, or set caps.{pos}: 0")
             cap = self.caps.get(pos, self.size)
             if cap < need:
                 raise ValueError(f"caps.{pos}={cap} is below the {need} starting {pos} slot(s); raise the cap")
@@ -519,6 +526,22 @@ class League(_Strict):
         bad = [w for w in self.trades.weeks if not 1 <= w <= self.weeks]
         if bad:
             raise ValueError(f"trades.weeks: week {bad[0]} is outside 1..{self.weeks}")
+        late = [w for w in self.trades.weeks if w > self.regular_weeks]
+        if late:  # the trade deadline: an eliminated team could otherwise hand its players to a contender
+            raise ValueError(f"trades.weeks: week {late[0]} is in the playoffs (the regular season ends in week "
+                             f"{self.regular_weeks}); trades happen in the regular season")
+        if self.roster.IR and not self.waivers.enabled:
+            raise ValueError("roster.IR: an IR move frees a roster spot that only waivers and free agents can fill; "
+                             "set waivers.enabled: true or IR: 0")
+        both = sorted(set(self.scoring.weights) & set(self.scoring.tiers))
+        if both:
+            raise ValueError(f"scoring: {both[0]} has both a weight and tiers, which would both count; keep one")
+        for pos, supply in POSITION_SUPPLY.items():
+            need = len(self.teams) * self.roster.starting(pos)
+            if need > supply:
+                raise _field_problem(f"roster.{pos}", f"{len(self.teams)} teams × {self.roster.starting(pos)} starting "
+                                     f"{pos} need {need}, but there are only {supply}; lower the {pos} slots or the "
+                                     "number of teams")
         groups = set(stat_groups(self.roster.positions))
         for where, given in (("weights", self.scoring.weights), ("tiers", self.scoring.tiers)):
             for stat in given:  # an explicit rule the league would silently ignore

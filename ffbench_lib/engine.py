@@ -8,8 +8,10 @@ is checked at each checkpoint, so a budget stop is always resumable. One process
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import re
 import signal
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -77,7 +79,7 @@ class Engine:
     def _meta(self, status: str, state: LeagueState, reason: str | None = None) -> dict[str, Any]:
         meta = {"run_id": self.run_id, "seed": self.league.seed, "season": self.league.season,
                 "status": status, "phase": state.phase, "data_fingerprint": self.prepared.manifest.get("fingerprint"),
-                "agents": state.agent_ids}
+                "code_fingerprint": code_fingerprint(), "agents": state.agent_ids}
         if reason:
             meta["reason"] = reason
         if self.league.llm.budget_usd is not None:  # the limit in force (a resume may have raised it)
@@ -222,6 +224,11 @@ class Engine:
             raise ResumeMismatch(f"cannot resume {rd.path}: the prepared data changed since the run started "
                                  f"(fingerprint {was} -> {now}: other data files or another ffbench version); "
                                  "resume with the same data, or start a new run with another --out")
+        was_code = meta.get("code_fingerprint")
+        if was_code and was_code != code_fingerprint():
+            raise ResumeMismatch(f"cannot resume {rd.path}: the ffbench code changed since the run started (code "
+                                 f"fingerprint {was_code} -> {code_fingerprint()}), so the resumed run would be neither "
+                                 "version's; resume with the code that started it, or start a new run with another --out")
         state = rd.load_state()
         problems = rd.log_problems(state)
         if state is not None:
@@ -298,6 +305,19 @@ class Engine:
             raise SimulatedCrash(f"simulated crash after {crash_after}")
 
 
+@lru_cache(maxsize=1)
+def code_fingerprint() -> str:
+    """A hash of the package's code and prompt templates: a run resumed under other code would be a mix of two
+    versions, so ``--resume`` refuses it."""
+    root = Path(__file__).resolve().parent
+    h = hashlib.sha256()
+    for p in sorted(root.rglob("*")):
+        if p.suffix in (".py", ".txt") and p.is_file() and "__pycache__" not in p.parts:
+            h.update(str(p.relative_to(root)).encode())
+            h.update(p.read_bytes())
+    return h.hexdigest()[:16]
+
+
 def _check_prepared(league: League, prepared: PreparedSeason) -> None:
     """A prepared season made for another league would score or field it wrongly (a kicker with no rows, points
     under other rules): refuse it, naming the difference (``prepared_for(league)`` makes the right one)."""
@@ -307,6 +327,12 @@ def _check_prepared(league: League, prepared: PreparedSeason) -> None:
     missing = [p for p in league.roster.positions if p not in prepared.positions]
     if missing:
         problems.append(f"no {'/'.join(missing)} players (prepared for {'/'.join(prepared.positions)})")
+    pool = prepared.players.loc[prepared.players["in_draft_pool"], "position"].value_counts()
+    short = [f"{int(pool.get(p, 0))} draftable {p} for {len(league.teams)} teams × {league.roster.starting(p)} "
+             f"starting slot(s)" for p in league.roster.positions
+             if not missing and pool.get(p, 0) < len(league.teams) * league.roster.starting(p)]
+    if short:
+        problems.append(f"too few players: {'; '.join(short)}; lower the slots or the number of teams")
     if dict(prepared.scoring) != league.scoring_weights or dict(prepared.tiers or {}) != league.scoring_tiers:
         problems.append("other scoring rules than the league's")
     if problems:

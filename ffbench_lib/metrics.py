@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 import yaml
 
-from .config import LLMSettings, Roster
+from .config import FLEX_SLOTS, KNOWN_POSITIONS, LLMSettings, Roster
 from .llm.guard import is_decision
 from .rules.lineup import best_lineup, lineup_value
 from .rundir import TABLES, RunDir, table_frame
@@ -217,8 +217,10 @@ def points_by_slot(runs: Runs) -> pd.DataFrame:
     lu = runs["lineups"]
     out = lu.groupby(["run_id", "team", "agent", "slot"], as_index=False)["points"].sum()
     out["points"] = out["points"].round(2)
-    return out.pivot_table(index=["run_id", "team", "agent"], columns="slot", values="points").reset_index(
+    wide = out.pivot_table(index=["run_id", "team", "agent"], columns="slot", values="points").reset_index(
     ).rename_axis(columns=None)
+    order = [s for s in (*KNOWN_POSITIONS, *FLEX_SLOTS) if s in wide]  # display order, as the figure stacks them
+    return wide[["run_id", "team", "agent", *order, *(c for c in wide.columns[3:] if c not in order)]]
 
 
 def player_week_points(runs: Runs) -> pd.DataFrame:

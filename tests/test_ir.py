@@ -329,9 +329,12 @@ def test_v1_prompts_with_ir_and_llm_teams_is_a_config_error():
     d["roster"]["IR"] = 1
     d["llm"] = {"prompt_version": "v1"}
     d["teams"][0]["agent"] = {"kind": "llm", "model": "openai/x"}
-    with pytest.raises(ConfigError, match=r"roster\.IR: prompt_version v1 has no IR prompts.*set roster\.IR to 0"):
-        parse_config(d, "test")
-    d["roster"]["IR"] = 0
+    with pytest.raises(ConfigError, match=r"roster\.IR: an IR move frees a roster spot that only waivers"):
+        parse_config(d, "test")  # IR needs waivers ...
+    d["waivers"] = {"enabled": True}
+    with pytest.raises(ConfigError, match=r"prompt_version v1 has no (IR|waiver) prompts"):
+        parse_config(d, "test")  # ... and v1 has prompts for neither
+    d["roster"]["IR"], d["waivers"] = 0, {"enabled": False}
     parse_config(d, "test")
 
 

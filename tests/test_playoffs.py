@@ -20,7 +20,8 @@ def playoff_league(seed=2, teams=4, round_weeks=(1, 2), weeks=17):
     lg = demo_league(seed=seed, weeks=weeks)
     d = lg.model_dump()
     d["playoffs"] = {"enabled": True, "teams": teams, "round_weeks": list(round_weeks)}
-    d["trades"]["weeks"] = [w for w in d["trades"]["weeks"] if w <= weeks]
+    regular = weeks - sum(round_weeks)
+    d["trades"]["weeks"] = [w for w in d["trades"]["weeks"] if w <= regular]  # the trade deadline
     return type(lg).model_validate(d)
 
 

@@ -346,6 +346,23 @@ def test_resume_with_another_config_is_refused(prepared_2024, tmp_path, cli_env)
     assert digests(run) == before  # a refused resume changes nothing
 
 
+def test_resume_under_other_code_is_refused(prepared_2024, tmp_path, cli_env):
+    """A run started by another version of the code would end as a mix of two versions: refused, naming why."""
+    cfg = write_league(tmp_path / "l.yaml", seed=3, weeks=3)
+    run = tmp_path / "run"
+    with pytest.raises(SimulatedCrash):
+        run_engine(load_config(cfg), prepared_2024, run, crash_after="week:1")
+    meta = json.loads((run / "run.json").read_text())
+    assert len(meta["code_fingerprint"]) == 16
+    meta["code_fingerprint"] = "0" * 16  # as if the code had changed since
+    (run / "run.json").write_text(json.dumps(meta))
+    before = digests(run)
+    r = cli(cli_env, "run", cfg, "--out", run, "--resume", "--quiet")
+    assert r.returncode == 2 and "Traceback" not in r.stderr
+    assert "the ffbench code changed since the run started" in r.stderr
+    assert digests(run) == before
+
+
 def test_resume_may_raise_the_budget_and_records_it(prepared_2024, tmp_path):
     cfg = write_league(tmp_path / "l.yaml", seed=3, weeks=3)
     run_engine(load_config(cfg), prepared_2024, tmp_path / "whole")

@@ -188,6 +188,7 @@ def test_slots_a_league_lacks_are_missing_not_zero_when_runs_are_pooled(bot_seas
     _, _, out = bot_season
     run_engine(demo_league(weeks=2), prepared_2024, tmp_path / "plain")
     slots = metrics.points_by_slot(metrics.load_runs([out, tmp_path / "plain"]))
+    assert list(slots.columns) == ["run_id", "team", "agent", "QB", "RB", "WR", "TE", "K", "DST", "FLEX"]
     plain = slots[slots["run_id"].str.contains("plain")]
     assert plain["K"].isna().all() and plain["DST"].isna().all() and plain["QB"].notna().all()
     std = slots[~slots["run_id"].str.contains("plain")]
@@ -268,3 +269,65 @@ def test_ir_asks_only_teams_with_a_decision_to_make(bot_season):
     for r in asks:
         v = r["view"]
         assert any(c["injury"] == "Out" for c in v["my_roster"]) or any(c["injury"] != "Out" for c in v["ir"])
+
+
+def test_a_large_league_leaves_every_team_a_defense(standard, tmp_path):
+    """24 teams and 32 team defenses with a cap of 2: teams that already start a defense may not take one the
+    others' starting slots still need, so the draft ends with every team holding one (it crashed before)."""
+    league, prepared = standard
+    d = league.model_dump(mode="json")
+    strategies = ["vorp", "adp", "recent_form", "random"]
+    d.update(weeks=2, trades={"weeks": [2]}, playoffs={"enabled": False},
+             teams=[{"name": f"T{i}", "agent": {"kind": "bot", "strategy": strategies[i % 4]}} for i in range(24)])
+    run_engine(League.model_validate(d), prepared, tmp_path / "run")
+    picks = pd.read_parquet(tmp_path / "run" / "draft_picks.parquet")
+    per_team = picks[picks["position"] == "DST"].groupby("team").size()
+    assert len(per_team) == 24 and per_team.sum() <= 32 and (picks["decided_by"] == "agent").all()
+
+
+def test_supply_limits_the_legal_positions():
+    from ffbench_lib.rules.draft import legal_positions
+
+    roster = load_config(STANDARD).roster
+    mine = ["QB", "RB", "RB", "WR", "WR", "TE", "K", "DST"]
+    assert "DST" in legal_positions(mine, roster)  # no supply given: the roster rules alone
+    assert "DST" in legal_positions(mine, roster, {"DST": 6}, {"DST": 5})  # one to spare
+    assert "DST" not in legal_positions(mine, roster, {"DST": 5}, {"DST": 5})  # the others need all five
+    assert "DST" in legal_positions(mine[:-1], roster, {"DST": 5}, {"DST": 5})  # its own starter: always
+    assert "K" not in legal_positions(mine[:-2], roster, {"K": 0}, {})  # none left
+
+
+def test_more_starting_defenses_than_nfl_teams_is_refused():
+    from ffbench_lib.config import ConfigError, parse_config
+
+    d = load_config(STANDARD).model_dump(mode="json")
+    d["teams"] = [{"name": f"T{i}", "agent": {"kind": "bot", "strategy": "adp"}} for i in range(34)]
+    with pytest.raises(ConfigError) as e:
+        parse_config(d)
+    assert "roster.DST: 34 teams × 1 starting DST need 34, but there are only 32" in str(e.value)
+
+
+@pytest.mark.parametrize("patch, message", [
+    ({"trades": {"weeks": [4, 15]}}, "trades.weeks: week 15 is in the playoffs (the regular season ends in week 14)"),
+    ({"waivers": {"enabled": False}}, "roster.IR: an IR move frees a roster spot that only waivers"),
+    ({"scoring": {"preset": "half_ppr", "weights": {"points_allowed": -0.1},
+                  "tiers": {"points_allowed": [[0, 10], [None, 0]]}}}, "scoring: points_allowed has both a weight and tiers"),
+    ({"roster": {"K": 0}}, "roster.K: 0 starting slots and no flex slot takes K, so a K could never start"),
+])
+def test_league_rules_that_would_mislead_are_refused(patch, message):
+    from ffbench_lib.config import ConfigError, parse_config
+
+    d = load_config(STANDARD).model_dump(mode="json")
+    for key, value in patch.items():
+        d[key] = {**d[key], **value} if isinstance(d.get(key), dict) and key != "scoring" else value
+    with pytest.raises(ConfigError) as e:
+        parse_config(d)
+    assert any(p.startswith(message) for p in e.value.problems), e.value.problems
+
+
+def test_superflex_without_flex_needs_no_flex_positions():
+    from ffbench_lib.config import parse_config
+
+    d = load_config(STANDARD).model_dump(mode="json")
+    d["roster"] = {**d["roster"], "FLEX": 0, "SUPERFLEX": 2, "superflex_positions": ["QB"], "QB": 0}
+    assert parse_config(d).roster.flex_slots() == {"SUPERFLEX": ("QB",)}

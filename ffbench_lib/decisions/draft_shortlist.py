@@ -9,7 +9,7 @@ import math
 from typing import Any
 
 from ..render import CARD, table
-from ..rules.draft import legal_positions, validate_shortlist
+from ..rules.draft import legal_positions, supply_and_needs, validate_shortlist
 from .base import AnswerModel, Decision, Outcome, register
 
 
@@ -39,7 +39,9 @@ class DraftShortlist(Decision):
     def view(cls, fw, state, team, *, pick: int, rnd: int) -> dict:
         """The board (best available per position), the team's roster, and the positions it may still draft."""
         view = fw.draft_view(state, team, pick, rnd)
-        view["legal_positions"] = legal_positions([fw.position[p] for p in state.rosters[team]], fw.league.roster)
+        roster = fw.league.roster
+        supply, need = supply_and_needs(team, state.rosters, fw.available_ids(state), fw.position, roster)
+        view["legal_positions"] = legal_positions([fw.position[p] for p in state.rosters[team]], roster, supply, need)
         return view
 
     @classmethod

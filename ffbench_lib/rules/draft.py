@@ -35,8 +35,34 @@ def snake(order: Sequence[str], rounds: int) -> list[tuple[int, int, str]]:
     return out
 
 
-def legal_positions(current: Sequence[str], roster: Roster) -> list[str]:
-    return [pos for pos in roster.positions if draft_pick_problem(list(current), pos, roster) is None]
+def legal_positions(current: Sequence[str], roster: Roster, supply: Mapping[str, int] | None = None,
+                    others_need: Mapping[str, int] | None = None) -> list[str]:
+    """The positions a team holding ``current`` may draft now: its own roster rules (:func:`draft_pick_problem`),
+    and, given the players of each position still available (``supply``) and what the other teams' starting
+    slots of it still lack (``others_need``), a pick the team does not need for its own starting slots must leave
+    enough for theirs (32 team defenses cannot fill 24 teams' slots if some take two)."""
+    out = []
+    for pos in roster.positions:
+        if draft_pick_problem(list(current), pos, roster) is not None:
+            continue
+        if supply is not None:
+            left = supply.get(pos, 0) - 1
+            own_need = list(current).count(pos) < roster.starting(pos)
+            if left < 0 or (not own_need and left < (others_need or {}).get(pos, 0)):
+                continue
+        out.append(pos)
+    return out
+
+
+def supply_and_needs(team: str, rosters: Mapping[str, Sequence[str]], available: Iterable[str],
+                     position: Mapping[str, str], roster: Roster) -> tuple[dict[str, int], dict[str, int]]:
+    """Players still available per position, and how many the other teams' starting slots of each still lack."""
+    supply: dict[str, int] = {}
+    for p in available:
+        supply[position[p]] = supply.get(position[p], 0) + 1
+    need = {pos: sum(max(0, roster.starting(pos) - [position[p] for p in ids].count(pos))
+                     for t, ids in rosters.items() if t != team) for pos in roster.positions}
+    return supply, need
 
 
 def legal_players(cards: Iterable[dict[str, Any]], legal: Sequence[str]) -> list[dict[str, Any]]:
