@@ -291,6 +291,11 @@ class Roster(_Strict):
         SUPERFLEX): filling narrow before wide is optimal because FLEX's positions are within SUPERFLEX's."""
         return {slot: getattr(self, key) for slot, key in FLEX_SLOTS.items() if getattr(self, slot) > 0}
 
+    def slot_positions(self) -> dict[str, frozenset[str]]:
+        """Each starting slot (:meth:`slot_counts` order) and the positions that may fill it."""
+        flex = self.flex_slots()
+        return {slot: frozenset(flex.get(slot, (slot,))) for slot in self.slot_counts()}
+
     def eligible(self, slot: str, pos: str) -> bool:
         """Whether a ``pos`` player may fill starting slot ``slot``."""
         return pos == slot or pos in self.flex_slots().get(slot, ())

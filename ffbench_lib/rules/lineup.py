@@ -36,7 +36,7 @@ def eligible(slot: str, position: str, roster: Roster) -> bool:
 def slot_positions(roster: Roster) -> dict[str, frozenset[str]]:
     """Each starting slot in :func:`slot_counts` order and the positions that may fill it (computed once per
     call: the lineup functions run inside the bots' trade searches)."""
-    return {slot: frozenset(p for p in roster.positions if roster.eligible(slot, p)) for slot in slot_counts(roster)}
+    return roster.slot_positions()
 
 
 @dataclass(frozen=True)
