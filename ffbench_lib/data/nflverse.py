@@ -78,8 +78,8 @@ class NflverseDir(DataSource):
         if not path.exists():
             raise DataError(f"nflverse team stats for {season}: {path.name} missing in {self.folder}; team "
                             f"defenses (DST) are built from it: add the nflverse stats_team weekly release "
-                            f"for {season} (nflreadpy.load_team_stats([{season}], summary_level='week') saved as "
-                            f"{path.name}), choose another season, or remove DST from the roster")
+                            f"(`ffbench data download --seasons {season} --out DIR` writes it), choose another "
+                            "season, or remove DST from the roster")
         return path
 
     def defense(self, season: int) -> pd.DataFrame:
