@@ -7,13 +7,15 @@ so a user can fix the file without reading a traceback.
 from __future__ import annotations
 
 import os
+import re
+from datetime import date
 import reprlib
 from functools import lru_cache
 from pathlib import Path
 from typing import Annotated, Any, Literal, Union
 
 import yaml
-from pydantic import (BaseModel, ConfigDict, Field, Strict, StringConstraints, TypeAdapter, ValidationError,
+from pydantic import (BaseModel, BeforeValidator, ConfigDict, Field, Strict, StringConstraints, TypeAdapter, ValidationError,
                       field_validator, model_serializer, model_validator)
 from pydantic_core import PydanticCustomError
 
@@ -25,6 +27,16 @@ DATA_SOURCES = ("nflverse", "sportsdataio")
 PROJECTION_SOURCES = ("builtin", "sportsdataio", "fantasypros")
 SEASONS = (2021, 2022, 2023, 2024, 2025)
 
+
+#: A model's knowledge cutoff as providers publish it: a month (``2024-06``) or a day (``2024-06-30``).
+def _cutoff(v: Any) -> str:
+    text = v.isoformat() if isinstance(v, date) else v
+    if not (isinstance(text, str) and re.fullmatch(r"(19|20)\d\d-(0[1-9]|1[0-2])(-(0[1-9]|[12]\d|3[01]))?", text)):
+        raise ValueError("expected a month YYYY-MM or a day YYYY-MM-DD, as the provider publishes it (e.g. 2024-06)")
+    return text
+
+
+KnowledgeCutoff = Annotated[str, BeforeValidator(_cutoff)]
 
 #: Flags and counts are strict: YAML gives real booleans and whole numbers, so a quoted "true", a 2.0 or true
 #: for a count is a mistake, not a value.
@@ -80,6 +92,15 @@ class LLMAgent(_Strict):
                                           "prompts are shortened (other teams' tables, histories, old re-asks)")
     system_in_user: Flag = Field(False, description="fold the system text into the first user message (chat "
                                  "templates that drop the system role, e.g. llama.cpp's gemma)")
+    knowledge_cutoff: KnowledgeCutoff | None = Field(None, description="the model's training-data cutoff (YYYY-MM "
+                                                     "or YYYY-MM-DD): ffbench warns when the season ended before it")
+
+    @model_serializer(mode="wrap")
+    def _dump(self, handler: Any) -> dict[str, Any]:
+        out = handler(self)
+        if self.knowledge_cutoff is None:  # configs without it dump (config.yaml) as they always did
+            out.pop("knowledge_cutoff", None)
+        return out
 
     @field_validator("api_key_env")
     @classmethod
@@ -458,6 +479,14 @@ class Playoffs(_Strict):
         return (self.teams - 1).bit_length()
 
 
+class Information(_Strict):
+    """What agents may learn beyond the data a view holds (#13: rankings that measure skill, not memory)."""
+
+    masking: Literal["off", "players", "players_and_teams"] = Field(
+        "off", description="players: every player is a stable pseudonym per run (RB-041); players_and_teams: NFL "
+        "teams too (T07); statistics, projections, byes, opponents and injury statuses are unchanged")
+
+
 class LLMSettings(_Strict):
     """How LLM calls are made for the whole league (per-model parameters live in each team's agent)."""
 
@@ -491,6 +520,7 @@ class League(_Strict):
     trades: Trades = Field(default_factory=Trades)
     waivers: Waivers = Field(default_factory=Waivers)
     playoffs: Playoffs = Field(default_factory=Playoffs)
+    information: Information = Field(default_factory=Information)
     data: DataConfig = Field(default_factory=DataConfig)
     llm: LLMSettings = Field(default_factory=LLMSettings)
 
@@ -499,6 +529,8 @@ class League(_Strict):
         out = handler(self)
         if not self.playoffs.enabled:  # a league without playoffs dumps (config.yaml) as it always did
             out.pop("playoffs", None)
+        if self.information == Information():  # likewise a league without masking
+            out.pop("information", None)
         return out
 
     @field_validator("seed", mode="before")
