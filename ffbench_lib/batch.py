@@ -26,7 +26,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 from tqdm.auto import tqdm
 
 from .atomic import write_csv, write_json, write_text
-from .config import ConfigError, format_validation_error, load_config, load_yaml, parse_config
+from .config import ConfigError, League, format_validation_error, load_config, load_yaml, parse_config
 from .engine import config_differences
 from .rundir import RunDir
 
@@ -47,6 +47,9 @@ class BatchSpec(BaseModel):
     kernel: str = "python3"
     cell_timeout_s: int = Field(3600, gt=0)
     analysis: bool = True
+    overrides: dict[str, Any] = Field(default_factory=dict,
+                                      description="top-level config changes for every seed (e.g. a masked twin: "
+                                                  "{information: {masking: players_and_teams}})")
     seed_overrides: dict[int, dict[str, Any]] = Field(default_factory=dict,
                                                       description="per-seed top-level config changes")
 
@@ -58,6 +61,13 @@ class BatchSpec(BaseModel):
         if stray:
             raise ValueError(f"seed_overrides: seed(s) {', '.join(map(str, stray))} not in seeds {self.seeds}; "
                              "add them to seeds or remove their overrides")
+        for key, where in (("seed", "seeds"), ("name", "name")):
+            if key in self.overrides:
+                raise ValueError(f"overrides: sets `{key}`, which the batch sets from its `{where}`; set it there")
+        unknown = sorted(set(self.overrides) - set(League.model_fields))
+        if unknown:
+            raise ValueError(f"overrides: unknown config key(s) {', '.join(unknown)}; allowed: "
+                             f"{', '.join(k for k in League.model_fields if k not in ('seed', 'name'))}")
         seeded = sorted(s for s, o in self.seed_overrides.items() if "seed" in o)
         if seeded:  # each run's seed is its key in seeds; an override would only mislabel configs/seed-N.yaml
             raise ValueError(f"seed_overrides: seed(s) {', '.join(map(str, seeded))} set `seed`, which the batch "
@@ -100,7 +110,7 @@ def run_configs(spec: BatchSpec, base: Path) -> dict[int, dict[str, Any] | str]:
     league["draft"]["order"] = spec.design
     out: dict[int, dict[str, Any] | str] = {}
     for seed in spec.seeds:
-        cfg = {**league, "seed": seed, "name": spec.name, **spec.seed_overrides.get(seed, {})}
+        cfg = {**league, "seed": seed, "name": spec.name, **spec.overrides, **spec.seed_overrides.get(seed, {})}
         try:
             out[seed] = parse_config(cfg, f"(batch {spec.name}, seed {seed})").model_dump(mode="json")
         except ConfigError as exc:

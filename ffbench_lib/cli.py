@@ -52,6 +52,7 @@ def _out_folder(text: str) -> str:
 
 def _cmd_validate(args: argparse.Namespace) -> int:
     from .data.prepare import check_inputs
+    from .notices import print_notices
 
     from .agents.wiring import check_cache
 
@@ -68,6 +69,7 @@ def _cmd_validate(args: argparse.Namespace) -> int:
           f"{f' IR:{r.IR}' if r.IR else ''}), scoring {league.scoring.preset or 'custom'}, "
           f"waivers {league.waivers.mode if league.waivers.enabled else 'off'}, {playoffs}; "
           f"{league.data.source} data in {league.data.resolved_dir()}{history}")
+    print_notices(league, args.config)  # inputs the season lacks, models that may know its results
     return 0
 
 
@@ -131,6 +133,13 @@ def _cmd_run(args: argparse.Namespace) -> int:
         print(f"stopped at phase {meta.get('phase')}: {meta.get('reason')}: edit {args.config}, then run: "
               f"{_resume_command(args)}", file=sys.stderr)
         return EXIT_BUDGET
+    return _print_result(out, meta)
+
+
+def _print_result(out: Path, meta: dict) -> int:
+    """The final standings (and champion) of a finished run."""
+    from .rundir import RunDir
+
     st = RunDir(out).table("standings")
     final = st[st["week"] == st["week"].max()].sort_values("rank")
     print(final[["rank", "team", "agent", "wins", "losses", "ties", "points_for"]].to_string(index=False))
@@ -158,8 +167,9 @@ def _resume_command(args: argparse.Namespace) -> str:
             seed = RunDir(args.out).meta()["seed"]
         except (OSError, ValueError, KeyError, TypeError):
             pass
-    return shlex.join(["ffbench", "run", str(args.config), *(["--seed", str(seed)] if seed is not None else []),
-                       "--out", str(args.out), "--resume"])
+    again = ["--resume"] if args.command == "run" else []  # ffbench live continues a run by itself
+    return shlex.join(["ffbench", args.command, str(args.config), *(["--seed", str(seed)] if seed is not None else []),
+                       "--out", str(args.out), *again])
 
 
 def _expand_folders(patterns: list[str]) -> list[Path]:
@@ -267,6 +277,56 @@ def _cmd_demo(args: argparse.Namespace) -> int:
     return 0 if not summary["failed"] and set(summary.get("analysis", {}).values()) <= {"ok"} else 1
 
 
+def _cmd_probe(args: argparse.Namespace) -> int:
+    """The knowledge probe: what each LLM model of the league remembers of the season's outcome."""
+    from .probe import ProbeError, format_table, run_probe
+
+    try:
+        result = run_probe(args.config, out=args.out, season=args.season)
+    except ProbeError as exc:
+        raise UsageError(str(exc)) from None
+    print(format_table(result))
+    print(f"probe directory: {args.out}")
+    if result["budget_stop"]:
+        print(f"stopped at llm.budget_usd before every model was asked: raise it in {args.config} and probe again "
+              "into a new --out (answers already paid for are replayed from the cache)", file=sys.stderr)
+        return EXIT_BUDGET
+    failed = [m["model"] for m in result["models"] if m.get("error")]
+    if failed:  # a probe that could not ask a model has no verdict for it: not a success
+        print(f"could not probe {', '.join(failed)} (see {Path(args.out) / 'llm_calls.jsonl'}); fix the server or "
+              "model and probe again into a new --out", file=sys.stderr)
+        return 1
+    return 0
+
+
+def _cmd_live(args: argparse.Namespace) -> int:
+    """A season under way: play every week the data has, decide the next one, commit to its decisions (a line of
+    live.jsonl, printed to publish) and wait for its games; the same command continues once the data has them."""
+    import json
+
+    from .rundir import LIVE, RunDir
+    from .season import run_season
+
+    league = load_config(args.config, seed=args.seed)
+    out = run_season(args.config, seed=args.seed, out=args.out, resume=True, progress=not args.quiet, live=True)
+    meta = RunDir(out).meta()
+    if meta.get("status") == "stopped_budget":
+        print(f"stopped at phase {meta.get('phase')}: {meta.get('reason')}: edit {args.config}, then run: "
+              f"{_resume_command(args)}", file=sys.stderr)
+        return EXIT_BUDGET
+    if meta.get("status") != "waiting_for_week":
+        return _print_result(out, meta)
+    week, played = meta["live"]["waiting_for_week"], meta["live"]["played_weeks"]
+    line = next(x for x in RunDir(out).read_log(LIVE) if x["week"] == week)
+    print(f"week {week} of {league.season} is decided; publish this line (the SHA-256 of the first {line['bytes']} "
+          f"bytes of {Path(out) / 'decisions.jsonl'}, every decision so far):")
+    print(json.dumps(line))
+    print(f"waiting for week {week}: the data has results through week {played}. Once its games are played, update "
+          f"the data (ffbench data download --seasons {league.season} --out {league.data.resolved_dir()}) and run "
+          f"the same command again: {_resume_command(args)}")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="ffbench", description="LLMs run fantasy-football teams through real NFL seasons.")
     sub = p.add_subparsers(dest="command", required=True)
@@ -308,6 +368,14 @@ def build_parser() -> argparse.ArgumentParser:
     rn.add_argument("--quiet", action="store_true", help="no progress bar")
     rn.set_defaults(func=_cmd_run)
 
+    lv = sub.add_parser("live", help="play a season under way: the weeks played so far, then decide the next week "
+                                     "and wait for its games (rerun to continue)")
+    lv.add_argument("config")
+    lv.add_argument("--seed", type=_count(0), default=None, help="default: the config's seed")
+    lv.add_argument("--out", required=True, type=_out_folder, help="run directory (created, or continued)")
+    lv.add_argument("--quiet", action="store_true", help="no progress bar")
+    lv.set_defaults(func=_cmd_live)
+
     im = sub.add_parser("import-ffb", help="convert earlier FantasyFootballBench runs into ffbench run directories")
     im.add_argument("sim_dirs", nargs="+", help="simulation_* folders (globs allowed)")
     im.add_argument("--out", required=True, help="folder for the converted run directories")
@@ -319,6 +387,12 @@ def build_parser() -> argparse.ArgumentParser:
     bt.add_argument("--workers", type=_count(1, 32), default=None, help="override the spec's worker count")
     bt.add_argument("--quiet", action="store_true")
     bt.set_defaults(func=_cmd_batch)
+
+    pb = sub.add_parser("probe", help="ask each LLM model what it remembers of a season's outcome (before any play)")
+    pb.add_argument("config")
+    pb.add_argument("--season", type=int, default=None, help="default: the config's season")
+    pb.add_argument("--out", required=True, type=_out_folder, help="a new folder for probe.json and the ledger")
+    pb.set_defaults(func=_cmd_probe)
 
     dm = sub.add_parser("demo", help="the README's main job: the demo batch to figures")
     dm.add_argument("--spec", default=None, help="batch YAML (default: params/batch_demo.yaml of the project)")
@@ -343,7 +417,7 @@ def main(argv: list[str] | None = None) -> int:
         print(scrub(f"error: {exc.strerror or exc}{where}"), file=sys.stderr)
         return 2
     except (KeyboardInterrupt, RunInterrupted) as exc:
-        resume = f"; continue with: {_resume_command(args)}" if args.command == "run" else ""
+        resume = f"; continue with: {_resume_command(args)}" if args.command in ("run", "live") else ""
         print(f"interrupted ({exc or 'SIGINT'}){resume}", file=sys.stderr)
         return 128 + getattr(exc, "signum", 2)
     except Exception:  # a bug: the traceback is shown, with any credential in it masked

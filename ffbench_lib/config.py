@@ -31,7 +31,12 @@ SEASONS = (2021, 2022, 2023, 2024, 2025)
 #: A model's knowledge cutoff as providers publish it: a month (``2024-06``) or a day (``2024-06-30``).
 def _cutoff(v: Any) -> str:
     text = v.isoformat() if isinstance(v, date) else v
-    if not (isinstance(text, str) and re.fullmatch(r"(19|20)\d\d-(0[1-9]|1[0-2])(-(0[1-9]|[12]\d|3[01]))?", text)):
+    ok = isinstance(text, str) and re.fullmatch(r"(19|20)\d\d-\d\d(-\d\d)?", text)
+    try:  # a real month or day (2024-02-31 is not one)
+        ok = ok and bool(date.fromisoformat(text if len(text) == 10 else f"{text}-01"))
+    except ValueError:
+        ok = False
+    if not ok:
         raise ValueError("expected a month YYYY-MM or a day YYYY-MM-DD, as the provider publishes it (e.g. 2024-06)")
     return text
 

@@ -4,6 +4,9 @@ Agents are asked through :meth:`Engine.ask`; every answer is judged by its decis
 run's :class:`~ffbench_lib.recorder.RunRecorder`. A checkpoint follows every draft
 round and every week, so ``resume`` continues a killed run and ends identical to an uninterrupted one; the budget
 is checked at each checkpoint, so a budget stop is always resumable. One process at a time runs a directory.
+A live run (``live=True``, ``ffbench live``) plays the weeks the data has, then makes the next week's decisions,
+checkpoints them (``decided:<w>``), commits to them in ``live.jsonl`` and stops ``waiting_for_week``; rerun on
+newer data, it scores that week and goes on. Otherwise a league with weeks the data has no results for is refused.
 """
 from __future__ import annotations
 
@@ -20,11 +23,14 @@ from tqdm.auto import tqdm
 
 from .agents import Agent
 from .agents.wiring import bind_agents, build_agents, check_cache
-from .atomic import remove_stale_temps
+from .atomic import remove_stale_temps, write_json
 from .config import ConfigError, League, dump_config, parse_config
-from .data.prepare import PreparedSeason
+from .data.base import DataError
+from .data.prepare import PreparedSeason, unplayed_weeks_problem
 from .llm import Budget, FatalLLMError, ReplayMiss
 from .llm.guard import FallbackGuard
+from .notices import knowledge_cutoffs
+from .masking import Masker
 from .phases import weekly_phases
 from .phases.draft import run_draft
 from .recorder import RunRecorder
@@ -55,13 +61,24 @@ __all__ = ["Engine", "RunExists", "ResumeMismatch", "RunInterrupted", "Simulated
 
 class Engine:
     def __init__(self, league: League, prepared: PreparedSeason, run_dir: str | Path,
-                 agents: dict[str, Agent] | None = None, progress: bool = True):
+                 agents: dict[str, Agent] | None = None, progress: bool = True, live: bool = False):
         self.league = league
         self.prepared = prepared
         _check_prepared(league, prepared)
+        # live: play the weeks the data has, then decide the next one and wait for its games (ffbench live);
+        # otherwise a week without results would be played as 0-0 ties: refused
+        self.live, self.played = live, prepared.played_weeks
+        season_weeks = int(prepared.schedule["week"].max())
+        problem = unplayed_weeks_problem(league.season, league.weeks, season_weeks if live else self.played,
+                                         season_weeks)
+        if problem:
+            raise DataError(problem)
+        self._live_meta: dict[str, Any] = {}  # run.json "live": data updates, the week waited for (live runs only)
         self.rundir = RunDir(run_dir)
         self.fw = Firewall(prepared, league)
         self.catalog = self.fw.catalog  # static player facts: positions, names, projections
+        # masked mode: agents see pseudonyms (views masked, answers mapped back in ask); None: real names
+        self.masker = Masker(self.fw, league) if league.information.masking != "off" else None
         self.agents = agents if agents is not None else build_agents(league, league.seed)
         self.progress = progress
         self.run_id = f"{league.name}-s{league.seed}"
@@ -71,6 +88,7 @@ class Engine:
         self._task: asyncio.Task | None = None  # the task playing the season, while it can still be interrupted
         self._signal: int | None = None
         self.guard = FallbackGuard(league.llm.max_fallback_rate, league.llm.fallback_min_decisions)
+        self._cutoffs = knowledge_cutoffs(league)  # models that may have read the season's results (run.json)
         weekly = prepared.weekly  # actual points score the weeks; agents never see them (views use knowledge)
         self.actual = {w: dict(zip(g["player_id"], g["fantasy_points"].astype(float)))
                        for w, g in weekly.groupby("week")}
@@ -86,6 +104,13 @@ class Engine:
             meta["budget"] = {"limit_usd": self.budget.limit_usd, "spent_usd": round(self.budget.spent_usd, 6)}
         if self._resumes:
             meta["resumes"] = self._resumes
+        if self.live:
+            meta["live"] = {**self._live_meta, "played_weeks": self.played}
+        m = self.prepared.manifest
+        if m.get("unavailable"):  # a season run without some inputs (2025: no injury report), as prepared
+            meta.update(unavailable=m["unavailable"], unavailable_notes=m.get("unavailable_notes", {}))
+        if self._cutoffs:  # only when a team's model has a knowledge_cutoff
+            meta["knowledge_cutoffs"] = self._cutoffs
         return meta
 
     def _sink(self, state: LeagueState):
@@ -97,8 +122,12 @@ class Engine:
     async def ask(self, team: str, kind: str, view: dict) -> tuple[Any, list[str]]:
         """Ask a team's agent for a ``kind`` decision; an exception is an invalid answer (the decision type
         then repairs), never a crashed run."""
+        # masked mode: the agent sees pseudonyms and its answer is mapped back to real ids; masking is outside
+        # the try, so a view that would leak a real player stops the run instead of counting as a bad answer
+        shown = view if self.masker is None else self.masker.view(view)
         try:
-            return await self.agents[team].decide(kind, view), []
+            answer = await self.agents[team].decide(kind, shown)
+            return (answer if self.masker is None else self.masker.answer(answer)), []
         except (FatalLLMError, ReplayMiss):
             raise
         except Exception as exc:  # noqa: BLE001 - any other agent failure is recorded and repaired
@@ -132,6 +161,8 @@ class Engine:
         with self.rundir.exclusive():
             check_cache(self.league)
             state, finished = self._open(resume)
+            if self.masker is not None and not finished:  # masked runs only: which pseudonym is who
+                write_json(self.rundir.file("masking.json"), self.masker.mapping())
             if finished:
                 return state
             return await self._play(state, crash_after)
@@ -160,9 +191,19 @@ class Engine:
                 if self.budget.exceeded:
                     status, reason = "stopped_budget", self._budget_reason()
                     break
-                for phase in weekly_phases():
-                    if phase.applies(lg, w):
-                        await phase.run(self, state, w)
+                decided = state.decided_week() == w  # a live run decided it earlier: its games remain
+                if w > self.played:  # live: decide the week, commit to it, wait for its games
+                    if not decided:
+                        await self._week(state, w, after_games=False)
+                        state.phase = f"decided:{w}"
+                        self.checkpoint(state, crash_after)
+                    self.rundir.commit_week(w, state.log_bytes.get("decisions.jsonl", 0))
+                    self._live_meta["waiting_for_week"] = w
+                    status, reason = "waiting_for_week", (f"week {w} is decided (live.jsonl) and has no results in "
+                                                          f"the data yet (results through week {self.played})")
+                    break
+                self._live_meta.pop("waiting_for_week", None)
+                await self._week(state, w, after_games=True if decided else None)
                 state.phase = f"week:{w}"
                 self.checkpoint(state, crash_after)
                 bar.update(1)
@@ -184,6 +225,13 @@ class Engine:
             self._task = None
             bar.close()
         return self._stop(state, status, reason)
+
+    async def _week(self, state: LeagueState, w: int, after_games: bool | None) -> None:
+        """Week ``w``'s phases in order: all of them (None), or only those before (False) or after (True) its
+        games, so a live run can decide a week and score it once its results are in."""
+        for phase in weekly_phases():
+            if phase.applies(self.league, w) and after_games in (None, phase.after_games):
+                await phase.run(self, state, w)
 
     def _stop(self, state: LeagueState, status: str, reason: str | None = None) -> LeagueState:
         """The tables and run.json as the run ends (complete) or stops early; an early stop leaves the
@@ -220,10 +268,11 @@ class Engine:
                                   "damaged: start the run again with another --out")
         changes = self._config_changes()
         was, now = meta.get("data_fingerprint"), self.prepared.manifest.get("fingerprint")
-        if was and now and was != now:
+        if was and now and was != now and not self.live:  # a live run's data grows week by week
+            live = "; it is a live run: continue it with `ffbench live`" if isinstance(meta.get("live"), dict) else ""
             raise ResumeMismatch(f"cannot resume {rd.path}: the prepared data changed since the run started "
                                  f"(fingerprint {was} -> {now}: other data files or another ffbench version); "
-                                 "resume with the same data, or start a new run with another --out")
+                                 f"resume with the same data, or start a new run with another --out{live}")
         was_code = meta.get("code_fingerprint")
         if was_code and was_code != code_fingerprint():
             raise ResumeMismatch(f"cannot resume {rd.path}: the ffbench code changed since the run started (code "
@@ -234,8 +283,9 @@ class Engine:
         if state is not None:
             problems = state.problems(self._new_state(), lg.roster.size, lg.weeks, dict(lg.roster.caps),
                                       self.catalog.position, lg.regular_weeks) + problems
-            known = self.fw.week(max(1, state.last_completed_week())).known_players()
-            problems += [f"{t} holds {p}, who is not known before week {max(1, state.last_completed_week())} "
+            at = max(1, state.decided_week() or state.last_completed_week())
+            known = self.fw.week(at).known_players()
+            problems += [f"{t} holds {p}, who is not known before week {at} "
                          "(first plays later)" for t, ids in state.rosters.items() for p in ids
                          if p in self.catalog.position and p not in known][:3]
             own = {p.name for p in self._stateful_phases()}
@@ -250,6 +300,8 @@ class Engine:
                                   "with another --out")
         if state is not None and meta.get("status") == "complete" and state.phase == f"week:{lg.weeks}":
             return state, True
+        if self.live:
+            self._live_update(meta, state, was, now)
         earlier = meta.get("resumes")
         self._resumes = [*(earlier if isinstance(earlier, list) else []),
                          {"from_status": meta.get("status"), "from_phase": state.phase if state else "new",
@@ -265,6 +317,21 @@ class Engine:
             rd.write_config(dump_config(lg))  # config.yaml always holds the config in force
         rd.write_meta(self._meta("running", state))
         return state, False
+
+    def _live_update(self, meta: dict[str, Any], state: LeagueState | None, was: str | None, now: str | None) -> None:
+        """A live run continued: its data may have grown (recorded in run.json's ``live.data_updates``), never
+        shrunk below the weeks it has scored (the views of the next week need every week before it)."""
+        scored = state.last_completed_week() if state else 0
+        if self.played < scored:
+            raise ResumeMismatch(f"cannot continue {self.rundir.path}: the data has results through week "
+                                 f"{self.played}, but the run has scored week {scored} already; use the data it was "
+                                 f"played with or newer (data.dir, FFBENCH_DATA_DIR)")
+        earlier = meta.get("live") if isinstance(meta.get("live"), dict) else {}
+        updates = list(earlier.get("data_updates", []))
+        if was and now and was != now:
+            updates.append({"at_phase": state.phase if state else "new", "fingerprint": [was, now],
+                            "played_weeks": self.played})
+        self._live_meta = {"data_updates": updates} if updates else {}
 
     def _config_changes(self) -> dict[str, list[Any]]:
         """Config keys that differ from the run's config.yaml, as [before, now]; :class:`ResumeMismatch` if any

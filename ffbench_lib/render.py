@@ -84,7 +84,7 @@ def _tier_ranges(tiers: list) -> str:
 
 def league_rules_text(rules: dict) -> dict[str, str]:
     """The system prompt's sentences for rules only some leagues have (each empty otherwise, so other leagues'
-    prompts stay as they were): tiered scoring, IR slots, the playoffs."""
+    prompts stay as they were): tiered scoring, IR slots, the playoffs, a season without an injury report."""
     tiers = rules.get("scoring_tiers") or {}
     tier_rule = "".join(f" Tiered, {stat.replace('_', ' ')} (a team defense's, per game): {_tier_ranges(t)}."
                         for stat, t in sorted(tiers.items()))
@@ -99,7 +99,12 @@ def league_rules_text(rules: dict) -> dict[str, str]:
         playoff_rule = (f" After week {po['regular_weeks']} the top {po['teams']} teams by record (then points for) "
                         f"play a knockout bracket ({weeks}; a two-week round adds both weeks' points); the winner of "
                         "the final is the league champion.")
-    return {"tier_rule": tier_rule, "ir_rule": ir_rule, "playoff_rule": playoff_rule}
+    # a season without an official injury report (the newest, before nflverse publishes it) says so
+    unavailable_rule = ("\n- No official injury report is available for this season: no player is marked Out, "
+                        "Doubtful or Questionable, but a player who misses a game still scores 0."
+                        if "injury_report" in rules.get("unavailable", ()) else "")
+    return {"tier_rule": tier_rule, "ir_rule": ir_rule, "playoff_rule": playoff_rule,
+            "unavailable_rule": unavailable_rule}
 
 
 def scoring_values(weights: dict[str, float]) -> str:

@@ -2,9 +2,14 @@
 
 =========================  ==============================================================================
 ``config.yaml``            the fully resolved league config
-``run.json``               run id, seed, status (running / complete / failed / interrupted / stopped_budget)
-                           and its reason, phase, data fingerprint, budget, every resume and what it changed
-``checkpoint.json``        league state after the last completed phase (each draft round, then every week)
+``run.json``               run id, seed, status (running / complete / failed / interrupted / stopped_budget /
+                           waiting_for_week)
+                           and its reason, phase, data fingerprint, budget, every resume and what it changed;
+                           only when they apply: ``unavailable`` inputs of the season (``unavailable_notes``)
+                           and ``knowledge_cutoffs`` (models' cutoffs against the season's end)
+``checkpoint.json``        league state after the last completed phase (each draft round, then every week; a live
+                           run waiting for a week's games: that week's decisions, ``decided:<week>``)
+``live.jsonl``             live runs only: one line per decided week (UTC time, SHA-256 of decisions.jsonl so far)
 ``decisions.jsonl``        every agent decision: the exact view, the raw answer, what was applied, by whom
 ``llm_calls.jsonl``        every LLM call (ledger): messages, raw response, parsed answer, tokens, cost, latency,
                            every attempt's error, re-asks, cache hits
@@ -34,9 +39,11 @@ holds an OS file lock (``.lock``), which the OS releases if the process dies.
 """
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 from contextlib import contextmanager
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Iterator
 
@@ -51,8 +58,10 @@ from .state import LeagueState, StateError
 LOGS = ("decisions.jsonl", "llm_calls.jsonl")
 LOCK = ".lock"
 #: Every file a run writes (what a fresh start may replace); anything else makes a folder "not a run's".
-OWN_FILES = ("config.yaml", "run.json", "checkpoint.json", *LOGS, "llm_summary.parquet",
-             *(f"{t}.parquet" for t in TABLES))
+OWN_FILES = ("config.yaml", "run.json", "checkpoint.json", *LOGS, "llm_summary.parquet", "masking.json",
+             *(f"{t}.parquet" for t in TABLES), "live.jsonl")
+#: A live run's commitments: one line per decided week (never rewound: it is what the user published).
+LIVE = "live.jsonl"
 
 
 class RunDirError(Exception):
@@ -144,6 +153,23 @@ class RunDir:
                 with open(self.file(log), "rb+") as fh:
                     os.fsync(fh.fileno())
         write_text(self.file("checkpoint.json"), scrub(state.to_json()) + "\n")
+
+    def commit_week(self, week: int, decisions_bytes: int) -> dict[str, Any]:
+        """A live run's commitment to week ``week``'s decisions: the UTC time and the SHA-256 of the first
+        ``decisions_bytes`` bytes of ``decisions.jsonl`` (every decision so far; later weeks only append, so
+        anyone can check it against the finished run). Once per week: a rerun still waiting finds its line."""
+        for line in self.read_log(LIVE):
+            if line.get("week") == week:
+                return line
+        with open(self.file("decisions.jsonl"), "rb") as fh:
+            digest = hashlib.sha256(fh.read(decisions_bytes)).hexdigest()
+        line = {"week": week, "decided_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+                "decisions_sha256": digest, "bytes": decisions_bytes}
+        with open(self.file(LIVE), "a", encoding="utf-8") as fh:
+            fh.write(json.dumps(line) + "\n")
+            fh.flush()
+            os.fsync(fh.fileno())
+        return line
 
     def write_tables(self, state: LeagueState) -> None:
         for name in TABLES:

@@ -9,6 +9,7 @@ from pathlib import Path
 from .config import League, load_config
 from .data.prepare import prepared_for
 from .engine import Engine
+from .notices import print_notices
 from .paths import outputs_dir
 
 
@@ -20,6 +21,7 @@ def run_season(config: str | Path | League, seed: int | None = None, out: str | 
     league = load_config(config, seed=seed) if not isinstance(config, League) else (
         config.model_copy(update={"seed": seed}) if seed is not None else config)
     prepared = prepared_for(league)
+    print_notices(league, config)  # inputs the season lacks, models that may know its results: stderr, before playing
     engine = Engine(league, prepared, out, progress=progress, **engine_kwargs)
     run_sync(_with_signals(engine, resume=resume, crash_after=crash_after))
     return Path(out)

@@ -13,10 +13,13 @@ from typing import Any
 
 from pydantic import ConfigDict, TypeAdapter, ValidationError
 
-#: ``new`` -> ``draft:<rounds done>`` -> ``drafted`` -> ``week:<last completed week>``
-PHASE = re.compile(r"new|draft:([1-9][0-9]*)|drafted|week:([1-9][0-9]*)")
+#: ``new`` -> ``draft:<rounds done>`` -> ``drafted`` -> ``week:<last completed week>``; a live run also stops at
+#: ``decided:<week>``: that week's decisions made (lineups in ``decided``), its games not yet played
+PHASE = re.compile(r"new|draft:([1-9][0-9]*)|drafted|week:([1-9][0-9]*)|decided:([1-9][0-9]*)")
 _STRICT = ConfigDict(extra="forbid", strict=True)  # a checkpoint is checked field by field, nothing coerced
-OPTIONAL = ("extras",)  # written only when a league uses them
+OPTIONAL = ("extras", "decided")  # written only when a league (or a live run's decided week) uses them
+#: tables the scoring of a week writes: a decided, unscored week has no rows in them yet
+SCORED = ("lineups", "bench", "rosters", "ir_players", "dropped_points", "playoffs")
 
 
 class StateError(ValueError):
@@ -58,6 +61,9 @@ class LeagueState:
     llm_cost_usd: float = 0.0  # spent on live provider calls (replayed answers cost nothing)
     tables: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
     extras: dict[str, Any] = field(default_factory=dict)  # a weekly phase's own state (e.g. FAAB budgets), by phase
+    # the week's lineups between the lineup decisions and the scoring: team -> [[slot, player or None, decided_by]]
+    # (empty at every ``week:<w>`` checkpoint; a live run's ``decided:<w>`` checkpoint holds them)
+    decided: dict[str, list[list[str | None]]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         for t in self.teams:
@@ -85,7 +91,13 @@ class LeagueState:
         return [p for p in self.rosters[team] if p not in ir]
 
     def last_completed_week(self) -> int:
+        if self.phase.startswith("decided:"):
+            return int(self.phase.split(":")[1]) - 1
         return int(self.phase.split(":")[1]) if self.phase.startswith("week:") else 0
+
+    def decided_week(self) -> int | None:
+        """The week whose decisions are made and whose games are not yet scored (``decided:<w>``), else None."""
+        return int(self.phase.split(":")[1]) if self.phase.startswith("decided:") else None
 
     def rounds_done(self, rounds: int) -> int:
         """Draft rounds completed (``rounds`` is the roster size, i.e. all of them once drafted)."""
@@ -158,6 +170,23 @@ class LeagueState:
                 if sorted(replay.get(t, [])) != sorted(self.rosters[t])]
 
 
+    def _decided_problems(self) -> list[str]:
+        """A decided week's lineups: one per team, of its active players, each once; none at any other phase."""
+        if self.decided_week() is None:
+            return ["lineups are held for a week that is not decided"] if self.decided else []
+        if list(self.decided) != self.teams:
+            return [f"phase {self.phase}: the decided lineups must list exactly the league's teams"]
+        out = []
+        ir = self.extras.get("ir") if isinstance(self.extras.get("ir"), dict) else {}
+        for team, entries in self.decided.items():
+            ids = [e[1] for e in entries if len(e) == 3 and e[1] is not None]
+            if any(len(e) != 3 or e[2] not in ("agent", "fallback") for e in entries) or len(ids) != len(set(ids)):
+                out.append(f"{team}'s decided lineup is not a list of [slot, player, agent|fallback], each player once")
+            on_ir = ir.get(team) if isinstance(ir.get(team), list) else []
+            out += [f"{team}'s decided lineup starts {p}, who is not on its active roster" for p in ids
+                    if p not in self.rosters.get(team, []) or p in on_ir][:1]
+        return out
+
     def problems(self, fresh: "LeagueState", rounds: int, weeks: int, caps: dict[str, int],
                  position: dict[str, str], regular_weeks: int | None = None) -> list[str]:
         """Why this state cannot be a point of the league whose starting state is ``fresh`` (same teams, agents,
@@ -170,12 +199,13 @@ class LeagueState:
             return out
         m = PHASE.fullmatch(self.phase)
         if not m:
-            return [f"phase {self.phase!r} is not one of new, draft:<round>, drafted, week:<week>"]
+            return [f"phase {self.phase!r} is not one of new, draft:<round>, drafted, week:<week>, decided:<week>"]
         if m.group(1) and int(m.group(1)) >= rounds:
             return [f"phase {self.phase}: the draft has only {rounds} rounds"]
-        week = self.last_completed_week()
-        if week > weeks:
+        week, decided = self.last_completed_week(), self.decided_week()
+        if (decided or week) > weeks:
             return [f"phase {self.phase}: the league plays {weeks} weeks"]
+        out += self._decided_problems()
         done = self.rounds_done(rounds)
         if list(self.rosters) != self.teams or list(self.records) != self.teams:
             out.append("rosters and records must list exactly the league's teams")
@@ -202,7 +232,7 @@ class LeagueState:
         picks = len(self.tables.get("draft_picks", []))
         if picks != done * len(self.teams):
             out.append(f"{picks} draft picks recorded; phase {self.phase} has {done * len(self.teams)}")
-        played = set(range(1, week + 1))
+        played = set(range(1, (decided or week) + 1))  # a decided week has its decisions' rows, not its games'
         regular = min(week, weeks if regular_weeks is None else regular_weeks)  # regular-season weeks played
         for table in ("standings", "matchups"):
             seen = {r.get("week") for r in self.tables.get(table, [])}
@@ -212,7 +242,7 @@ class LeagueState:
         for table, rows in self.tables.items():  # every weekly table: nothing beyond the phase
             if not rows or "week" not in rows[0] or table in ("standings", "matchups"):
                 continue
-            late = {r.get("week") for r in rows} - played
+            late = {r.get("week") for r in rows} - (played - ({decided} if table in SCORED else set()))
             if late:
                 out.append(f"{table} hold week(s) {sorted(late, key=repr)} beyond phase {self.phase}")
         out += [f"{t}'s record has {r.games} games after {regular} regular-season weeks"

@@ -29,6 +29,10 @@ from .rules.roster import unmet_starters
 from .state import LeagueState
 
 
+#: inputs a prepared season may lack (its manifest's ``unavailable``) that views and prompts must name
+VIEW_UNAVAILABLE = ("injury_report",)
+
+
 def view_hash(view: dict) -> str:
     return hashlib.sha256(canonical_json(view).encode()).hexdigest()[:16]
 
@@ -49,6 +53,8 @@ class Firewall:
         self.name = self.catalog.name
         self.preseason_proj = self.catalog.preseason_proj
         self.adp = self.catalog.adp
+        #: publications the season lacks that every view names (no injury report: nobody is marked Out)
+        self.unavailable = [u for u in prepared.manifest.get("unavailable", []) if u in VIEW_UNAVAILABLE]
 
     @property
     def league(self) -> League:
@@ -74,6 +80,8 @@ class Firewall:
                 "weeks": lg.weeks, "season": lg.season,
                 # IR slots and the playoff format only in leagues that have them
                 **({"ir_slots": lg.roster.IR} if lg.roster.IR else {}),
+                # only in seasons that lack one of them, so other seasons' views stay as they were
+                **({"unavailable": list(self.unavailable)} if self.unavailable else {}),
                 **({"playoffs": {"teams": lg.playoffs.teams, "regular_weeks": lg.regular_weeks,
                                  "round_weeks": list(lg.playoffs.round_weeks)}} if lg.playoffs.enabled else {})}
 

@@ -210,9 +210,11 @@ def test_missing_history_override_is_recorded(data_dir, tmp_path):
     assert (p.players["prev_points"] == 0).all()
 
 
-def test_season_2025_validate_and_run_agree_on_the_missing_injury_report(tmp_path):
-    f = league_file(tmp_path, season=2025)
-    msg = ["injuries_2025.csv missing", "injury report"]
+def test_season_2025_validate_and_run_agree_on_the_missing_team_stats(tmp_path):
+    """2025 runs without its injury report (tests/test_season_2025.py), but team defenses need its team stats."""
+    d = yaml.safe_load(DEMO.read_text())
+    f = league_file(tmp_path, season=2025, roster={**d["roster"], "DST": 1, "caps": {**d["roster"]["caps"], "DST": 2}})
+    msg = ["stats_team_week_2025.csv missing", "remove DST from the roster"]
     a = refused("validate", f, expect=msg)
     b = refused("run", f, "--out", tmp_path / "run", "--quiet", expect=msg)
     assert a == b

@@ -15,6 +15,7 @@ import pandas as pd
 from . import schema
 from .base import REFETCH, DataError, DataSource, csv_columns, read_csv
 from .defense import TEAM_REQUIRED, nflverse_dst_rows
+from .projection_files import CROSSWALK_POSITIONS
 
 #: Columns every weekly file must have (after the legacy renames): ids, keys and every counting stat, so no
 #: scoring rule can silently score a missing stat as zero (``fumbles_lost`` is derived from its three parts).
@@ -24,6 +25,9 @@ SCHEDULE_REQUIRED = (*schema.SCHEDULE_COLUMNS, "game_type")
 INJURY_REQUIRED = ("season", "week", "game_type", "gsis_id", "full_name", "team", "position", "report_status",
                    "practice_status", "report_primary_injury", "date_modified")
 ROSTER_REQUIRED = ("gsis_id", "full_name", "position", "team", "draft_club", "draft_number", "rookie_year")
+ROOKIE_COLUMNS = ["player_id", "player_name", "position", "team", "draft_number"]
+#: DynastyProcess's codes (the id crosswalk file) where they differ from nflverse's
+CROSSWALK_TEAMS = {"GBP": "GB", "KCC": "KC", "LVR": "LV", "NEP": "NE", "NOS": "NO", "SFO": "SF", "TBB": "TB"}
 
 
 class NflverseDir(DataSource):
@@ -99,7 +103,26 @@ class NflverseDir(DataSource):
         missing, truncated, lacks its columns or breaks a rule of ``checks``)."""
         self.weekly(season)
         self.byes(season)  # and the schedule they come from
-        self.injuries(season)
+        if "injury_report" not in self.unavailable(season):  # a missing report is run as unavailable
+            self.injuries(season)
+
+    def unavailable(self, season: int) -> dict[str, str]:
+        """The season's optional files that are missing (the newest season has no injury report or rosters
+        yet), each with what a run uses instead; the prepared manifest, run.json and the views say so."""
+        out = {}
+        if not (self.folder / f"injuries_{season}.csv").exists():
+            out["injury_report"] = (f"injuries_{season}.csv missing: no official injury report, so no player is "
+                                    "marked Out, Doubtful or Questionable (a player who misses a game scores 0; "
+                                    "injured reserve cannot be used)")
+        if not (self.folder / f"roster_{season}.csv").exists():
+            rookies = (f"rookies, their NFL draft pick and team come from the id crosswalk (db_playerids*.csv "
+                       f"draft_year {season}: every drafted rookie, undrafted ones only partly)"
+                       if any(self.folder.glob("db_playerids*.csv")) else
+                       "no rookie is in the draft pool (no id crosswalk db_playerids*.csv either)")
+            out["rosters"] = (f"roster_{season}.csv missing: {rookies}; a veteran's preseason team is the one an "
+                              f"ADP or projection file gives, else his last team of {season - 1} (an offseason move "
+                              f"then shows from his first {season} game)")
+        return out
 
     def raw_weekly(self, season: int) -> pd.DataFrame:
         """The weekly file as published (current schema preferred, legacy renamed to current names); read
@@ -116,7 +139,7 @@ class NflverseDir(DataSource):
         self._require_weekly(path, df.columns)
         df = df.rename(columns=schema.LEGACY_RENAMES)
         for col in ("season", "week"):
-            if not pd.api.types.is_numeric_dtype(df[col]):
+            if len(df) and not pd.api.types.is_numeric_dtype(df[col]):  # no rows yet: a season not started
                 raise DataError(f"nflverse weekly stats: {path} column {col!r} is not numeric; {REFETCH}")
         return df
 
@@ -139,6 +162,16 @@ class NflverseDir(DataSource):
         if g.empty:
             raise DataError(f"nflverse schedules: no {season} regular-season games in {path}")
         return g[list(schema.SCHEDULE_COLUMNS)].reset_index(drop=True), str(path)
+
+    def season_calendar(self, season: int) -> tuple[pd.DataFrame, Path]:
+        """Every game of ``season`` in the schedules file, playoffs included where it lists them: ``week``,
+        ``game_type``, ``gameday`` (a date; the scheduled one for a game not yet played), and the file read."""
+        path = self._file(self.folder, "games*.csv", "nflverse schedules")
+        cols = ["season", "week", "game_type", "gameday"]
+        g = read_csv(path, "nflverse schedules", cols, usecols=cols, low_memory=False)
+        g = g[g["season"] == season].copy()
+        g["gameday"] = pd.to_datetime(g["gameday"], errors="coerce").dt.date
+        return g.dropna(subset=["gameday"]).reset_index(drop=True), path
 
     def _bye_rows(self, season: int) -> tuple[pd.DataFrame, str]:
         path = self._file(self.folder, "games*.csv", "nflverse schedules")
@@ -170,12 +203,31 @@ class NflverseDir(DataSource):
         """Players drafted into the NFL before ``season`` (known preseason): id, name, position, team, pick."""
         path = self.folder / f"roster_{season}.csv"
         if not path.exists():
-            return pd.DataFrame(columns=["player_id", "player_name", "position", "team", "draft_number"])
+            return self._rookies_from_crosswalk(season)
         r = read_csv(path, f"nflverse roster {season}", ROSTER_REQUIRED, low_memory=False, dtype={"gsis_id": "string"})
         r = r[(r["rookie_year"] == season) & r["position"].isin(schema.FANTASY_POSITIONS)]
         r = r.rename(columns={"gsis_id": "player_id", "full_name": "player_name", "draft_club": "draft_team"})
         r["team"] = schema.normalize_team(r["draft_team"].fillna(r["team"]))
         return r[["player_id", "player_name", "position", "team", "draft_number"]].dropna(subset=["player_id"])
+
+    def _rookies_from_crosswalk(self, season: int) -> pd.DataFrame:
+        """:meth:`rookies` without the season's roster file (see :meth:`unavailable`): the DynastyProcess id
+        file's players with ``draft_year == season`` (its team is the file's snapshot team)."""
+        frames = []
+        for path in sorted(self.folder.glob("db_playerids*.csv")):
+            cols = ["gsis_id", "name", "position", "team", "draft_year", "draft_ovr"]
+            frames.append(read_csv(path, "player id crosswalk", cols, usecols=cols, dtype={"gsis_id": "string"}))
+        if not frames:
+            return pd.DataFrame(columns=ROOKIE_COLUMNS)
+        r = pd.concat(frames, ignore_index=True)
+        mapped = r["gsis_id"].str.startswith("00-").fillna(False)  # rows without a gsis id never play
+        r = r[(pd.to_numeric(r["draft_year"], errors="coerce") == season) & mapped]
+        r = r.assign(position=r["position"].replace(CROSSWALK_POSITIONS),
+                     team=schema.normalize_team(r["team"].replace(CROSSWALK_TEAMS)),
+                     draft_number=pd.to_numeric(r["draft_ovr"], errors="coerce"))
+        r = r[r["position"].isin(schema.FANTASY_POSITIONS)].drop_duplicates("gsis_id")
+        r = r.rename(columns={"gsis_id": "player_id", "name": "player_name"})
+        return r[ROOKIE_COLUMNS].reset_index(drop=True)
 
 
 def byes_from_schedule(games: pd.DataFrame) -> pd.DataFrame:

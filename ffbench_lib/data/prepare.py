@@ -12,7 +12,9 @@ league scoring, computes the built-in projections from earlier seasons only, and
 ``injuries.parquet``        official pre-game report status per player-week
 ``byes.parquet``            one row per team
 ``schedule.parquet``        regular-season games
-``manifest.json``           inputs, scoring, row counts, unmatched players, fingerprint
+``manifest.json``           inputs, scoring, row counts, unmatched players, fingerprint, and only for a
+                            season that lacks some, ``unavailable`` inputs (injury report, rosters, ADP)
+                            with what is used instead (``unavailable_notes``)
 ==========================  =====================================================================
 
 A league with kickers (K) or team defenses (DST) passes its ``positions``: only then do their rows (and their
@@ -38,7 +40,7 @@ from ..atomic import write_json, write_parquet
 from ..paths import outputs_dir
 from ..scoring import STAT_GROUPS, check_tiers, check_weights, fantasy_points, resolve_tiers, resolve_weights
 from . import get_source, schema
-from .base import DataError, DataSource
+from .base import REFETCH, DataError, DataSource
 from .nflverse import NflverseDir
 from .projection_files import fantasypros_season_projections, nflcom_weekly, preseason_adp
 from .sportsdataio import SportsDataIODir
@@ -63,6 +65,11 @@ class PreparedSeason:
 
     def tables(self) -> dict[str, pd.DataFrame]:
         return {name: getattr(self, name) for name in TABLES}
+
+    @property
+    def played_weeks(self) -> int:
+        """The last week whose games the data has: the schedule's last week unless the season is under way."""
+        return int(self.manifest.get("played_weeks", self.schedule["week"].max()))
 
 
 # ------------------------------------------------------------------------------------------------- helpers
@@ -156,6 +163,14 @@ def _has_injury_report(nv: NflverseDir | None, season: int) -> bool:
     return nv is not None and (nv.folder / f"injuries_{season}.csv").exists()
 
 
+def unavailable_inputs(src: DataSource, season: int) -> dict[str, str]:
+    """The optional files ``season`` lacks (the newest season: injury report, rosters), each with what a run
+    uses instead (``NflverseDir.unavailable``); SportsData.io data has an injury status of its own."""
+    nv = _nflverse_beside(src)
+    out = nv.unavailable(season) if nv is not None else {}
+    return {k: v for k, v in out.items() if k != "injury_report" or src is nv}
+
+
 def missing_history_problem(src: DataSource, season: int) -> str | None:
     """Why ``season`` lacks the previous season's weekly stats (the built-in projections and every player's
     ``prev_points`` need them), or None."""
@@ -241,6 +256,62 @@ def input_problems(src: DataSource, season: int, projection_source: str = "built
     return problems
 
 
+def played_through(rows: pd.DataFrame, schedule: pd.DataFrame, scores: bool, source: str, season: int) -> int:
+    """The last week up to which every week is played: every team of its games has stats rows (``rows``: the
+    season's player-weeks) and, with ``scores`` (team defenses' points allowed), every game its final score.
+    The week after it may be under way; anything later means a file with a hole (a DataError): a week with no
+    results would otherwise score every player 0."""
+    teams = pd.concat([schedule[["week", "home_team"]].set_axis(["week", "team"], axis=1),
+                       schedule[["week", "away_team"]].set_axis(["week", "team"], axis=1)], ignore_index=True)
+    need, have = ({int(w): set(t.dropna()) for w, t in schema.normalize_team(df["team"]).groupby(df["week"].to_numpy())}
+                  for df in (teams, rows))
+    done = {w: need[w] - have.get(w, set()) for w in need}
+    sides = schedule[["home_score", "away_score"]].notna()
+    scored = sides.all(axis=1).groupby(schedule["week"].to_numpy()).all()
+    any_score = sides.any(axis=1).groupby(schedule["week"].to_numpy()).any()
+    checks = [(lambda w: not done[w], lambda w: w in have,
+               lambda w: f"{source} weekly stats {season}: no rows for "
+                         f"{'any team' if done[w] == need[w] else ', '.join(sorted(done[w]))} in week {w}, which the "
+                         "schedule has, though later weeks have rows; the stats file is incomplete: replace it with a "
+                         "complete copy")]
+    if scores:
+        checks.append((lambda w: bool(scored[w]), lambda w: bool(any_score[w]),
+                       lambda w: f"{source} schedule {season}: week {w} lacks final scores (team defenses' points "
+                                 f"allowed), though later weeks have them; {REFETCH}"))
+    last = max(need)
+    played = last
+    for complete, started, problem in checks:  # complete: the week is played; started: it has any results
+        upto = next((w - 1 for w in range(1, last + 1) if not complete(w)), last)
+        if any(started(w) for w in range(upto + 2, last + 1)):
+            raise DataError(problem(upto + 1))
+        played = min(played, upto)
+    return played
+
+
+def last_played_week(src: DataSource, season: int, positions: Sequence[str] = schema.DEFAULT_POSITIONS,
+                     schedule: pd.DataFrame | None = None) -> int:
+    """:func:`played_through` of a source's season (``ffbench validate`` and preparing). Final scores count
+    only for nflverse team defenses, whose points allowed come from the schedule."""
+    scores = schema.DEFENSE_POSITION in positions and isinstance(src, NflverseDir)
+    return played_through(src.weekly(season), src.schedule(season) if schedule is None else schedule, scores,
+                          src.name, season)
+
+
+def unplayed_weeks_problem(season: int, league_weeks: int, played: int, season_weeks: int) -> str | None:
+    """Why a league cannot be run (``ffbench run``, ``validate``) on a season of ``season_weeks`` weeks played
+    through week ``played``: its later weeks have no results, and would be scored 0 to 0 (``ffbench live`` waits
+    for them, passing ``played=season_weeks``)."""
+    if league_weeks <= played:
+        return None
+    if played >= season_weeks:
+        return (f"season {season} has {season_weeks} weeks in this data, but the league plays {league_weeks}; set "
+                f"`weeks: {season_weeks}` (or fewer) in the league config")
+    done = f"has results through week {played} only" if played else "has no results yet (week 1 is not played)"
+    fix = f"set `weeks: {played}` in the league config to play the weeks that are done, or " if played else ""
+    return (f"season {season} {done}, but the league plays {league_weeks} weeks; {fix}play the season as it goes "
+            "with `ffbench live CONFIG --out DIR`")
+
+
 def _raise_problems(problems: list[str], season: int, source: str) -> None:
     if len(problems) == 1:
         raise DataError(f"data for season {season} ({source}): {problems[0]}")
@@ -255,6 +326,12 @@ def check_inputs(league) -> None:
     _raise_problems(input_problems(src, league.season, league.data.projections,
                                    league.data.allow_missing_history, league.roster.positions),
                     league.season, league.data.source)
+    schedule = src.schedule(league.season)
+    problem = unplayed_weeks_problem(league.season, league.weeks,
+                                     last_played_week(src, league.season, league.roster.positions, schedule),
+                                     int(schedule["week"].max()))
+    if problem:
+        raise DataError(problem)
 
 
 def _fingerprint(root: Path, params: dict) -> str:
@@ -323,8 +400,12 @@ def prepare_season(season: int, source: str = "nflverse", data_dir: str | Path |
     nv = _nflverse_beside(src)
     crosswalk = src.id_crosswalk
 
-    weekly = _scored(_rows(src, season, positions), weights, f"{source} weekly stats {season}", positions, tiers)
-    weekly = weekly[weekly["week"] <= weeks].reset_index(drop=True)
+    schedule = src.schedule(season)
+    schedule = schedule[schedule["week"] <= weeks].reset_index(drop=True)
+    played = last_played_week(src, season, positions, schedule)
+    rows = _rows(src, season, positions)  # a season under way: only the weeks whose games are all played
+    weekly = _scored(rows[rows["week"] <= played], weights, f"{source} weekly stats {season}", positions, tiers)
+    weekly = weekly.reset_index(drop=True)
     last = _history(src, nv, season - 1, weights, positions, tiers)
     before_last = _history(src, nv, season - 2, weights, positions, tiers)
     rookies = nv.rookies(season) if nv else pd.DataFrame(columns=["player_id", "player_name", "position", "team", "draft_number"])
@@ -455,19 +536,19 @@ def prepare_season(season: int, source: str = "nflverse", data_dir: str | Path |
     wp = wp[wp["player_id"].isin(players["player_id"])].sort_values(["week", "player_id"]).reset_index(drop=True)
 
     # --- injuries (the official report where nflverse has it) ---------------------------------------------
+    unavailable = unavailable_inputs(src, season)  # run without them; the manifest says so
+    if players["adp"].isna().all():
+        unavailable["adp"] = (f"no preseason ADP for {season} (projections/ has none): the adp column is empty, "
+                              "and the adp bot drafts by projection alone")
     if _has_injury_report(nv, season):
         injuries, injury_source = nv.injuries(season), "nflverse"
+    elif "injury_report" in unavailable:
+        injuries, injury_source = pd.DataFrame(columns=list(schema.INJURY_COLUMNS)), None
     else:
         injuries, injury_source = src.injuries(season), source
     injuries = injuries[injuries["player_id"].isin(players["player_id"]) & (injuries["week"] <= weeks)]
     injuries = injuries.reset_index(drop=True)
 
-    schedule = src.schedule(season)
-    schedule = schedule[schedule["week"] <= weeks].reset_index(drop=True)
-    gaps = sorted(set(schedule["week"].astype(int)) - set(weekly["week"].astype(int)))
-    if gaps:  # a week with games but no stats would score every player 0: the file is cut short
-        raise DataError(f"{source} weekly stats {season}: no rows for week(s) {', '.join(map(str, gaps))}, which "
-                        "the schedule has; the stats file is incomplete: replace it with a complete copy")
 
     unmatched = {}
     if isinstance(src, SportsDataIODir):
@@ -490,6 +571,10 @@ def prepare_season(season: int, source: str = "nflverse", data_dir: str | Path |
         "missing_history": [s for s in (season - 1,) if missing_history_problem(src, season)],
         "draft_pool": int(players["in_draft_pool"].sum()), "unmatched": unmatched,
         "seconds": round(time.perf_counter() - t0, 2), **extra,
+        # only while the season is under way, so a finished season's manifest stays as it was
+        **({"played_weeks": played} if played < int(schedule["week"].max()) else {}),
+        # only for a season that lacks them, so other seasons' manifests stay as they were
+        **({"unavailable": sorted(unavailable), "unavailable_notes": unavailable} if unavailable else {}),
     }
     if out is not None:
         write_prepared(prepared, out)

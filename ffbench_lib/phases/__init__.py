@@ -1,6 +1,6 @@
 """The season's phases, each a small module the engine's season loop calls in turn: the draft, then every week
 the weekly phases registered here in their order (injured reserve, waivers, the trade window, the playoff
-bracket, lineups and scoring).
+bracket, lineups, then scoring: the one phase that needs the week's games, ``after_games``).
 
 A phase asks agents through the engine (``engine.ask``), judges every answer with its decision type
 (:mod:`ffbench_lib.decisions`) and records rows through the run's :class:`~ffbench_lib.recorder.RunRecorder`
@@ -50,16 +50,18 @@ class WeeklyPhase:
     run: Callable[[Season, "LeagueState", int], Awaitable[None]]
     init_state: Callable[["League", "LeagueState"], Any] | None = None  # the phase's starting state (extras)
     check_state: Callable[["League", "LeagueState", Any], list[str]] | None = None  # why a saved one is not valid
+    after_games: bool = False  # needs the week's results (scoring): a live run decides a week before they exist
 
 
 WEEKLY: dict[str, WeeklyPhase] = {}
 
 
-def weekly(name: str, order: int, applies: Callable[["League", int], bool], init_state=None, check_state=None):
+def weekly(name: str, order: int, applies: Callable[["League", int], bool], init_state=None, check_state=None,
+           after_games: bool = False):
     def register(run):
         if name in WEEKLY:
             raise ValueError(f"weekly phase {name!r} registered twice")
-        WEEKLY[name] = WeeklyPhase(name, order, applies, run, init_state, check_state)
+        WEEKLY[name] = WeeklyPhase(name, order, applies, run, init_state, check_state, after_games)
         return run
     return register
 

@@ -37,15 +37,18 @@ def seeds(league: "League", state: LeagueState) -> list[str]:
     return state.standings_order()[: league.playoffs.teams]
 
 
-def expected(league: "League", state: LeagueState, through: int) -> tuple[dict[str, Any], list[dict]]:
+def expected(league: "League", state: LeagueState, through: int, with_rows: bool = True
+             ) -> tuple[dict[str, Any], list[dict]]:
     """The bracket (seeds, pairs of every playoff week up to ``through``) and the ``playoffs`` rows of those weeks
-    that the regular-season standings and the recorded lineup points lead to."""
+    (unless not ``with_rows``) that the regular-season standings and the recorded lineup points lead to."""
     if through <= league.regular_weeks:
         return start(league, state), []
     top = seeds(league, state)
     weeks = range(league.regular_weeks + 1, through + 1)
     pts = week_points(state, weeks)
     pairs = bracket_rules.bracket(top, rounds(league), pts, through)
+    if not with_rows:
+        return {"seeds": top, "pairs": pairs}, []
     rows = [row for w in weeks for row in _rows(league, state, top, pairs[str(w)], w, pts)]
     return {"seeds": top, "pairs": pairs}, rows
 
@@ -72,6 +75,8 @@ def check(league: "League", state: LeagueState, saved: Any) -> list[str]:
     last = state.last_completed_week()
     try:
         bracket, rows = expected(league, state, last)
+        if state.decided_week():  # a decided week has its pairs set, not yet its games
+            bracket = expected(league, state, state.decided_week(), with_rows=False)[0]
     except (KeyError, TypeError, ValueError) as exc:
         return [f"playoffs: the recorded lineups do not give every bracket team's points ({type(exc).__name__}: "
                 f"{exc})"]

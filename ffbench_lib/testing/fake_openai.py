@@ -42,7 +42,8 @@ STATUS_FAULTS = {
     "403": (403, "permission_error", "insufficient_permissions", "You do not have access to this model."),
     "404": (404, "invalid_request_error", "model_not_found", "The model does not exist or you do not have access."),
 }
-ID = re.compile(r"^(00-\d{7}|sdio:\d+|DST:[A-Z]{2,3})\s*\|")  # player ids, team defenses included
+ID = re.compile(r"^(00-\d{7}|sdio:\d+|DST:[A-Z]{2,3}|[A-Z]{1,3}-\d{2,})\s*\|")  # player ids (defenses, masked RB-041)
+ANY_ID = re.compile(r"00-\d{7}|\b(?:QB|RB|WR|TE|K|DST)-\d{2,}\b")  # an id in an answer, masked or not
 
 
 def _table(text: str, header_hint: str) -> list[dict[str, str]]:
@@ -158,6 +159,9 @@ class FakeOpenAIServer:
     max_inflight: int = 0
     context_window: int | None = None  # tokens (4 characters each); longer prompts get OpenAI's 400
     fault_decisions: tuple[str, ...] | None = None  # faults only in these decisions' answers (None: in all)
+    #: the knowledge probe's answers: None does not know the season (position-typical guesses); a dict
+    #: {"points": {player name: season points}, "top5": {position: [names]}} "knows" it (others null)
+    probe_knowledge: dict[str, Any] | None = None
 
     def __post_init__(self) -> None:
         self._lock = threading.Lock()
@@ -251,7 +255,8 @@ class FakeOpenAIServer:
         if fault == "500":
             echo = f" (request auth: {auth})" if self.echo_auth_in_errors else ""
             return 500, {"error": {"message": f"server error (injected){echo}", "type": "server_error"}}, delay
-        answer = policy(prompt)
+        answer = (probe_answer(prompt, self.probe_knowledge) if _line(prompt, "DECISION:") == "knowledge_probe"
+                  else policy(prompt))
         if self.echo_auth_in_answers:
             answer["rationale"] = f"{answer.get('rationale', '')} (request auth: {auth})"
         text = json.dumps(answer)
@@ -263,8 +268,8 @@ class FakeOpenAIServer:
         elif fault == "fence":
             text = f"```json\n{json.dumps(answer, indent=2)}\n```"
         elif fault == "hallucinated":
-            if re.search(r"00-\d{7}", text):
-                text = re.sub(r"00-\d{7}", "00-9999999", text)
+            if ANY_ID.search(text):
+                text = ANY_ID.sub("00-9999999", text)
             else:  # an answer without ids (pass, accept): a trade with players nobody has
                 text = json.dumps({"action": "propose" if answer.get("action") == "pass" else "counter",
                                    "to_team": "Nobody", "give": ["00-9999999"], "get": ["00-9999998"],
@@ -286,6 +291,25 @@ class FakeOpenAIServer:
                      "choices": [{"index": 0, "message": {"role": "assistant", "content": text},
                                   "finish_reason": finish}], "usage": usage,
                      **({"_hold": True} if fault == "slow" else {})}, self.slow_s if fault == "slow" else delay
+
+
+#: what a model that does not know the season might say: a typical starter's season at each position
+PROBE_GUESS = {"QB": 260.0, "RB": 170.0, "WR": 170.0, "TE": 110.0}
+
+
+def probe_answer(prompt: str, knowledge: dict[str, Any] | None) -> dict[str, Any]:
+    """The knowledge probe's answer: from ``knowledge`` (points by player name, top 5 by position) when given,
+    else a plausible answer of a model that does not know the season (position-typical totals, the first
+    players listed as top 5)."""
+    rows = [[c.strip() for c in line.split("|")] for line in prompt.splitlines() if re.match(r"^P\d+\s*\|", line)]
+    if knowledge is None:
+        points = {r[0]: PROBE_GUESS.get(r[3], 100.0) for r in rows}
+        top5 = {pos: [r[1] for r in rows if r[3] == pos][:5] for pos in PROBE_GUESS}
+    else:
+        known = knowledge.get("points", {})
+        points = {r[0]: known.get(r[1]) for r in rows}
+        top5 = knowledge.get("top5", {})
+    return {"points": points, "top5": top5}
 
 
 def _wait_for_hangup(conn: socket.socket, limit_s: float) -> None:

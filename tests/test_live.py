@@ -1,0 +1,255 @@
+"""Live play (``ffbench live``) and the refusal of weeks without results.
+
+The replay test plays 2024 as if it were live, from data directories cut after successive weeks
+(``ffbench_lib.testing.snapshots``), and checks that the finished run directory equals a normal run of the same
+config and seed on the full data."""
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+
+import pandas as pd
+import pytest
+import yaml
+
+from ffbench_lib.cli import main
+from ffbench_lib.data.base import DataError
+from ffbench_lib.data.nflverse import NflverseDir
+from ffbench_lib.data.prepare import last_played_week, played_through
+from ffbench_lib.testing.fake_openai import FakeOpenAIServer
+from ffbench_lib.testing.snapshots import cut_data_dir
+
+from engine_helpers import REPO, digests
+
+BOTS = [("VORP-1", "vorp"), ("ADP-1", "adp"), ("Form-1", "recent_form"), ("Random-1", "random"),
+        ("VORP-2", "vorp"), ("Random-2", "random"), ("Form-2", "recent_form"), ("ADP-2", "adp")]
+#: run.json keys a live run adds or holds otherwise: its reruns, its data updates, the data it finished on
+LIVE_BOOKKEEPING = ("resumes", "live", "data_fingerprint")
+
+
+def six_weeks(path: Path, llm_base: str | None = None) -> Path:
+    """A short full league: K, DST, IR, FAAB waivers, a trade week and a two-round playoff in 6 weeks."""
+    teams = [{"name": n, "agent": {"kind": "bot", "strategy": s}} for n, s in BOTS]
+    if llm_base:
+        for i in (0, 3):
+            teams[i] = {"name": f"M{i}", "agent": {"kind": "llm", "model": f"openai/fake-model-{i}",
+                                                   "api_base": llm_base, "timeout_s": 5.0, "max_tokens": 2000}}
+    d = {"name": "live6", "season": 2024, "weeks": 6, "seed": 2, "schedule": "round_robin", "scoring": "half_ppr",
+         "roster": {"QB": 1, "RB": 2, "WR": 2, "TE": 1, "FLEX": 1, "K": 1, "DST": 1, "BENCH": 6, "IR": 1},
+         "trades": {"weeks": [3]}, "waivers": {"enabled": True, "mode": "faab", "budget": 100},
+         "playoffs": {"enabled": True, "teams": 4, "round_weeks": [1, 1]}, "teams": teams,
+         **({"llm": {"backoff_s": 0.01}} if llm_base else {})}
+    path.write_text(yaml.safe_dump(d, sort_keys=False))
+    return path
+
+
+@pytest.fixture(scope="module")
+def cut(data_dir, tmp_path_factory):
+    """``cut(k)``: the data directory with 2024 played through week k (made once per module)."""
+    root, made = tmp_path_factory.mktemp("cuts"), {}
+
+    def make(k: int) -> Path:
+        if k not in made:
+            made[k] = cut_data_dir(data_dir, 2024, k, root / f"2024-week{k}")
+        return made[k]
+    return make
+
+
+@pytest.fixture
+def env(tmp_path, monkeypatch):
+    monkeypatch.setenv("FFBENCH_CACHE_DIR", str(tmp_path / "prepared"))
+    (tmp_path / "prepared").mkdir()
+    monkeypatch.setenv("FFBENCH_LLM_CACHE", str(tmp_path / "llm-cache"))
+    (tmp_path / "llm-cache").mkdir()
+    return monkeypatch
+
+
+def ffbench(monkeypatch, capsys, data: Path, *args) -> tuple[int, str, str]:
+    """``ffbench ARGS`` in this process (importing litellm per subprocess is slow) on data directory ``data``."""
+    monkeypatch.setenv("FFBENCH_DATA_DIR", str(data))
+    capsys.readouterr()
+    rc = main([*map(str, args), "--quiet"] if args[0] in ("run", "live") else list(map(str, args)))
+    out, err = capsys.readouterr()
+    return rc, out, err
+
+
+def meta(run: Path) -> dict:
+    return json.loads((run / "run.json").read_text())
+
+
+def commitments(run: Path) -> list[dict]:
+    return [json.loads(x) for x in (run / "live.jsonl").read_text().splitlines()]
+
+
+def check_commitments(run: Path, weeks: int) -> None:
+    """Every live.jsonl line hashes a prefix of the final decisions.jsonl holding its week's lineups."""
+    lines, log = commitments(run), (run / "decisions.jsonl").read_bytes()
+    assert [x["week"] for x in lines] == list(range(1, weeks + 1))
+    for x in lines:
+        head = log[: x["bytes"]]
+        assert hashlib.sha256(head).hexdigest() == x["decisions_sha256"]
+        decided = [json.loads(r) for r in head.splitlines()]
+        assert {d["team"] for d in decided if d["decision"] == "set_lineup" and d["week"] == x["week"]} == \
+            {t["name"] for t in yaml.safe_load((run / "config.yaml").read_text())["teams"]}
+        assert not any(d["week"] and d["week"] > x["week"] for d in decided)
+        assert pd.Timestamp(x["decided_at"]).tzname() == "UTC"
+
+
+def same_as_normal(live: Path, normal: Path, volatile: tuple[str, ...] = ()) -> None:
+    a, b = digests(normal), digests(live)
+    assert set(b) - set(a) == {"live.jsonl"} and set(a) <= set(b)
+    for name in set(a) - {"run.json", *volatile}:
+        assert a[name] == b[name], name
+    ma, mb = meta(normal), meta(live)
+    assert {k: v for k, v in ma.items() if k not in LIVE_BOOKKEEPING} == \
+        {k: v for k, v in mb.items() if k not in LIVE_BOOKKEEPING}
+
+
+def test_live_replay_of_2024_equals_a_normal_run(tmp_path, env, capsys, cut, data_dir):
+    """2024 replayed live from data cut after weeks 0..6 (draft, waivers, IR, a trade week, a two-round playoff,
+    K and DST scored from the final scores): each step plays what the data has, decides the next week, commits to
+    it and waits; the finished run equals a normal run on the full data, file by file."""
+    config, live = six_weeks(tmp_path / "live6.yaml"), tmp_path / "live"
+    for k in range(6):
+        rc, out, err = ffbench(env, capsys, cut(k), "live", config, "--out", live)
+        assert rc == 0, err
+        m = meta(live)
+        assert (m["status"], m["phase"], m["live"]["waiting_for_week"]) == ("waiting_for_week", f"decided:{k + 1}",
+                                                                              k + 1)
+        assert json.dumps(commitments(live)[-1]) in out and "ffbench data download --seasons 2024" in out
+    rc, out, err = ffbench(env, capsys, cut(6), "live", config, "--out", live)
+    assert rc == 0 and "champion:" in out, err
+    assert meta(live)["status"] == "complete" and "waiting_for_week" not in meta(live)["live"]
+    assert [u["played_weeks"] for u in meta(live)["live"]["data_updates"]] == [1, 2, 3, 4, 5, 6]
+    rc, _, err = ffbench(env, capsys, data_dir, "run", config, "--out", tmp_path / "normal")
+    assert rc == 0, err
+    same_as_normal(live, tmp_path / "normal")
+    check_commitments(live, 6)
+    for table in ("trade_steps", "waiver_claims", "ir_moves", "playoffs"):  # every kind of decision was replayed
+        assert len(pd.read_parquet(live / f"{table}.parquet")), table
+
+
+@pytest.mark.slow
+def test_live_replay_with_llm_teams_equals_a_normal_run(tmp_path, env, capsys, cut, data_dir):
+    """The same with two LLM teams on the local fake server (separate replay caches, so both runs ask it)."""
+    with FakeOpenAIServer() as srv:
+        config, live = six_weeks(tmp_path / "llm6.yaml", srv.api_base), tmp_path / "live"
+        for k in (0, 3, 6):  # a step may bring several weeks at once
+            rc, _, err = ffbench(env, capsys, cut(k), "live", config, "--out", live)
+            assert rc == 0, err
+        env.setenv("FFBENCH_LLM_CACHE", str(tmp_path / "llm-cache-normal"))
+        (tmp_path / "llm-cache-normal").mkdir()
+        rc, _, err = ffbench(env, capsys, data_dir, "run", config, "--out", tmp_path / "normal")
+        assert rc == 0, err
+    volatile = ("checkpoint.json", "llm_calls.jsonl", "llm_summary.parquet")  # latencies, call order
+    same_as_normal(live, tmp_path / "normal", volatile)
+    cp = [json.loads((d / "checkpoint.json").read_text()) for d in (live, tmp_path / "normal")]
+    for c in cp:
+        del c["log_bytes"]["llm_calls.jsonl"]
+    assert cp[0] == cp[1]
+    assert [c["week"] for c in commitments(live)] == [1, 4]
+    for x in commitments(live):
+        assert hashlib.sha256((live / "decisions.jsonl").read_bytes()[: x["bytes"]]).hexdigest() == \
+            x["decisions_sha256"]
+
+
+def test_live_stops_at_the_first_week_without_results_and_waits(tmp_path, env, capsys, cut):
+    """A 17-week league on data through week 6: weeks 1-6 played, week 7 decided and committed, status
+    waiting_for_week, exit 0; a rerun without new data stays waiting with nothing decided twice; a damaged
+    decided checkpoint is refused."""
+    config, run = REPO / "params" / "demo.yaml", tmp_path / "run"
+    rc, out, err = ffbench(env, capsys, cut(6), "live", config, "--out", run)
+    assert rc == 0, err
+    m = meta(run)
+    assert (m["status"], m["phase"], m["live"]) == ("waiting_for_week", "decided:7",
+                                                    {"waiting_for_week": 7, "played_weeks": 6})
+    line = commitments(run)
+    assert len(line) == 1 and line[0]["week"] == 7 and json.dumps(line[0]) in out
+    assert f"ffbench data download --seasons 2024 --out {cut(6)}" in out
+    assert f"ffbench live {config} --seed 1 --out {run}" in out and "results through week 6" in out
+    saved = json.loads((run / "checkpoint.json").read_text())
+    assert set(saved["decided"]) == set(m["agents"])  # the week's lineups, decided and not scored
+    assert max(r["week"] for r in saved["tables"]["lineups"]) == 6
+    before = {n: (run / n).read_bytes() for n in ("decisions.jsonl", "checkpoint.json", "live.jsonl")}
+
+    rc, out2, err = ffbench(env, capsys, cut(6), "live", config, "--out", run)
+    assert rc == 0, err
+    assert {n: (run / n).read_bytes() for n in before} == before
+    assert meta(run)["status"] == "waiting_for_week" and json.dumps(line[0]) in out2
+
+    rc, _, err = ffbench(env, capsys, cut(6), "run", config, "--out", run, "--resume")
+    assert rc == 2 and "results through week 6 only" in err
+
+    (run / "live.jsonl").unlink()  # as if killed between the decided checkpoint and the commitment
+    rc, _, err = ffbench(env, capsys, cut(6), "live", config, "--out", run)
+    assert rc == 0 and [{k: x[k] for k in ("week", "decisions_sha256", "bytes")} for x in commitments(run)] == \
+        [{k: line[0][k] for k in ("week", "decisions_sha256", "bytes")}]
+
+    cp = json.loads(before["checkpoint.json"])
+    team = next(iter(cp["decided"]))
+    cp["decided"][team][0][1] = next(p for t, ids in cp["rosters"].items() if t != team for p in ids)
+    (run / "checkpoint.json").write_text(json.dumps(cp))
+    rc, _, err = ffbench(env, capsys, cut(6), "live", config, "--out", run)
+    assert rc == 2 and "not on its active roster" in err and "Traceback" not in err
+
+
+def test_run_and_validate_refuse_weeks_without_results(tmp_path, env, capsys, cut, data_dir):
+    """Weeks beyond the data's played weeks are refused by `validate` and `run` with the last played week and the
+    fixes, exit 2, no traceback, no run directory. Before, data cut after week 6 passed `validate` (and `run`
+    stopped with "the stats file is incomplete: replace it"), and an 18-week league on SportsData.io's 17 weeks
+    was played to the end, week 18 as 0-0 ties, and reported complete."""
+    config = REPO / "params" / "demo.yaml"
+    expected = ("error: season 2024 has results through week 6 only, but the league plays 17 weeks; set `weeks: 6` "
+                "in the league config to play the weeks that are done, or play the season as it goes with "
+                "`ffbench live CONFIG --out DIR`\n")
+    rc, _, err = ffbench(env, capsys, cut(6), "validate", config)
+    assert (rc, err) == (2, expected)
+    rc, _, err = ffbench(env, capsys, cut(6), "run", config, "--out", tmp_path / "run")
+    assert (rc, err) == (2, expected)
+    assert not (tmp_path / "run" / "run.json").exists()
+    rc, _, err = ffbench(env, capsys, cut(0), "validate", config)
+    assert rc == 2 and "has no results yet (week 1 is not played)" in err and "weeks: 0" not in err
+
+    sdio = tmp_path / "sdio18.yaml"
+    sdio.write_text(yaml.safe_dump({"name": "sdio18", "season": 2024, "weeks": 18, "data": {"source": "sportsdataio"},
+                                    "teams": [{"name": n, "agent": {"kind": "bot", "strategy": "adp"}} for n in "AB"]}))
+    expected = ("error: season 2024 has 17 weeks in this data, but the league plays 18; set `weeks: 17` (or fewer) in "
+                "the league config\n")
+    for command in (["validate", sdio], ["run", sdio, "--out", tmp_path / "sdio"], ["live", sdio, "--out",
+                                                                                   tmp_path / "sdio"]):
+        assert ffbench(env, capsys, data_dir, *command)[::2] == (2, expected)
+    assert not (tmp_path / "sdio" / "run.json").exists()
+
+
+def test_played_weeks_rule(data_dir):
+    """A week is played when every team of its games has stats rows (and, for nflverse team defenses, every game
+    its final score); a later week with results after one without is a damaged file, never a week of zeros."""
+    src = NflverseDir(data_dir)
+    rows, games = src.weekly(2024), src.schedule(2024)
+    assert played_through(rows, games, True, "nflverse", 2024) == 18
+    no_scores = games.assign(**{c: games[c].where(games["week"] < 13) for c in ("home_score", "away_score")})
+    assert played_through(rows, no_scores, False, "nflverse", 2024) == 18  # 2025's games file is like this
+    assert played_through(rows, no_scores, True, "nflverse", 2024) == 12
+    assert played_through(rows[rows["week"] <= 9], games, False, "nflverse", 2024) == 9
+    partial = rows[(rows["week"] <= 9) | ((rows["week"] == 10) & (rows["team"] == "KC"))]
+    assert played_through(partial, games, False, "nflverse", 2024) == 9  # week 10 under way
+    with pytest.raises(DataError, match="no rows for any team in week 5, which the schedule has, though later"):
+        played_through(rows[rows["week"] != 5], games, False, "nflverse", 2024)
+    with pytest.raises(DataError, match="no rows for KC in week 5"):
+        played_through(rows[(rows["week"] != 5) | (rows["team"] != "KC")], games, False, "nflverse", 2024)
+    with pytest.raises(DataError, match="week 5 lacks final scores"):
+        played_through(rows, games.assign(home_score=games["home_score"].where(games["week"] != 5)), True,
+                       "nflverse", 2024)
+    assert last_played_week(src, 2025) == 18  # stats through week 18, scores missing from week 13 on
+
+
+def test_prepared_cut_season_records_its_played_weeks(cut, tmp_path):
+    """A season under way keeps only its played weeks' rows and says how far it is; a finished one's manifest
+    has no such key (unchanged)."""
+    from ffbench_lib.data.prepare import prepare_season
+
+    p = prepare_season(2024, "nflverse", cut(3), out=tmp_path / "p", positions=("QB", "RB", "WR", "TE", "DST"))
+    assert p.manifest["played_weeks"] == 3 and p.played_weeks == 3
+    assert sorted(p.weekly["week"].unique()) == [1, 2, 3]
+    assert p.schedule["week"].max() == 18 and p.injuries["week"].max() == 4  # next week's report is out

@@ -1,0 +1,372 @@
+"""Masked mode (``information.masking``): agents see per-run pseudonyms, everything else is unchanged; no rendered
+prompt holds a real player or team; the future still moves nothing before it; answers map back to real ids."""
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import json
+import re
+
+import pandas as pd
+import pytest
+
+from ffbench_lib.agents.bots import _weekly_value
+from ffbench_lib.config import ConfigError, Information, League, load_config
+from ffbench_lib.data.prepare import prepared_for
+from ffbench_lib.engine import SimulatedCrash, build_agents
+from ffbench_lib.masking import PSEUDONYM, Masker, MaskingError
+from ffbench_lib.rules.lineup import start_value
+from ffbench_lib.views import Firewall, canonical_json
+
+from engine_helpers import REPO, demo_league, run_engine, same_run
+from test_firewall import decisions, perturb
+
+NFL_TEAM_NAMES = (
+    "Arizona Cardinals", "Atlanta Falcons", "Baltimore Ravens", "Buffalo Bills", "Carolina Panthers", "Chicago Bears",
+    "Cincinnati Bengals", "Cleveland Browns", "Dallas Cowboys", "Denver Broncos", "Detroit Lions", "Green Bay Packers",
+    "Houston Texans", "Indianapolis Colts", "Jacksonville Jaguars", "Kansas City Chiefs", "Las Vegas Raiders",
+    "Los Angeles Chargers", "Los Angeles Rams", "Miami Dolphins", "Minnesota Vikings", "New England Patriots",
+    "New Orleans Saints", "New York Giants", "New York Jets", "Philadelphia Eagles", "Pittsburgh Steelers",
+    "San Francisco 49ers", "Seattle Seahawks", "Tampa Bay Buccaneers", "Tennessee Titans", "Washington Commanders")
+TEAM_WORDS = {w for n in NFL_TEAM_NAMES for w in (n, n.rsplit(" ", 1)[1])}  # "Kansas City Chiefs", "Chiefs"
+PERTURB_WEEK = 4
+
+
+def masked(league: League, mode: str = "players_and_teams") -> League:
+    return league.model_copy(update={"information": Information(masking=mode)})
+
+
+def words(text: str, tokens) -> set[str]:
+    """The ``tokens`` that occur in ``text`` as whole tokens (case-sensitive: ``NO`` but not ``NOT`` or ``No``)."""
+    pattern = re.compile(r"(?<![A-Za-z0-9])(%s)(?![A-Za-z0-9])" % "|".join(
+        map(re.escape, sorted(tokens, key=len, reverse=True))))
+    return set(pattern.findall(text))
+
+
+def real_strings(prepared, mode: str) -> tuple[set[str], set[str]]:
+    """Every real player id and name of the season a masked prompt must not hold (with ``players`` the team
+    defenses keep their team's name), and every NFL team code (``players_and_teams`` only)."""
+    pl = prepared.players
+    if mode == "players":
+        pl = pl[pl["position"] != "DST"]
+    teams = set(prepared.players["team"].dropna()) | set(prepared.schedule["home_team"]) if mode != "players" else set()
+    return set(pl["player_id"]) | set(pl["player_name"]), teams
+
+
+# ------------------------------------------------------------------------------------------------- bots
+@pytest.fixture(scope="module")
+def demo_runs(prepared_2024, tmp_path_factory):
+    """The demo season (bots) with the same seed unmasked and masked."""
+    root = tmp_path_factory.mktemp("mask")
+    league = demo_league()
+    run_engine(league, prepared_2024, root / "off")
+    run_engine(masked(league), prepared_2024, root / "masked")
+    return league, root / "off", root / "masked"
+
+
+def test_masked_and_unmasked_demo_seasons_complete_with_real_ids_in_every_output(demo_runs, prepared_2024):
+    league, off, on = demo_runs
+    real_ids = set(prepared_2024.players["player_id"])
+    for run in (off, on):
+        assert json.loads((run / "run.json").read_text())["status"] == "complete"
+    assert not (off / "masking.json").exists() and "information" not in (off / "config.yaml").read_text()
+    assert "masking: players_and_teams" in (on / "config.yaml").read_text()
+    mapping = json.loads((on / "masking.json").read_text())
+    assert mapping["mode"] == "players_and_teams" and len(mapping["teams"]) == 32
+    assert all(PSEUDONYM.fullmatch(k) and v["player_id"] in real_ids for k, v in mapping["players"].items())
+    picks = pd.read_parquet(on / "draft_picks.parquet")
+    assert set(picks["player_id"]) <= real_ids and len(picks) == 120
+    names = prepared_2024.players.set_index("player_id")["player_name"]
+    assert (picks["player_name"] == picks["player_id"].map(names)).all()  # tables show real names
+    assert set(pd.read_parquet(on / "lineups.parquet")["player_id"].dropna()) <= real_ids
+    recs = decisions(on)
+    assert {r["decided_by"] for r in recs} == {"agent"}  # bots on masked views: never repaired
+    text = "\n".join(canonical_json([r["view"], r["raw_answer"], r["applied"]]) for r in recs)
+    assert not re.search(r"\b(QB|RB|WR|TE)-\d{3}\b|\bT\d\d\b", text)  # decisions.jsonl: real ids and teams only
+
+
+def tied(bot, view, a: dict, b: dict) -> bool:
+    """Whether ``bot`` ranks players ``a`` and ``b`` alike but for their ids (its last tie-break): the order of the
+    two flips when their ids are swapped."""
+    order = [[p["name"] for p in bot.rank(view, [{**a, "id": i}, {**b, "id": j}])] for i, j in (("1", "2"), ("2", "1"))]
+    return a["id"] == b["id"] or order[0] != order[1]
+
+
+async def _ask_all(bots, masker, recs):
+    return [masker.answer(await bots[r["team"]].decide(r["decision"], masker.view(r["view"]))) for r in recs]
+
+
+def test_bots_decide_as_well_on_masked_views(demo_runs, prepared_2024):
+    """Losslessness, decision by decision: every deterministic bot, asked with the masked view of each decision of
+    the unmasked season, answers (mapped back to real ids) as well as it did unmasked: the same projections
+    shortlisted and picked, lineups of the same value, the same trade verdicts. Seasons are not identical: bots
+    break ties by id, and pseudonyms are (by design) not in real-id order."""
+    league, off, _ = demo_runs
+    lg = masked(league)
+    masker = Masker(Firewall(prepared_2024, lg), lg)
+    bots = build_agents(lg, lg.seed)
+    recs = [r for r in decisions(off) if r["agent"] != "bot:random"]  # random: uniform draws in list order
+    answers = asyncio.run(_ask_all(bots, masker, recs))
+    checked = set()
+    for r, ans in zip(recs, answers):
+        real, kind, view = r["raw_answer"], r["decision"], r["view"]
+        if kind in ("draft_shortlist", "draft_pick"):
+            cards = {c["id"]: c for cs in (view.get("available") or {}).values() for c in cs}
+            cards.update({c["id"]: c for c in view.get("shortlist_detail", [])})
+            ids = (lambda a: a["shortlist"]) if kind == "draft_shortlist" else (lambda a: [a["player_id"]])
+            bot = bots[r["team"]]
+            assert len(ids(ans)) == len(ids(real)) and all(
+                tied(bot, view, cards[x], cards[y]) for x, y in zip(ids(ans), ids(real))), (kind, r["pick"], r["team"])
+        elif kind == "set_lineup":
+            cards = {c["id"]: c for c in view["players"]}
+            how = "recent" if r["agent"] == "bot:recent_form" else "proj"
+            value = lambda a: {s: sorted(_weekly_value(cards[p], how) for p in ids if p)  # noqa: E731
+                               for s, ids in a["lineup"].items()}
+            assert value(ans) == value(real), (r["week"], r["team"])
+            assert sum(start_value(cards[p]) for ids in ans["lineup"].values() for p in ids if p) > 0
+        else:  # trade steps: the same action for the same projected gain (bots write the gain in the rationale)
+            assert (ans["action"], ans["rationale"]) == (real["action"], real["rationale"]), (kind, r["week"])
+        checked.add(kind)
+    assert {"draft_shortlist", "draft_pick", "set_lineup", "propose_trade", "respond_to_offer"} <= checked
+
+
+def test_a_masked_run_resumes_byte_identical(prepared_2024, tmp_path):
+    league = masked(demo_league(weeks=4))
+    run_engine(league, prepared_2024, tmp_path / "whole")
+    with pytest.raises(SimulatedCrash):
+        run_engine(league, prepared_2024, tmp_path / "crashed", crash_after="week:2")
+    run_engine(league, prepared_2024, tmp_path / "crashed", resume=True)
+    same_run(tmp_path / "whole", tmp_path / "crashed")  # masking.json included
+
+
+@pytest.mark.parametrize("week", [1, 6])
+def test_masked_views_before_week_w_are_byte_identical(prepared_2024, tmp_path, week):
+    """The perturbation test of test_firewall in masked mode: each run masks with its own data's pseudonyms, and
+    every masked view before week w (waiver pools with players who first play mid-season included) is the same."""
+    from ffbench_lib.config import Waivers
+
+    league = masked(demo_league(seed=4).model_copy(update={"waivers": Waivers(enabled=True, mode="faab")}))
+    fake = perturb(prepared_2024, week)
+    run_engine(league, prepared_2024, tmp_path / "real")
+    run_engine(league, fake, tmp_path / "perturbed")
+    views = []
+    for prep, run in ((prepared_2024, "real"), (fake, "perturbed")):
+        m = Masker(Firewall(prep, league), league)
+        views.append([(canonical_json(m.view(r["view"])), r["raw_answer"]) for r in decisions(tmp_path / run)
+                      if r["week"] is None or r["week"] <= week])
+    assert len(views[0]) == len(views[1]) > 240
+    assert views[0] == views[1]
+    if week > 1:
+        assert any("free_agents" in v for v, _ in views[0])
+
+
+# --------------------------------------------------------------------------------------------- the masker
+def test_pseudonyms_are_seeded_and_not_in_projection_order(prepared_2024):
+    league = masked(demo_league())
+    fw = Firewall(prepared_2024, league)
+    a, b = Masker(fw, league), Masker(fw, league)
+    other = Masker(fw, league.model_copy(update={"seed": league.seed + 1}))
+    assert a.mapping() == b.mapping() and a.players != other.players and a.teams != other.teams
+    assert sorted(a.teams.values()) == [f"T{i:02d}" for i in range(1, 33)]
+    qbs = [p for p in fw.catalog.pool("QB")]  # best projection first
+    numbers = [int(a.players[p].split("-")[1]) for p in qbs]
+    assert numbers != sorted(numbers) and sorted(numbers) == list(range(1, len(qbs) + 1))
+    for pid in fw.catalog.pool("DST"):  # the defense of T07 is DST-07, named T07 D/ST
+        team = a.teams[fw.catalog.team[pid]]
+        assert a.players[pid] == f"DST-{team[1:]}" and a.player_names[pid] == f"{team} D/ST"
+    assert len(set(a.players.values())) == len(a.players)  # one pseudonym per player
+    # players mode: defenses and NFL teams keep their real names
+    p = Masker(fw, masked(league, "players"))
+    assert not any(pid.startswith("DST:") for pid in p.players) and p.view({"team": "KC", "id": "DST:KC"}) == {
+        "team": "KC", "id": "DST:KC"}
+
+
+def test_a_late_arrival_is_numbered_from_earlier_weeks_only(prepared_2024):
+    """A player first known in week w gets his pseudonym after the draft pool, from the knowledge up to week w:
+    the same pseudonyms come out of a season cut before week w."""
+    league = masked(demo_league())
+    full = Masker(Firewall(prepared_2024, league), league)
+    for w in (2, 9):
+        cut = dataclasses.replace(prepared_2024, weekly=prepared_2024.weekly[prepared_2024.weekly["week"] < w])
+        fw = Firewall(cut, league)
+        part = Masker(fw, league)
+        known = fw.week(w).known_players()
+        assert {p: full.players[p] for p in known} == {p: part.players[p] for p in known}
+        assert part.teams == full.teams
+    catalog = Firewall(prepared_2024, league).catalog
+    late = [p for p in full.players if p not in catalog.preseason_ids and full.players[p].startswith("WR-")]
+    pool = catalog.pool("WR")
+    assert late and min(int(full.players[p][3:]) for p in late) == len(pool) + 1
+
+
+def test_views_are_masked_by_value_and_answers_mapped_back(prepared_2024):
+    league = masked(demo_league())
+    fw = Firewall(prepared_2024, league)
+    m = Masker(fw, league)
+    rb, wr = fw.catalog.pool("RB")[0], fw.catalog.pool("WR")[0]
+    card = fw.player_card(rb)
+    view = {"team": "ADP-1", "my_roster": [fw.player_card(p) for p in sorted([rb, wr])], "locked_players": [],
+            "by_player": {rb: 1}, "opp": card["team"], "note": "free text with " + card["name"]}
+    out = m.view(view)
+    assert out["my_roster"][0]["name"] == out["my_roster"][0]["id"] and out["by_player"] == {m.players[rb]: 1}
+    assert out["opp"] == m.teams[card["team"]] and out["team"] == "ADP-1"
+    assert out["note"] == "free text with " + m.players[rb]  # free text (a rationale) is scrubbed too
+    assert [c["id"] for c in out["my_roster"]] == sorted(c["id"] for c in out["my_roster"])  # pseudonym order
+    assert {k: v for k, v in out["my_roster"][0].items() if k not in ("id", "name", "team")} == {
+        k: v for k, v in next(c for c in view["my_roster"] if m.players[c["id"]] == out["my_roster"][0]["id"]).items()
+        if k not in ("id", "name", "team")}  # every number as it was
+    answer = {"lineup": {"RB": [m.players[rb]], "WR": [m.players[wr], "WR-999"]},
+              "claims": [{"add": m.players[wr], "drop": None, "bid": 3}], "rationale": m.players[rb] + " is good",
+              "_llm": {"raw_text": m.players[rb]}}
+    assert m.answer(answer) == {"lineup": {"RB": [rb], "WR": [wr, "WR-999"]}, "claims": [{"add": wr, "drop": None,
+                                "bid": 3}], "rationale": answer["rationale"], "_llm": {"raw_text": m.players[rb]}}
+    late = next(p for p in fw.catalog.position if p not in m.players)  # first plays after the league's weeks?
+    with pytest.raises(MaskingError, match="no pseudonym"):
+        m.view({"players": [{"id": late}]})
+
+
+def test_free_text_from_another_model_loses_real_names_and_teams(prepared_2024):
+    """A trade rationale travels to the other side's prompt: a real full name or team code a model wrote (or
+    guessed) reaches the other model as its pseudonym, never by name."""
+    league = masked(demo_league())
+    fw = Firewall(prepared_2024, league)
+    m = Masker(fw, league)
+    qb, wr = fw.catalog.pool("QB")[0], fw.catalog.pool("WR")[0]
+    name_qb, name_wr, team = fw.catalog.name[qb], fw.catalog.name[wr], fw.catalog.team[qb]
+    text = f"Take {name_wr} and I get {name_qb}; {team} has a great offense. Trust me, Mahomes fans."
+    out = m.view({"negotiation": [{"their_rationale_untrusted": text}]})["negotiation"][0]["their_rationale_untrusted"]
+    assert out == (f"Take {m.players[wr]} and I get {m.players[qb]}; {m.teams[m._canon(team)]} has a great offense. "
+                   "Trust me, Mahomes fans.")
+    assert not words(out, {name_qb, name_wr, team})
+
+
+@pytest.mark.parametrize("name, mode, refused", [
+    ("RB-041", "players", True), ("T07", "players", True), ("KC", "players_and_teams", True),
+    ("KC", "players", False), ("the best QB", "players", True), ("Mahomes Fans", "players_and_teams", False),
+    ("Justin Jefferson Fans", "players", True)])
+def test_team_names_that_read_as_pseudonyms_or_real_names_are_refused(prepared_2024, name, mode, refused):
+    d = demo_league().model_dump(mode="json")
+    if name == "the best QB":  # a real player's name (Patrick Mahomes II in 2024)
+        name = prepared_2024.players.set_index("player_id")["player_name"][Firewall(prepared_2024, demo_league()).catalog.pool("QB")[0]]
+    d["teams"][3]["name"] = name
+    league = masked(League.model_validate(d), mode)
+    if not refused:
+        Masker(Firewall(prepared_2024, league), league)
+        return
+    with pytest.raises(ConfigError, match=re.escape(f"teams[3].name: {name!r} reads as")):
+        Masker(Firewall(prepared_2024, league), league)
+
+
+# --------------------------------------------------------------------------------------------------- LLMs
+def llm_league(data_dir, api_base, cache, mode: str, weeks: int = 6) -> League:
+    """A short standard league (K, DST, IR, FAAB waivers, trades) with four LLM teams on the fake server."""
+    league = load_config(REPO / "params" / "standard_10.yaml", data={"dir": str(data_dir)})
+    d = league.model_dump(mode="json")
+    d.update(weeks=weeks, trades={"weeks": [3, 4], "max_players_per_side": 2}, playoffs={"enabled": False},
+             information={"masking": mode}, llm={"cache_dir": str(cache), "max_fallback_rate": 0.1,
+                                                  "sequential": True})  # one request at a time: same faults
+    for i in (0, 3, 5, 8):
+        d["teams"][i] = {"name": f"LLM-{i}", "agent": {"kind": "llm", "model": f"openai/fake-{i}",
+                                                       "api_base": api_base, "timeout_s": 30}}
+    return League.model_validate(d)
+
+
+@pytest.fixture(scope="module")
+def llm_runs(data_dir, tmp_path_factory):
+    """The short standard league played by four LLM teams (some answers illegal or hallucinated, so re-asks are
+    rendered too): masked both ways, unmasked, and masked on a season perturbed from week PERTURB_WEEK on."""
+    from ffbench_lib.testing.fake_openai import FakeOpenAIServer
+
+    root = tmp_path_factory.mktemp("maskllm")
+    base = load_config(REPO / "params" / "standard_10.yaml", data={"dir": str(data_dir)})
+    prepared = prepared_for(base, cache_root=root / "prep")
+    runs = {}
+    for name, mode, prep in (("players_and_teams", "players_and_teams", prepared), ("players", "players", prepared),
+                             ("off", "off", prepared),
+                             ("perturbed", "players_and_teams", perturb(prepared, PERTURB_WEEK))):
+        with FakeOpenAIServer(fault_rate=0.05, faults=("illegal", "hallucinated"), seed=3,
+                              fault_decisions=("set_lineup", "waiver_claims", "ir_moves")) as srv:
+            run_engine(llm_league(data_dir, srv.api_base, root / f"cache-{name}", mode), prep, root / name)
+        runs[name] = root / name
+    return prepared, runs
+
+
+def prompts(run) -> list[dict]:
+    return [json.loads(line) for line in (run / "llm_calls.jsonl").open(encoding="utf-8")]
+
+
+@pytest.mark.parametrize("mode", ["players_and_teams", "players"])
+def test_no_rendered_prompt_of_a_masked_season_holds_a_real_name(llm_runs, mode):
+    prepared, runs = llm_runs
+    calls = prompts(runs[mode])
+    text = "\n".join(m["content"] for c in calls for m in c["messages"])  # system prompts and re-asks included
+    assert {c["decision"] for c in calls} >= {"draft_shortlist", "draft_pick", "set_lineup", "waiver_claims",
+                                              "free_agent_adds", "ir_moves", "propose_trade", "respond_to_offer"}
+    assert any(c["reask"] for c in calls) and "K-0" in text and ("DST-" in text) == (mode == "players_and_teams")
+    players, teams = real_strings(prepared, mode)
+    assert [s for s in players if s in text] == []
+    assert words(text, teams | TEAM_WORDS) == set()  # players mode: no NFL team code to hide (teams is empty)
+    # sanity: the same scan finds them in the unmasked season's prompts
+    plain = "\n".join(m["content"] for c in prompts(runs["off"]) for m in c["messages"])
+    assert len([s for s in players if s in plain]) > 200
+    if mode == "players_and_teams":
+        assert len(words(plain, teams)) >= 30
+
+
+def test_masked_llm_league_completes_with_few_fallbacks(llm_runs):
+    _, runs = llm_runs
+    for name in ("players_and_teams", "players", "off"):
+        assert json.loads((runs[name] / "run.json").read_text())["status"] == "complete"
+        llm = [r for r in decisions(runs[name]) if r["agent"].startswith("llm:")]
+        rate = sum(r["decided_by"] == "fallback" for r in llm) / len(llm)
+        assert len(llm) > 200 and rate < 0.05, (name, rate)
+    assert not (runs["off"] / "masking.json").exists()
+
+
+def test_masked_answers_map_back_to_the_same_real_players(llm_runs):
+    """What the model answered in pseudonyms is what the engine applied in real ids, decision by decision."""
+    prepared, runs = llm_runs
+    run = runs["players_and_teams"]
+    back = {k: v["player_id"] for k, v in json.loads((run / "masking.json").read_text())["players"].items()}
+    real_ids = set(prepared.players["player_id"])
+    last = {}
+    for c in prompts(run):  # the last call of each decision holds the answer the agent returned
+        last[(c["team"], c["decision"], c["week"], c["pick"])] = c
+    checked = set()
+    for r in decisions(run):
+        if not r["agent"].startswith("llm:") or r["decided_by"] != "agent" or r["decision"] in ONE_OF_SEVERAL:
+            continue
+        parsed = last[(r["team"], r["decision"], r["week"], r["pick"])]["parsed"]
+        fake = {k: v for k, v in parsed.items() if k != "rationale"}
+        real = {k: v for k, v in r["raw_answer"].items() if k not in ("rationale", "_llm")}
+        assert _map(fake, back) == real, r["decision"]
+        assert all(p in real_ids for p in re.findall(r"00-\d{7}|DST:[A-Z]+", json.dumps(r["applied"])))
+        checked.add(r["decision"])
+    assert {"draft_pick", "set_lineup", "waiver_claims", "propose_trade"} <= checked
+
+
+ONE_OF_SEVERAL = ("respond_to_offer", "reply_to_counter", "final_decision")  # a team may get several a week
+
+
+def _map(obj, back):
+    if isinstance(obj, dict):
+        return {k: _map(v, back) for k, v in obj.items()}
+    if isinstance(obj, list):
+        return [_map(v, back) for v in obj]
+    return back.get(obj, obj) if isinstance(obj, str) else obj
+
+
+def test_masked_prompts_before_week_w_are_byte_identical(llm_runs):
+    """The perturbation test on the rendered prompts of the masked LLM season: every prompt of the draft and of
+    weeks up to PERTURB_WEEK is the same when every actual stat from that week on is different."""
+    _, runs = llm_runs
+
+    def before(run):
+        calls = [c for c in prompts(run) if c["week"] is None or c["week"] <= PERTURB_WEEK]
+        return sorted(canonical_json([c["team"], c["decision"], c["week"], c["pick"], c["reask"], c["messages"]])
+                      for c in calls)
+
+    a, b = before(runs["players_and_teams"]), before(runs["perturbed"])
+    assert len(a) > 150 and a == b
+    later = lambda run: sorted(canonical_json(c["messages"]) for c in prompts(run) if (c["week"] or 0) > PERTURB_WEEK)  # noqa: E731
+    assert later(runs["players_and_teams"]) != later(runs["perturbed"])
