@@ -321,6 +321,9 @@ def _cmd_live(args: argparse.Namespace) -> int:
     print(f"week {week} of {league.season} is decided; publish this line (the SHA-256 of the first {line['bytes']} "
           f"bytes of {Path(out) / 'decisions.jsonl'}, every decision so far):")
     print(json.dumps(line))
+    if line.get("before_first_game_day") is False:
+        print(f"warning: week {week} was decided on or after the day of its first game ({line['first_game_day']}, US "
+              "Eastern): check that no game had kicked off, or the commitment proves less", file=sys.stderr)
     print(f"waiting for week {week}: the data has results through week {played}. Once its games are played, update "
           f"the data (ffbench data download --seasons {league.season} --out {league.data.resolved_dir()}) and run "
           f"the same command again: {_resume_command(args)}")

@@ -18,6 +18,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+import pandas as pd
 import yaml
 from tqdm.auto import tqdm
 
@@ -197,7 +198,7 @@ class Engine:
                         await self._week(state, w, after_games=False)
                         state.phase = f"decided:{w}"
                         self.checkpoint(state, crash_after)
-                    self.rundir.commit_week(w, state.log_bytes.get("decisions.jsonl", 0))
+                    self.rundir.commit_week(w, state.log_bytes.get("decisions.jsonl", 0), self._first_game_day(w))
                     self._live_meta["waiting_for_week"] = w
                     status, reason = "waiting_for_week", (f"week {w} is decided (live.jsonl) and has no results in "
                                                           f"the data yet (results through week {self.played})")
@@ -239,6 +240,12 @@ class Engine:
         self.rundir.write_tables(state)
         self.rundir.write_meta(self._meta(status, state, reason))
         return state
+
+    def _first_game_day(self, w: int) -> str | None:
+        """The date of week ``w``'s first game (the schedule's ``gameday``), None if the schedule has none."""
+        days = pd.to_datetime(self.prepared.schedule.loc[self.prepared.schedule["week"] == w, "gameday"],
+                              errors="coerce").dropna()
+        return days.min().date().isoformat() if len(days) else None
 
     def _budget_reason(self) -> str:
         return (f"LLM budget of {self.budget.limit_usd} USD reached ({self.budget.spent_usd:.4f} USD spent on live "

@@ -44,6 +44,7 @@ import json
 import os
 from contextlib import contextmanager
 from datetime import datetime, timezone
+from zoneinfo import ZoneInfo
 from pathlib import Path
 from typing import Any, Iterator
 
@@ -154,17 +155,21 @@ class RunDir:
                     os.fsync(fh.fileno())
         write_text(self.file("checkpoint.json"), scrub(state.to_json()) + "\n")
 
-    def commit_week(self, week: int, decisions_bytes: int) -> dict[str, Any]:
+    def commit_week(self, week: int, decisions_bytes: int, first_game_day: str | None = None) -> dict[str, Any]:
         """A live run's commitment to week ``week``'s decisions: the UTC time and the SHA-256 of the first
         ``decisions_bytes`` bytes of ``decisions.jsonl`` (every decision so far; later weeks only append, so
-        anyone can check it against the finished run). Once per week: a rerun still waiting finds its line."""
+        anyone can check it against the finished run), and whether it was made before the day of the week's first
+        game (US Eastern; None when the schedule has no date). Once per week: a rerun still waiting finds its line."""
         for line in self.read_log(LIVE):
             if line.get("week") == week:
                 return line
         with open(self.file("decisions.jsonl"), "rb") as fh:
             digest = hashlib.sha256(fh.read(decisions_bytes)).hexdigest()
-        line = {"week": week, "decided_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-                "decisions_sha256": digest, "bytes": decisions_bytes}
+        now = datetime.now(timezone.utc)
+        line = {"week": week, "decided_at": now.isoformat(timespec="seconds"), "decisions_sha256": digest,
+                "bytes": decisions_bytes, "first_game_day": first_game_day,
+                "before_first_game_day": None if first_game_day is None else
+                now.astimezone(ZoneInfo("America/New_York")).date().isoformat() < first_game_day}
         with open(self.file(LIVE), "a", encoding="utf-8") as fh:
             fh.write(json.dumps(line) + "\n")
             fh.flush()

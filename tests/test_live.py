@@ -166,6 +166,9 @@ def test_live_stops_at_the_first_week_without_results_and_waits(tmp_path, env, c
                                                     {"waiting_for_week": 7, "played_weeks": 6})
     line = commitments(run)
     assert len(line) == 1 and line[0]["week"] == 7 and json.dumps(line[0]) in out
+    # replayed in 2026, so decided long after the week's first game (Thursday 2024-10-17): said, not hidden
+    assert (line[0]["first_game_day"], line[0]["before_first_game_day"]) == ("2024-10-17", False)
+    assert "week 7 was decided on or after the day of its first game (2024-10-17" in err
     assert f"ffbench data download --seasons 2024 --out {cut(6)}" in out
     assert f"ffbench live {config} --seed 1 --out {run}" in out and "results through week 6" in out
     saved = json.loads((run / "checkpoint.json").read_text())
