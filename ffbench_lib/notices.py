@@ -77,8 +77,10 @@ def _warning(league: League, e: dict[str, Any], config: str) -> str | None:
               "recognise players, and measure what it remembers")
     probe = f"with `ffbench probe {config} --season {season} --out DIR`"
     if not e["may_know_results"] and e.get("weeks_before_cutoff"):
-        return (f"warning: model {model} (knowledge_cutoff {cutoff}) may have read the results of weeks 1-"
-                f"{e['weeks_before_cutoff']} of {season}, which ended before its cutoff; {remedy} {probe}")
+        k = e["weeks_before_cutoff"]
+        weeks = "week 1" if k == 1 else f"weeks 1-{k}"
+        return (f"warning: model {model} (knowledge_cutoff {cutoff}) may have read the results of {weeks} of "
+                f"{season}, which ended before its cutoff; {remedy} {probe}")
     if not e["may_know_results"]:
         return None
     where = (f"the last game in {e['schedules_file']}, playoffs included" if e["playoffs_listed"] else
@@ -86,7 +88,7 @@ def _warning(league: League, e: dict[str, Any], config: str) -> str | None:
     if date.fromisoformat(e["season_end"]) <= cutoff_date(cutoff):
         when = f"the {season} season ended {e['season_end']} ({where})"
     else:
-        when = (f"the league's weeks 1-{league.weeks} of {season} ended {e['league_end']} (the season ends "
+        when = (f"the league's {'week 1' if league.weeks == 1 else f'weeks 1-{league.weeks}'} of {season} ended {e['league_end']} (the season ends "
                 f"{e['season_end']}, {where})")
     return (f"warning: model {model} (knowledge_cutoff {cutoff}) may have read the results it is scored on: "
             f"{when}, before its cutoff; {remedy} {probe}")

@@ -7,7 +7,7 @@ preseason projection on the same players:
 
 ``recall_advantage`` = mean over the sample of ``|projection - actual| - |answer - actual|`` (an unanswered
 player adds 0: the model claims no knowledge, so it is as good as the projection), with a 95% bootstrap CI.
-A model whose CI lies above 0, and whose CI on the players chosen by preseason rank alone does too, knows the
+A model whose CI lies above 0, and whose CI on the stars and mid- and late-round picks does too, knows the
 outcome better than the preseason projection: it ``remembers``.
 
 The sample is a function of the season's data only (never of a league's seed): per position, players in the
@@ -55,8 +55,10 @@ STRATA = {
     "late_round": {"pre": (15, 30)},
 }
 
-#: strata chosen by preseason rank alone: a model that only pulls every answer toward a position's typical season
-#: gains on breakouts and busts (the projection misses them by selection) but not here; memory gains everywhere
+#: the strata named by preseason rank (stars, mid- and late-round picks; a player who became a breakout or a bust is
+#: counted there instead, so the projection's error here is smaller than over the pool: a conservative test). A
+#: model that only pulls every answer toward a position's typical season gains on breakouts and busts (the
+#: projection misses them by selection) but not here; memory gains everywhere
 RANKED_STRATA = ("star", "mid_round", "late_round")
 
 
@@ -263,13 +265,13 @@ def summary(model: str, season: int, scored: pd.DataFrame, named: dict[str, list
                    f"{season} season{tail}")
     elif remembers:
         verdict = (f"{model} remembers the {season} season: its answers beat the preseason projection by "
-                   f"{adv:.1f} points per player (95% CI {lo:.1f} to {hi:.1f}; on the players chosen by preseason rank "
-                   f"alone {r_adv:.1f}, CI {r_lo:.1f} to {r_hi:.1f}){tail}; its results on {season} with real names "
+                   f"{adv:.1f} points per player (95% CI {lo:.1f} to {hi:.1f}; on the stars and mid- and late-round "
+                   f"picks {r_adv:.1f}, CI {r_lo:.1f} to {r_hi:.1f}){tail}; its results on {season} with real names "
                    "may reflect memory, not judgement")
     elif lo > 0:
         verdict = (f"no clear evidence that {model} remembers the {season} season: it beat the projection by "
-                   f"{adv:.1f} points per player (95% CI {lo:.1f} to {hi:.1f}), but not on the players chosen by "
-                   f"preseason rank alone ({r_adv:.1f}, CI {r_lo:.1f} to {r_hi:.1f}): a guess near each position's "
+                   f"{adv:.1f} points per player (95% CI {lo:.1f} to {hi:.1f}), but not on the stars and mid- and "
+                   f"late-round picks ({r_adv:.1f}, CI {r_lo:.1f} to {r_hi:.1f}): a guess near each position's "
                    f"typical season also beats the projection on breakouts and busts{tail}")
     else:
         verdict = (f"no evidence that {model} remembers the {season} season: its answers were {abs(adv):.1f} points "
@@ -339,8 +341,10 @@ def _models(league: League) -> dict[str, tuple[str, Any]]:
 def _check_out(out: Path) -> None:
     """A new or empty folder (its lock file aside): a probe never mixes its files with another's."""
     if out.exists() and (not out.is_dir() or any(p.name != ".lock" for p in out.iterdir())):
-        raise ProbeError(f"--out {out} already exists and is not an empty folder; give a new folder (answers already "
-                         "paid for are replayed from the LLM cache)")
+        unfinished = out.is_dir() and not (out / "probe.json").exists()
+        raise ProbeError(f"--out {out} already exists and is not an empty folder"
+                         f"{' (an unfinished probe: no probe.json; remove it to probe again)' if unfinished else ''}; "
+                         "give a new folder (answers already paid for are replayed from the LLM cache)")
 
 
 def run_probe(config: str | Path | League, out: str | Path, season: int | None = None) -> dict[str, Any]:
@@ -378,13 +382,17 @@ def run_probe(config: str | Path | League, out: str | Path, season: int | None =
 
         async def all_models() -> list[Asked]:
             asks = [ask(agents[team], msgs, league.llm.max_reasks, budget) for team, _ in models.values()]
-            if league.llm.sequential:
+            if league.llm.sequential or league.llm.budget_usd is not None:  # a budget is checked between calls
                 return [await a for a in asks]
             return list(await asyncio.gather(*asks))
 
         from .season import run_sync
 
-        answers = run_sync(all_models())
+        try:
+            answers = run_sync(all_models())
+        except FatalLLMError as exc:  # a bad key or model: nothing to score; the ledger stays for the record
+            raise FatalLLMError(f"{exc} (--out {out} keeps the failed attempt's llm_calls.jsonl: remove the folder "
+                                "or give a new --out)") from None
         entries, frames = [], []
         for (model, (team, spec)), got in zip(models.items(), answers):
             points, named = parse_answer(got.parsed, sample)

@@ -100,9 +100,12 @@ def league_rules_text(rules: dict) -> dict[str, str]:
                         f"play a knockout bracket ({weeks}; a two-week round adds both weeks' points); the winner of "
                         "the final is the league champion.")
     # a season without an official injury report (the newest, before nflverse publishes it) says so
+    missing = rules.get("unavailable", ())
     unavailable_rule = ("\n- No official injury report is available for this season: no player is marked Out, "
                         "Doubtful or Questionable, but a player who misses a game still scores 0."
-                        if "injury_report" in rules.get("unavailable", ()) else "")
+                        if "injury_report" in missing else "")
+    unavailable_rule += ("\n- No preseason ADP (average draft position) is available for this season: the adp column "
+                         "is empty for every player." if "adp" in missing else "")
     return {"tier_rule": tier_rule, "ir_rule": ir_rule, "playoff_rule": playoff_rule,
             "unavailable_rule": unavailable_rule}
 

@@ -30,7 +30,7 @@ from .state import LeagueState
 
 
 #: inputs a prepared season may lack (its manifest's ``unavailable``) that views and prompts must name
-VIEW_UNAVAILABLE = ("injury_report",)
+VIEW_UNAVAILABLE = ("injury_report", "adp")
 
 
 def view_hash(view: dict) -> str:

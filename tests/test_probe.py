@@ -217,8 +217,10 @@ def test_bad_input_is_one_clear_line(shared, tmp_path, capsys):
     assert not (tmp_path / "a").exists() and not (tmp_path / "b").exists() and not (tmp_path / "c").exists()
 
 
-def test_unreadable_answers_are_reasked_and_the_budget_stops_the_probe(shared, tmp_path, capsys):
-    """One model at a time (llm.sequential): the first only ever answers broken JSON (re-asked, then no verdict),
+@pytest.mark.parametrize("sequential", [True, False])
+def test_unreadable_answers_are_reasked_and_the_budget_stops_the_probe(shared, tmp_path, capsys, sequential):
+    """One model at a time (llm.sequential, and whenever a budget is set: concurrent asks would all be sent before
+    any cost is known): the first only ever answers broken JSON (re-asked, then no verdict),
     the second (priced; the first is free) wraps its JSON in prose (read all the same) and spends past llm.budget_usd, so the third is not
     asked: exit 3, and every model has its entry."""
     with FakeOpenAIServer(fault_rate=1.0, faults=("malformed",)) as broken, \
@@ -226,7 +228,8 @@ def test_unreadable_answers_are_reasked_and_the_budget_stops_the_probe(shared, t
         cfg = write_league(tmp_path / "l.yaml", shared, [
             llm_team("A", "openai/broken", broken.api_base, input_cost_per_token=0, output_cost_per_token=0),
             llm_team("B", "openai/chatty", chatty.api_base),
-            llm_team("C", "openai/never", never.api_base)], sequential=True, budget_usd=1e-9, max_reasks=1)
+            llm_team("C", "openai/never", never.api_base)], sequential=sequential, budget_usd=1e-9, max_reasks=1,
+            cache_dir=str(tmp_path / "cache"))  # its own cache: every call is live and priced
         code, out, err = probe(capsys, cfg, "--out", tmp_path / "p")
         assert (broken.requests, chatty.requests, never.requests) == (2, 1, 0)
     assert code == 3 and "llm.budget_usd" in err
@@ -260,7 +263,7 @@ def test_gains_only_on_breakouts_and_busts_do_not_count_as_remembering():
     regressor = score(sample, dict.fromkeys(sample["probe_id"], 170.0))  # gains 120 x5, 130 x5, -30 x2
     s = summary("m", 2024, regressor, {}, {"actual": {}, "projection": {}})
     assert s["ci_low"] > 0 and s["remembers"] is False and "no clear evidence" in s["verdict"]
-    assert s["ranked_advantage"] == -30.0 and "preseason rank alone" in s["verdict"]
+    assert s["ranked_advantage"] == -30.0 and "stars and mid- and late-round picks (" in s["verdict"]
     assert s["by_stratum"] == {"breakout": 120.0, "bust": 130.0, "star": -30.0}
     memory = score(sample, dict(zip(sample["probe_id"], sample["actual"] + 3)))
     s = summary("m", 2024, memory, {}, {"actual": {}, "projection": {}})

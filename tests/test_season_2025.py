@@ -96,7 +96,7 @@ def test_2025_views_carry_the_unavailable_injury_report(demo_2025):
     decisions = demo_2025["run"].decisions()
     kinds = {d["decision"] for d in decisions}
     assert {"draft_pick", "set_lineup", "propose_trade"} <= kinds
-    assert all(d["view"]["rules"]["unavailable"] == ["injury_report"] for d in decisions)
+    assert all(d["view"]["rules"]["unavailable"] == ["adp", "injury_report"] for d in decisions)
     lineups = [d["view"] for d in decisions if d["decision"] == "set_lineup"]
     assert len(lineups) == 170
     assert all(p["injury"] is None and "out" not in p["zero_flags"] for v in lineups for p in v["players"])
@@ -221,8 +221,10 @@ def test_llm_prompts_say_there_is_no_injury_report_in_2025_only(llm_runs):
     line = next(x for x in prompts[0].splitlines() if NO_INJURY_LINE in x)
     assert line == ("- No official injury report is available for this season: no player is marked Out, Doubtful "
                     "or Questionable, but a player who misses a game still scores 0.")
+    no_adp = "- No preseason ADP (average draft position) is available for this season"
+    assert all(p.count(no_adp) == 1 for p in prompts)
     old = _prompts(llm_runs[2024]["run"])
-    assert old and not any(NO_INJURY_LINE in p for p in old)
+    assert old and not any(NO_INJURY_LINE in p or no_adp in p for p in old)
     assert not any("unavailable" in d["view"]["rules"] for d in llm_runs[2024]["run"].decisions())
     assert {d["decided_by"] for d in llm_runs[2025]["run"].decisions() if d["team"] == "LLM"} == {"agent"}
 
@@ -253,6 +255,7 @@ def test_knowledge_cutoff_after_the_season_warns_in_run_and_run_json(llm_runs):
     ("2025-02-08", "the league's weeks 1-17 of 2024 ended"),
     ("2024-12-29", "may have read the results of weeks 1-16 of 2024, which ended before its cutoff"),
     ("2024-10-15", "may have read the results of weeks 1-6 of 2024"),  # a cutoff inside the season
+    ("2024-09-10", "may have read the results of week 1 of 2024"),
     ("2024-06", None),
 ])
 def test_validate_warns_once_per_model_whose_cutoff_follows_the_games(tmp_path, cutoff, expect):

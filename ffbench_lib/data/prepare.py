@@ -320,18 +320,21 @@ def _raise_problems(problems: list[str], season: int, source: str) -> None:
                                     *(f"  - {p}" for p in problems)]))
 
 
-def check_inputs(league) -> None:
-    """Raise a DataError listing every input a run of ``league`` would miss (``ffbench validate``)."""
+def check_inputs(league, live: bool = False) -> int:
+    """Raise a DataError listing every input a run of ``league`` would miss (``ffbench validate``); return the
+    season's last played week. ``live`` (``validate --live``): weeks without results yet pass, as ``ffbench live``
+    waits for them; a league longer than the season is refused all the same."""
     src = get_source(league.data.source, league.data.resolved_dir())
     _raise_problems(input_problems(src, league.season, league.data.projections,
                                    league.data.allow_missing_history, league.roster.positions),
                     league.season, league.data.source)
     schedule = src.schedule(league.season)
-    problem = unplayed_weeks_problem(league.season, league.weeks,
-                                     last_played_week(src, league.season, league.roster.positions, schedule),
-                                     int(schedule["week"].max()))
+    played, season_weeks = last_played_week(src, league.season, league.roster.positions, schedule), \
+        int(schedule["week"].max())
+    problem = unplayed_weeks_problem(league.season, league.weeks, season_weeks if live else played, season_weeks)
     if problem:
         raise DataError(problem)
+    return played
 
 
 def _fingerprint(root: Path, params: dict) -> str:
@@ -467,12 +470,14 @@ def prepare_season(season: int, source: str = "nflverse", data_dir: str | Path |
         return d.set_index("player_id")[name]
 
     first_week = weekly.sort_values("week").drop_duplicates("player_id").set_index("player_id")
+    # every preseason source before the season's own rows: a draft-pool player's position (and so whether he is
+    # in the pool at all) must never wait for the week he first plays (the future would decide the pool)
     fill("player_name", col(adp_fp, "player_name"), col(sdio_proj, "player_name"), col(rookies, "player_name"),
          s1["player_name"] if s1 is not None else None, s2["player_name"] if s2 is not None else None,
-         first_week["player_name"])
+         col(adp_sd, "player_name"), col(fp_proj, "player_name"), first_week["player_name"])
     fill("position", col(adp_fp, "position"), col(sdio_proj, "position"), col(rookies, "position"),
          s1["position"] if s1 is not None else None, s2["position"] if s2 is not None else None,
-         first_week["position"])
+         col(adp_sd, "position"), col(fp_proj, "position"), first_week["position"])
     # Preseason team: only sources published before the season; the in-season team is the engine's business.
     fill("team", col(adp_fp, "team"), col(sdio_proj, "team"), col(fp_proj, "team"), col(rookies, "team"),
          s1["team"] if s1 is not None else None)
