@@ -179,3 +179,18 @@ def test_parse_seasons():
     assert parse_seasons("2024, 2022") == [2022, 2024]
     with pytest.raises(DataError, match="--seasons"):
         parse_seasons("last year")
+
+
+def test_the_draft_pool_never_depends_on_later_weeks(data_dir, tmp_path):
+    """Who is in the draft pool, and every preseason column of its players, is the same on data cut before the
+    season and on the whole season: a player listed only in the SportsData.io ADP file (a kicker who first plays in
+    week 10) once got his position, and so his place in the pool, from his first in-season row."""
+    from ffbench_lib.testing.snapshots import cut_data_dir
+
+    positions = ("QB", "RB", "WR", "TE", "K", "DST")
+    full = prepare_season(2024, data_dir=data_dir, positions=positions)
+    cut = prepare_season(2024, data_dir=cut_data_dir(data_dir, 2024, 0, tmp_path / "cut0"), positions=positions)
+    cols = ["player_id", "player_name", "position", "team", "adp", "proj_points", "in_draft_pool"]
+    pool = {name: p.players.loc[p.players["in_draft_pool"], cols].sort_values("player_id").reset_index(drop=True)
+            for name, p in (("full", full), ("cut", cut))}
+    pd.testing.assert_frame_equal(pool["full"], pool["cut"])
