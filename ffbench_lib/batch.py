@@ -48,10 +48,13 @@ class BatchSpec(BaseModel):
     cell_timeout_s: int = Field(3600, gt=0)
     analysis: bool = True
     overrides: dict[str, Any] = Field(default_factory=dict,
-                                      description="top-level config changes for every seed (e.g. a masked twin: "
-                                                  "{information: {masking: players_and_teams}})")
+                                      description="config changes for every seed, merged into the base: mappings "
+                                                  "merge key by key at every depth (`llm: {budget_usd: 5}` keeps "
+                                                  "the base's other llm settings), lists and values replace "
+                                                  "(e.g. a masked twin: {information: {masking: players_and_teams}})")
     seed_overrides: dict[int, dict[str, Any]] = Field(default_factory=dict,
-                                                      description="per-seed top-level config changes")
+                                                      description="per-seed config changes, merged like overrides "
+                                                                  "(after them)")
 
     @model_validator(mode="after")
     def _unique_seeds(self) -> "BatchSpec":
@@ -102,15 +105,27 @@ def load_batch(path: str | Path) -> tuple[BatchSpec, Path]:
     return spec, base
 
 
+def merged(base: dict[str, Any], changes: dict[str, Any]) -> dict[str, Any]:
+    """``base`` with ``changes`` merged in: a mapping into a mapping key by key (recursively), anything else (a
+    list, a value) replaces. A partial section must not silently reset the base's other settings to defaults."""
+    out = dict(base)
+    for key, value in changes.items():
+        both = isinstance(value, dict) and isinstance(out.get(key), dict)
+        out[key] = merged(out[key], value) if both else value
+    return out
+
+
 def run_configs(spec: BatchSpec, base: Path) -> dict[int, dict[str, Any] | str]:
-    """The resolved league config for every seed, or the error that makes it unusable."""
-    league = load_config(base).model_dump(mode="json")
+    """The resolved league config for every seed, or the error that makes it unusable. Changes merge into the
+    base file as written (not its resolved dump), so defaults that follow from it (a new position's cap) follow."""
+    load_config(base)  # the base's own errors name the base file
+    league = merged(load_yaml(base), {"draft": {"order": spec.design}})
     if spec.agents is not None:
         league["teams"] = spec.agents
-    league["draft"]["order"] = spec.design
     out: dict[int, dict[str, Any] | str] = {}
     for seed in spec.seeds:
-        cfg = {**league, "seed": seed, "name": spec.name, **spec.overrides, **spec.seed_overrides.get(seed, {})}
+        cfg = merged(merged({**league, "seed": seed, "name": spec.name}, spec.overrides),
+                     spec.seed_overrides.get(seed, {}))
         try:
             out[seed] = parse_config(cfg, f"(batch {spec.name}, seed {seed})").model_dump(mode="json")
         except ConfigError as exc:

@@ -57,7 +57,7 @@ def _cmd_validate(args: argparse.Namespace) -> int:
     from .agents.wiring import check_cache
 
     league = load_config(args.config)
-    check_inputs(league)  # every file the run will read is there, readable and has its columns, else DataError
+    played = check_inputs(league, live=args.live)  # every file the run reads is there and has its columns
     check_cache(league)  # LLM teams: the replay cache folder can be written
     history = "; data.allow_missing_history: true (a missing previous season is allowed)" if (
         league.data.allow_missing_history) else ""
@@ -69,6 +69,9 @@ def _cmd_validate(args: argparse.Namespace) -> int:
           f"{f' IR:{r.IR}' if r.IR else ''}), scoring {league.scoring.preset or 'custom'}, "
           f"waivers {league.waivers.mode if league.waivers.enabled else 'off'}, {playoffs}; "
           f"{league.data.source} data in {league.data.resolved_dir()}{history}")
+    if args.live:  # the one check skipped: ffbench live plays the weeks without results as they come
+        print(f"live: weeks without results are not refused (`ffbench live` waits for them): season {league.season} "
+              f"has results through week {played} of the league's {league.weeks} weeks")
     print_notices(league, args.config)  # inputs the season lacks, models that may know its results
     return 0
 
@@ -317,16 +320,23 @@ def _cmd_live(args: argparse.Namespace) -> int:
     if meta.get("status") != "waiting_for_week":
         return _print_result(out, meta)
     week, played = meta["live"]["waiting_for_week"], meta["live"]["played_weeks"]
+    download = f"ffbench data download --seasons {league.season} --out {league.data.resolved_dir()}"
+    if meta["live"].get("waiting_for") == "injury_report":  # nothing decided yet: no line to publish
+        print(f"waiting for week {week}: {meta.get('reason')}. Final injury reports come out on Friday (teams playing "
+              f"on Thursday report earlier); once it is out, update the data ({download}) and run the same command "
+              f"again: {_resume_command(args)}")
+        return 0
     line = next(x for x in RunDir(out).read_log(LIVE) if x["week"] == week)
     print(f"week {week} of {league.season} is decided; publish this line (the SHA-256 of the first {line['bytes']} "
           f"bytes of {Path(out) / 'decisions.jsonl'}, every decision so far):")
     print(json.dumps(line))
-    if line.get("before_first_game_day") is False:
-        print(f"warning: week {week} was decided on or after the day of its first game ({line['first_game_day']}, US "
-              "Eastern): check that no game had kicked off, or the commitment proves less", file=sys.stderr)
+    if line.get("decided_after_first_game_day"):
+        print(f"warning: week {week} was decided after the day of its first game ({line['first_game_day']}, US "
+              "Eastern), so some of its games had been played: agents never see a week's results before the whole "
+              "week is played, but the line does not prove those players' lineups came before their games",
+              file=sys.stderr)
     print(f"waiting for week {week}: the data has results through week {played}. Once its games are played, update "
-          f"the data (ffbench data download --seasons {league.season} --out {league.data.resolved_dir()}) and run "
-          f"the same command again: {_resume_command(args)}")
+          f"the data ({download}) and run the same command again: {_resume_command(args)}")
     return 0
 
 
@@ -336,6 +346,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     v = sub.add_parser("validate", help="check a league YAML file")
     v.add_argument("config")
+    v.add_argument("--live", action="store_true", help="for `ffbench live`: allow weeks the data has no results "
+                                                       "for yet (the check is skipped, and said)")
     v.set_defaults(func=_cmd_validate)
 
     data = sub.add_parser("data", help="download and prepare NFL data").add_subparsers(dest="data_command", required=True)

@@ -484,10 +484,33 @@ class Playoffs(_Strict):
         return (self.teams - 1).bit_length()
 
 
+def _is_nfl_team(name: str) -> bool:
+    """Whether ``name`` holds an NFL team as masked mode's free-text scrubbing finds one (so ``validate`` refuses
+    what a masked run would): a code or alias as written (``KC Wolves``, ``JAC``), a full name or two-word city in
+    any case, a one-word city or nickname capitalised (``Chiefs Kingdom``; "chiefs" is an ordinary word)."""
+    from .data.schema import NFL_TEAMS, TEAM_ALIASES, TEAM_NAMES  # at call time: schema imports this module
+
+    teams = {w.casefold() for full in TEAM_NAMES.values() for w in (full, *full.rsplit(" ", 1))}
+    words = [re.sub(r"(?:['\u2019\u2018\u02bc][sS]?)?\.*$", "", w)  # a possessive, trailing dots
+             for w in re.findall(r"\w[\w'\u2019\u2018\u02bc.]*", name)]
+    return any(w in NFL_TEAMS or w in TEAM_ALIASES or any(
+        " ".join(words[i:j]).casefold() in teams and (j - i > 1 or w[:1].isupper()) for j in range(i + 1, i + 4))
+        for i, w in enumerate(words))
+
+
+#: Every string a masked run's pseudonym can be: a player (``RB-041``, ``DST-07``), an NFL team (``T07``), a team
+#: defense's name (``T07 D/ST``); a fantasy team must not be named like one (:mod:`ffbench_lib.masking`).
+PSEUDONYM = re.compile(r"[A-Z]{1,3}-\d{2,}|T\d{2,}(?: D/ST)?")
+
+
+def _masking_off(v: Any) -> Any:
+    return "off" if v is False else v  # YAML 1.1 reads an unquoted `masking: off` as false
+
+
 class Information(_Strict):
     """What agents may learn beyond the data a view holds (#13: rankings that measure skill, not memory)."""
 
-    masking: Literal["off", "players", "players_and_teams"] = Field(
+    masking: Annotated[Literal["off", "players", "players_and_teams"], BeforeValidator(_masking_off)] = Field(
         "off", description="players: every player is a stable pseudonym per run (RB-041); players_and_teams: NFL "
         "teams too (T07); statistics, projections, byes, opponents and injury statuses are unchanged")
 
@@ -614,6 +637,22 @@ class League(_Strict):
         if self.roster.IR and self.llm.prompt_version == "v1" and any(t.agent.kind == "llm" for t in self.teams):
             raise ValueError("roster.IR: prompt_version v1 has no IR prompts (it only replays old caches); use "
                              "prompt_version v2 or set roster.IR to 0")
+        return self
+
+    @model_validator(mode="after")
+    def _names_not_masked(self) -> "League":
+        """Masked mode: a team named like a pseudonym or (masking teams) an NFL team would be masked or mapped
+        back as one (a trade sent to T07). Refused from the name alone; a name that reads as a player needs the
+        season's data (the run refuses it, :class:`ffbench_lib.masking.Masker`)."""
+        mode = self.information.masking
+        if mode == "off":
+            return self
+        for i, team in enumerate(self.teams):
+            what = ("a pseudonym" if PSEUDONYM.fullmatch(team.name) else
+                    "an NFL team" if mode == "players_and_teams" and _is_nfl_team(team.name) else None)
+            if what:
+                raise _field_problem(f"teams[{i}].name", f"{team.name!r} reads as {what}, which information.masking: "
+                                     f"{mode} would mask or map back; rename the team")
         return self
 
     @property

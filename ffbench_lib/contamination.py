@@ -2,7 +2,7 @@
 
 A model that plays 2024 well because it remembers 2024 loses that edge when players and teams are pseudonyms
 (``information.masking``). Per agent: the paired change (masked - unmasked) of season points and win share, its
-bootstrap CI and a paired test; the agreement of the two rankings (Kendall's tau); the knowledge probe's
+95% t-interval and a paired test; the agreement of the two rankings (Kendall's tau); the knowledge probe's
 result beside each model; and a :func:`verdict` that trusts the unmasked ranking only on enough seeds.
 
 Runs are refused, never quietly dropped or mixed: unpaired seeds, configs that differ in more than the masking,
@@ -12,6 +12,7 @@ it does not measure.
 from __future__ import annotations
 
 import json
+import re
 import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -23,10 +24,11 @@ import pandas as pd
 import seaborn as sns
 import yaml
 from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic_core import to_jsonable_python
 from scipy import stats as sps
 
 from . import metrics, stats
-from .config import ConfigError, parse_config
+from .config import ConfigError, League, parse_config
 from .engine import config_differences
 from .metrics import Runs
 from .plots import agent_palette, short
@@ -34,9 +36,9 @@ from .rundir import RunDir
 
 #: config keys a masked twin may differ in besides the masking itself (a batch names its league after itself)
 IGNORED_KEYS = ("information.masking", "name")
-#: fewest paired seeds for any verdict but "cannot tell"; also the fewest changed seeds for a Wilcoxon test
-#: (with 5 pairs its smallest two-sided p is 0.0625, so it could never reject)
+#: fewest paired seeds to trust the unmasked ranking (an equivalence claim needs more than a handful of seeds)
 MIN_SEEDS = 6
+#: fewest changed seeds for a Wilcoxon test (with 5 pairs its smallest two-sided p is 0.0625: it could never reject)
 WILCOXON_MIN = 6
 #: a change smaller than this share of the agent's unmasked season points does not matter for a ranking
 TOLERANCE = 0.05
@@ -77,12 +79,41 @@ def _side(runs, label: str) -> list[tuple[Path, dict, dict]]:
     return out
 
 
-def _resolved(cfg: dict) -> dict:
-    """A stored config with every default filled in (config.yaml leaves some out), as resuming compares them."""
+def _league(cfg: dict, path: Path, label: str) -> League:
+    """A stored config read through the League model, as both sides must be before they are compared (config.yaml
+    leaves defaults out); one this version cannot read is refused rather than compared half-read."""
     try:
-        return parse_config(cfg).model_dump(mode="json")
-    except ConfigError:
-        return cfg
+        return parse_config(cfg)
+    except ConfigError as exc:
+        raise ContaminationError(f"{label}: {path / 'config.yaml'} is not a league config this ffbench reads "
+                                 f"({exc.problems[0].strip()}); its run cannot be compared: re-run it with this "
+                                 "version") from None
+
+
+def _value(league: League, key: str):
+    """The value at a flattened config key (``playoffs.enabled``, ``teams[3].agent.model``) of a parsed league,
+    defaults included (a dump leaves default sections out); None where the league has no such key."""
+    obj = league
+    for part in re.findall(r"\[\d+\]|[^.\[\]]+", key):
+        if part.startswith("["):
+            obj = obj[int(part[1:-1])] if isinstance(obj, (list, tuple)) and int(part[1:-1]) < len(obj) else None
+        else:
+            obj = obj.get(part) if isinstance(obj, dict) else getattr(obj, part, None)
+        if obj is None:
+            return None
+    return to_jsonable_python(obj)
+
+
+def config_changes(ucfg: dict, mcfg: dict, upath: Path, mpath: Path) -> dict[str, tuple]:
+    """Config keys (besides :data:`IGNORED_KEYS`) whose value differs between two stored configs, both read through
+    the League model: key -> (unmasked value, masked value)."""
+    lu, lm = _league(ucfg, upath, "unmasked"), _league(mcfg, mpath, "masked")
+    out = {}
+    for k, (a, b) in config_differences(lu.model_dump(mode="json"), lm, include_resumable=False).items():
+        a, b = (_value(lu, k) if a is None else a), (_value(lm, k) if b is None else b)  # a default left out
+        if k not in IGNORED_KEYS and a != b:
+            out[k] = (a, b)
+    return out
 
 
 def _masking(cfg: dict) -> str:
@@ -131,7 +162,7 @@ def load_pairs(unmasked, masked) -> Paired:
     if wrong:
         raise ContaminationError(f"masked: {len(wrong)} run(s) were played unmasked (no information.masking), e.g. "
                                  f"{wrong[0]}; give masked runs (a batch with overrides: {{information: {{masking: "
-                                 "players_and_teams}}}})")
+                                 "players_and_teams}})")
     seasons = sorted({str(c.get("season")) for _, _, c in (*u_side, *m_side)})
     if len(seasons) > 1:
         raise ContaminationError(f"runs of several seasons ({', '.join(seasons)}); compare one season at a time")
@@ -152,8 +183,7 @@ def load_pairs(unmasked, masked) -> Paired:
             "one unmasked and one masked run (run the missing ones, or leave those seeds out of both sides)")
     for seed in sorted(u):
         (up, umeta, ucfg), (mp, mmeta, mcfg) = u[seed], m[seed]
-        diff = {k: v for k, v in config_differences(ucfg, _resolved(mcfg), include_resumable=False).items()
-                if k not in IGNORED_KEYS}
+        diff = config_changes(ucfg, mcfg, up, mp)
         if diff:
             what = "; ".join(f"{k}: {a!r} unmasked, {b!r} masked" for k, (a, b) in list(diff.items())[:3])
             raise ContaminationError(
@@ -227,14 +257,31 @@ def paired_test(diffs) -> tuple[str, float, float]:
     return f"paired t-test ({nonzero} changed seeds < {WILCOXON_MIN})", float(res.statistic), float(res.pvalue)
 
 
+def mean_ci(diffs, confidence: float = 0.95) -> tuple[float, float]:
+    """The t-interval of the mean paired change (scipy.stats.ttest_1samp(...).confidence_interval): a percentile
+    bootstrap covers only about 88% at 6-8 seeds; NaNs below two seeds."""
+    d = np.asarray(diffs, dtype=float)
+    if len(d) < 2:
+        return np.nan, np.nan
+    with warnings.catch_warnings():  # identical differences: a zero-width interval, as it should be
+        warnings.simplefilter("ignore", RuntimeWarning)
+        ci = sps.ttest_1samp(d, 0.0).confidence_interval(confidence)
+    return float(ci.low), float(ci.high)
+
+
+def is_bot(agent: str) -> bool:
+    return str(agent).startswith("bot:")
+
+
 def paired_changes(seeds: pd.DataFrame, value: str = "points", confidence: float = 0.95) -> pd.DataFrame:
     """Per agent over seeds (``seeds`` as :func:`per_seed` returns): unmasked and masked means, the mean paired
-    change with a bootstrap CI (:func:`stats.bootstrap_ci`, scipy.stats.bootstrap), the change relative to the
-    unmasked mean, the paired test and its p-value, and ``p_holm`` (Holm-corrected over agents)."""
+    change with its t-interval (:func:`mean_ci`), the change relative to the unmasked mean, the paired test and its
+    p-value, and ``p_holm``: Holm-corrected over the models only. Bots are the control (they cannot remember), not
+    hypotheses about memory, so they stay out of the family and their ``p_holm`` is empty."""
     rows = []
     for agent, g in seeds.groupby("agent"):
         d = g[f"{value}_diff"].to_numpy(dtype=float)
-        lo, hi = stats.bootstrap_ci(d, confidence)
+        lo, hi = mean_ci(d, confidence)
         test, stat, p = paired_test(d)
         base = float(g[f"{value}_unmasked"].mean())
         rows.append({"agent": agent, "n": len(d), f"{value}_unmasked": base,
@@ -246,8 +293,9 @@ def paired_changes(seeds: pd.DataFrame, value: str = "points", confidence: float
     if out.empty:
         return out
     out["p_holm"] = np.nan
-    ok = out["p_value"].notna()
-    out.loc[ok, "p_holm"] = stats.holm(out.loc[ok, "p_value"])
+    ok = out["p_value"].notna() & ~out["agent"].map(is_bot)
+    if ok.any():
+        out.loc[ok, "p_holm"] = stats.holm(out.loc[ok, "p_value"])
     return out.sort_values(f"{value}_unmasked", ascending=False, ignore_index=True)
 
 
@@ -339,8 +387,12 @@ class Verdict:
 def _fmt(r, value: str) -> str:
     unit = "points" if value == "points" else "win share"
     num = (lambda x: f"{x:+.1f}") if value == "points" else (lambda x: f"{x:+.3f}")
-    p = (f", {r.test}" if r.test.startswith("none") else
-         f", {r.test} p = {r.p_value:.3g} (Holm-corrected {r.p_holm:.3g})")
+    if r.test.startswith("none"):
+        p = f", {r.test}"
+    elif is_bot(r.agent):
+        p = f", {r.test} p = {r.p_value:.3g} (a control: outside the Holm family)"
+    else:
+        p = f", {r.test} p = {r.p_value:.3g} (Holm-corrected over the models {r.p_holm:.3g})"
     ci = "" if np.isnan(r.ci_low) else f", 95% CI {num(r.ci_low)} to {num(r.ci_high)}"
     rel = "" if np.isnan(r.rel_diff) else f" ({r.rel_diff:+.1%})"
     return (f"{r.agent}: {num(r.mean_diff)} {unit} masked vs unmasked{rel}{ci}, lower in {r.seeds_lower} and "
@@ -348,13 +400,13 @@ def _fmt(r, value: str) -> str:
 
 
 def _bot_note(r) -> str:
-    return (" A bot cannot remember: its change comes from the other teams' changed play or from the masking "
-            "itself, a measure of the comparison's noise.") if str(r.agent).startswith("bot:") else ""
+    return (" A bot cannot remember and sees real names even in masked runs (Agent.masked_views): its change comes "
+            "from the other teams' changed play, a measure of the comparison's noise.") if is_bot(r.agent) else ""
 
 
 def _probe_note(r) -> str:
     if not hasattr(r, "probe_remembers") or (pd.isna(r.probe_remembers) and pd.isna(r.probe_recall_advantage)):
-        return "" if str(r.agent).startswith("bot:") else " No probe result for this model."
+        return "" if is_bot(r.agent) else " No probe result for this model."
     adv = "" if pd.isna(r.probe_recall_advantage) else (
         f" (recall advantage {r.probe_recall_advantage:+.1f} points, 95% CI {r.probe_ci_low:+.1f} to "
         f"{r.probe_ci_high:+.1f})")
@@ -368,30 +420,47 @@ def _remembers(r) -> bool | None:
     return bool(flag) if isinstance(flag, (bool, np.bool_)) else None
 
 
+def _line(r, value: str) -> str:
+    return _fmt(r, value) + "." + _bot_note(r) + _probe_note(r)
+
+
+def _names(rows) -> str:
+    names = [short(r.agent) for r in rows]
+    return ", ".join(names) if len(names) <= 3 else f"{', '.join(names[:3])} and {len(names) - 3} more"
+
+
 def verdict(changes: pd.DataFrame, agreement: dict | None = None, value: str = "points",
-            min_seeds: int = MIN_SEEDS, tolerance: float = TOLERANCE, alpha: float = 0.05) -> Verdict:
+            min_seeds: int = MIN_SEEDS, tolerance: float = TOLERANCE, masking: str = "players_and_teams") -> Verdict:
     """See :func:`_verdict`; every probed model is named in the reasons, with the probe's result."""
-    v = _verdict(changes, agreement, value, min_seeds, tolerance, alpha)
+    v = _verdict(changes, agreement, value, min_seeds, tolerance, masking)
     named = " ".join(v.reasons)
     for r in changes.itertuples(index=False):
         if "probe_remembers" in changes and pd.notna(r.probe_recall_advantage) and f"{r.agent}:" not in named:
-            v.reasons.append(_fmt(r, value) + "." + _probe_note(r))
+            v.reasons.append(_line(r, value))
     return v
 
 
 def _verdict(changes: pd.DataFrame, agreement: dict | None, value: str, min_seeds: int, tolerance: float,
-             alpha: float) -> Verdict:
-    """Whether the unmasked ranking can be trusted, from :func:`paired_changes` (optionally :func:`with_probe`):
+             masking: str) -> Verdict:
+    """Whether the unmasked ranking can be trusted, from the 95% t-interval of each agent's mean change
+    (:func:`paired_changes`, optionally :func:`with_probe`) against the band of +-``tolerance`` of its unmasked
+    mean (a change inside the band does not matter for a ranking):
 
-    * ``cannot tell`` with fewer than ``min_seeds`` paired seeds, whatever the numbers look like;
-    * ``not trusted`` when some agent's change is significant (Holm-corrected paired test below ``alpha`` and a
-      CI that excludes 0) and larger than ``tolerance`` of its unmasked mean: its result depends on real names;
-    * ``trusted`` when every agent's CI lies within +-``tolerance`` of its unmasked mean;
-    * ``cannot tell`` otherwise (some CI too wide to rule out a change that matters).
+    * ``not trusted`` when some agent's CI lies entirely beyond the band: a material change, significant;
+    * ``trusted`` with at least ``min_seeds`` paired seeds and every agent's CI inside the band: an equivalence
+      claim (TOST-like: each CI inside the band rejects, at 2.5% per side, a change as large as the band; since
+      every agent must pass, no multiplicity correction is needed);
+    * ``cannot tell`` otherwise, saying why: too few seeds, a CI reaching across a band edge (too wide), or a
+      significant change that may be smaller than the band.
+
+    The paired tests' p-values are reported, not used: at 6 seeds Wilcoxon's smallest p is 0.031, which no
+    correction over several agents lets reach 0.05.
     """
     if changes.empty:
         return Verdict("cannot tell", "Cannot tell: no agent played both a masked and an unmasked run.", [])
     n = int(changes["n"].min())
+    what = {"players": "players were", "players_and_teams": "players and teams were"}.get(masking, "names were")
+    unit = "season points" if value == "points" else "win share"
     reasons = []
     if agreement is not None and not np.isnan(agreement.get("tau", np.nan)):
         same = agreement["unmasked_order"] == agreement["masked_order"]
@@ -400,47 +469,87 @@ def _verdict(changes: pd.DataFrame, agreement: dict | None, value: str, min_seed
                                                          f", p = {agreement['p_value']:.3g}."))
     rows = list(changes.itertuples(index=False))
     margin = {r.agent: tolerance * abs(getattr(r, f"{value}_unmasked")) for r in rows}
-    if n < min_seeds:
-        big = [r for r in rows if abs(r.mean_diff) > margin[r.agent]]
-        head = (f"Cannot tell: {n} paired seed{'s' if n != 1 else ''}, at least {min_seeds} are needed before "
-                "trusting or distrusting the unmasked ranking.")
-        for r in sorted(big, key=lambda r: r.mean_diff)[:5]:
-            reasons.append(_fmt(r, value) + f": more than {tolerance:.0%}, suggestive only on so few seeds."
-                           + _bot_note(r) + _probe_note(r))
-        if not big:
-            reasons.append(f"No agent changed by more than {tolerance:.0%} of its unmasked {value} on these seeds, "
-                           "but so few seeds cannot rule it out.")
-        return Verdict("cannot tell", head, reasons)
-    changed = [r for r in rows if not np.isnan(r.p_holm) and r.p_holm < alpha and (r.ci_high < 0 or r.ci_low > 0)
-               and abs(r.mean_diff) > margin[r.agent]]
-    if changed:
-        dropped = [r for r in changed if r.mean_diff < 0]
-        head = ("Not trusted: " + ", ".join(short(r.agent) for r in changed)
-                + (" scored significantly less" if len(dropped) == len(changed) else " played significantly "
-                   "differently") + " when players and teams were masked: the unmasked ranking rewards knowing "
-                "the real names (memory), not only judgement.")
-        for r in sorted(changed, key=lambda r: r.mean_diff):
-            reasons.append(_fmt(r, value) + "." + _bot_note(r) + _probe_note(r))
-        return Verdict("not trusted", head, reasons + [
+    band = f"\u00b1{tolerance:.0%} of {{}} unmasked {unit}"  # within the band
+    by = f"{tolerance:.0%} of {{}} unmasked {unit}"  # a change by more than that
+
+    def where(r) -> str:
+        lo, hi, m = r.ci_low, r.ci_high, margin[r.agent]
+        if np.isnan(lo) or np.isnan(hi):
+            return "none"
+        if hi < -m or lo > m:
+            return "beyond"
+        return "inside" if -m <= lo and hi <= m else "across"
+
+    def significant(r) -> bool:
+        return bool(r.ci_low > 0 or r.ci_high < 0)
+
+    beyond = [r for r in rows if where(r) == "beyond"]
+    if beyond:
+        models = sorted((r for r in beyond if not is_bot(r.agent)), key=lambda r: r.mean_diff)
+        if models:
+            lower = all(r.mean_diff < 0 for r in models)
+            higher = all(r.mean_diff > 0 for r in models)
+            how = "scored less" if lower else "scored more" if higher else "scored differently"
+            its = "its" if len(models) == 1 else "their"
+            head = (f"Not trusted: {_names(models)} {how} when {what} masked, by more than "
+                    f"{by.format(its)} (the whole 95% CI lies beyond that band, on {n} paired seeds): "
+                    f"{its} unmasked results depend on seeing the real names.")
+            if lower:
+                reasons_tail = ["Remembering the season gives such a drop; so could pseudonyms the model handles "
+                                "worse than names. The knowledge probe (ffbench probe) tells the two apart."]
+            else:
+                reasons_tail = []
+        else:
+            its = "its" if len(beyond) == 1 else "their"
+            head = (f"Not trusted: the {unit} of {_names(beyond)} changed by more than {by.format(its)} when "
+                    f"{what} masked (the whole 95% CI lies beyond that band, on {n} paired seeds); a bot "
+                    "cannot remember and sees real names either way, so the other teams' play changed with the "
+                    "names: the unmasked results depend on them.")
+            reasons_tail = []
+        for r in sorted(beyond, key=lambda r: (is_bot(r.agent), r.mean_diff)):
+            reasons.append(_line(r, value))
+        return Verdict("not trusted", head, reasons + reasons_tail + [
             "Compare models on masked seasons instead, or on a season after their knowledge cutoff."])
-    wide = [r for r in rows if np.isnan(r.ci_low) or r.ci_low < -margin[r.agent] or r.ci_high > margin[r.agent]]
-    if wide:
-        head = (f"Cannot tell: masking changed no agent significantly, but the CIs of {len(wide)} agent(s) are "
-                f"too wide to rule out a change of more than {tolerance:.0%}; run more seeds.")
-        for r in wide[:5]:
-            reasons.append(_fmt(r, value) + "." + _bot_note(r) + _probe_note(r))
-        return Verdict("cannot tell", head, reasons)
-    head = (f"Trusted: on {n} paired seeds no agent's {value} changed by more than {tolerance:.0%} when players and "
-            "teams were masked (every 95% CI lies within that band): the unmasked ranking does not rest on "
-            "remembering the season.")
-    for r in rows:
-        if _remembers(r):
-            reasons.append(f"{r.agent} remembers the season (probe) but masking does not change its results: its "
-                           "memory does not drive them here.")
-    if agreement is not None and agreement.get("unmasked_order") != agreement.get("masked_order"):
-        reasons.append("The two orders differ only among agents within the band of each other; whether those "
-                       "agents differ at all is what 08_model_comparison tests.")
-    return Verdict("trusted", head, reasons)
+    unclear = [r for r in rows if where(r) in ("across", "none")]
+    if not unclear and n >= min_seeds:
+        head = (f"Trusted: on {n} paired seeds every agent's 95% CI of its change in {unit} when {what} masked "
+                f"lies within {band.format('its')} (an equivalence test, TOST-like): the unmasked ranking does not "
+                "rest on seeing the real names.")
+        for r in rows:
+            if significant(r):
+                reasons.append(_fmt(r, value) + f": a significant change, but smaller than {tolerance:.0%}."
+                               + _bot_note(r))
+        for r in rows:
+            if _remembers(r):
+                reasons.append(f"{r.agent} remembers the season (probe) but masking does not change its results "
+                               "materially: its memory does not drive them here.")
+        if agreement is not None and agreement.get("unmasked_order") != agreement.get("masked_order"):
+            reasons.append("The two orders differ only among agents within the band of each other; whether those "
+                           "agents differ at all is what 08_model_comparison tests.")
+        return Verdict("trusted", head, reasons)
+    few = (f"{n} paired seed{'s' if n != 1 else ''}, fewer than the {min_seeds} needed to trust the unmasked "
+           "ranking")
+    if n < 2:
+        return Verdict("cannot tell", f"Cannot tell: {few}; one seed gives no confidence interval.", reasons)
+    if not unclear:
+        head = (f"Cannot tell: every agent's 95% CI lies within {band.format('its')}, but on only {few}; run more "
+                "seeds.")
+        return Verdict("cannot tell", head, reasons + [
+            f"No agent changed by more than {tolerance:.0%} on these seeds, but so few seeds cannot establish it."])
+    sig = [r for r in unclear if significant(r)]
+    flat = [r for r in unclear if not significant(r)]
+    parts = []
+    if sig:
+        parts.append(f"{_names(sig)} changed significantly (95% CI excludes 0), but the CI reaches across the "
+                     f"edge of the \u00b1{tolerance:.0%} band: the change may or may not matter")
+    if flat:
+        parts.append(f"the 95% CI{'s' if len(flat) > 1 else ''} of {_names(flat)} "
+                     f"{'are' if len(flat) > 1 else 'is'} too wide to rule a change of more than {tolerance:.0%} "
+                     "in or out")
+    head = f"Cannot tell: {'; '.join(parts)}; run more seeds" + (f" ({few})." if n < min_seeds else ".")
+    for r in sorted(unclear, key=lambda r: (is_bot(r.agent), r.mean_diff)):
+        reasons.append(_line(r, value))
+    return Verdict("cannot tell", head, reasons)
 
 
 # ------------------------------------------------------------------------------------------------ figure
@@ -481,7 +590,7 @@ def figure(seeds: pd.DataFrame, changes: pd.DataFrame, value: str = "points",
                           label=f"within \u00b1{tolerance:.0%} of unmasked" if yy == 0 else None)
     ax2.errorbar(c["mean_diff"], y, xerr=[c["mean_diff"] - c["ci_low"].fillna(c["mean_diff"]),
                                           c["ci_high"].fillna(c["mean_diff"]) - c["mean_diff"]],
-                 fmt="D", color="0.15", capsize=4, label="mean change, 95% CI")
+                 fmt="D", color="0.15", capsize=4, label="mean change, 95% t-interval")
     ax2.axvline(0, color="0.5", lw=1, ls="--")
     ax2.set(xlabel=f"masked - unmasked {what}, per seed (dots)", ylabel="",
             title="Change under masking (left of 0: worse without real names)")
@@ -509,7 +618,7 @@ def compare(unmasked, masked, probe: str | Path | None = None, value: str = "poi
     changes = with_probe(paired_changes(seeds, value), pr)
     wins = paired_changes(seeds, "win_rate")
     agreement = rank_agreement(seeds, value)
-    v = verdict(changes, agreement, value)
+    v = verdict(changes, agreement, value, masking=paired.masking)
     unmatched = sorted(set(pr["agent"]) - set(changes["agent"])) if pr is not None else []
     if unmatched:
         v.reasons.append(f"The probe also covers {', '.join(unmatched)}, which played none of these runs.")
@@ -523,5 +632,5 @@ def compare(unmasked, masked, probe: str | Path | None = None, value: str = "poi
 
 
 __all__ = ["ContaminationError", "Paired", "Verdict", "load_pairs", "per_seed", "paired_test", "paired_changes",
-           "rank_agreement", "load_probe", "with_probe", "verdict", "figure", "stats_by_condition", "compare",
+           "mean_ci", "is_bot", "rank_agreement", "load_probe", "with_probe", "verdict", "figure", "stats_by_condition", "compare",
            "MIN_SEEDS", "TOLERANCE"]

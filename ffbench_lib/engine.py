@@ -4,9 +4,11 @@ Agents are asked through :meth:`Engine.ask`; every answer is judged by its decis
 run's :class:`~ffbench_lib.recorder.RunRecorder`. A checkpoint follows every draft
 round and every week, so ``resume`` continues a killed run and ends identical to an uninterrupted one; the budget
 is checked at each checkpoint, so a budget stop is always resumable. One process at a time runs a directory.
-A live run (``live=True``, ``ffbench live``) plays the weeks the data has, then makes the next week's decisions,
-checkpoints them (``decided:<w>``), commits to them in ``live.jsonl`` and stops ``waiting_for_week``; rerun on
-newer data, it scores that week and goes on. Otherwise a league with weeks the data has no results for is refused.
+A live run (``live=True``, ``ffbench live``) decides each week once the data has its injury report, checkpoints
+the decisions (``decided:<w>``) and commits to them in ``live.jsonl`` before scoring the week (flagged
+``results_in_data`` when the results were in already); at the first week without results it stops
+``waiting_for_week``; rerun on newer data, it scores that week and goes on. Otherwise a league with weeks the data
+has no results for is refused.
 """
 from __future__ import annotations
 
@@ -123,12 +125,15 @@ class Engine:
     async def ask(self, team: str, kind: str, view: dict) -> tuple[Any, list[str]]:
         """Ask a team's agent for a ``kind`` decision; an exception is an invalid answer (the decision type
         then repairs), never a crashed run."""
-        # masked mode: the agent sees pseudonyms and its answer is mapped back to real ids; masking is outside
-        # the try, so a view that would leak a real player stops the run instead of counting as a bad answer
-        shown = view if self.masker is None else self.masker.view(view)
+        # masked mode: an agent that reads names (not a bot: Agent.masked_views) sees pseudonyms and its answer is
+        # mapped back to real ids; masking is outside the try, so a view that would leak a real player stops the
+        # run instead of counting as a bad answer
+        agent = self.agents[team]
+        masker = self.masker if agent.masked_views else None
+        shown = view if masker is None else masker.view(view)
         try:
-            answer = await self.agents[team].decide(kind, shown)
-            return (answer if self.masker is None else self.masker.answer(answer)), []
+            answer = await agent.decide(kind, shown)
+            return (answer, []) if masker is None else masker.answer(answer)  # real ids, names: problems
         except (FatalLLMError, ReplayMiss):
             raise
         except Exception as exc:  # noqa: BLE001 - any other agent failure is recorded and repaired
@@ -161,12 +166,41 @@ class Engine:
         is locked for the whole call: a second writer gets :class:`RunLocked` at once."""
         with self.rundir.exclusive():
             check_cache(self.league)
+            was = self._same_pseudonyms() if resume and self.masker is not None else None
             state, finished = self._open(resume)
-            if self.masker is not None and not finished:  # masked runs only: which pseudonym is who
-                write_json(self.rundir.file("masking.json"), self.masker.mapping())
+            if self.masker is not None and not finished and was != self.masker.mapping():
+                write_json(self.rundir.file("masking.json"), self.masker.mapping())  # masked runs: who is who
             if finished:
                 return state
             return await self._play(state, crash_after)
+
+    def _same_pseudonyms(self) -> dict | None:
+        """The run's masking.json (None before it has one), if every pseudonym in it stands for the same player or
+        team now; a resumed run whose agents saw one player as RB-041 and now another would be neither run:
+        :class:`ResumeMismatch`. New pseudonyms (a live run's data grew) are fine."""
+        if not self.rundir.file("masking.json").exists():
+            return None
+        self._config_changes()  # another seed or mode: that message first
+        was, now = self.rundir.read_json("masking.json"), self.masker.mapping()
+        if not (isinstance(was, dict) and all(isinstance(was.get(k, {}), dict) for k in ("players", "teams"))):
+            raise CheckpointError(f"cannot resume {self.rundir.path}: masking.json is not a mapping of pseudonyms; "
+                                  "the directory is damaged: start the run again with another --out")
+        label = lambda v: f"{v.get('player_name')} ({v.get('player_id')})" if isinstance(v, dict) else v  # noqa: E731
+        who = lambda v: v.get("player_id") if isinstance(v, dict) else v  # noqa: E731
+        for kind in ("players", "teams"):
+            old, new = was.get(kind) or {}, now[kind]
+            fake_now = {who(v): f for f, v in new.items()}
+            moved = [f for f in old if (who(new[f]) if f in new else None) != who(old[f])
+                     and (f in new or who(old[f]) in fake_now)]  # another player, or he is now another pseudonym
+            if moved:
+                f = moved[0]
+                now_is = (f"{f} would be {label(new[f])}" if f in new else
+                          f"{label(old[f])} would be {fake_now[who(old[f])]}")
+                raise ResumeMismatch(
+                    f"cannot resume {self.rundir.path}: its agents saw {f} as {label(old[f])}, but now {now_is} "
+                    f"({len(moved)} pseudonym(s) differ: other data or code than the run's); resume with the data "
+                    "and code it started with, or start a new run with another --out")
+        return was
 
     def interrupt(self, signum: int) -> None:
         """Stop the run at its next await (called by a signal handler): run.json records why; ``--resume``
@@ -189,22 +223,27 @@ class Engine:
                 else:
                     status, reason = "stopped_budget", self._budget_reason()
             for w in range(state.last_completed_week() + 1, lg.weeks + 1) if status == "complete" else ():
-                if self.budget.exceeded:
-                    status, reason = "stopped_budget", self._budget_reason()
-                    break
-                decided = state.decided_week() == w  # a live run decided it earlier: its games remain
-                if w > self.played:  # live: decide the week, commit to it, wait for its games
-                    if not decided:
+                # a week decided earlier (live) only needs scoring, which asks nobody: a budget stop comes after it
+                if state.decided_week() != w:
+                    if self.budget.exceeded:
+                        status, reason = "stopped_budget", self._budget_reason()
+                        break
+                    if self.live and self._report_missing(w):  # decided with its report, as in a normal run
+                        status, reason = "waiting_for_week", self._wait(w, "injury_report")
+                        break
+                    if self.live:  # decide the week and checkpoint it: the commitment below is to these decisions
                         await self._week(state, w, after_games=False)
                         state.phase = f"decided:{w}"
                         self.checkpoint(state, crash_after)
-                    self.rundir.commit_week(w, state.log_bytes.get("decisions.jsonl", 0), self._first_game_day(w))
-                    self._live_meta["waiting_for_week"] = w
-                    status, reason = "waiting_for_week", (f"week {w} is decided (live.jsonl) and has no results in "
-                                                          f"the data yet (results through week {self.played})")
-                    break
-                self._live_meta.pop("waiting_for_week", None)
-                await self._week(state, w, after_games=True if decided else None)
+                if self.live:  # every week a live run decides is committed to before it is scored
+                    self.rundir.commit_week(w, state.log_bytes.get("decisions.jsonl", 0), self._first_game_day(w),
+                                            results_in_data=w <= self.played)
+                    if w > self.played:
+                        status, reason = "waiting_for_week", self._wait(w, "results")
+                        break
+                for key in ("waiting_for_week", "waiting_for"):
+                    self._live_meta.pop(key, None)
+                await self._week(state, w, after_games=True if state.decided_week() == w else None)
                 state.phase = f"week:{w}"
                 self.checkpoint(state, crash_after)
                 bar.update(1)
@@ -240,6 +279,25 @@ class Engine:
         self.rundir.write_tables(state)
         self.rundir.write_meta(self._meta(status, state, reason))
         return state
+
+    def _report_missing(self, w: int) -> bool:
+        """Week ``w``'s injury report is not in the data yet, in a season that has one (a normal run's week-``w``
+        views hold it, so a live run must not decide the week before it is out)."""
+        if "injury_report" in (self.prepared.manifest.get("unavailable") or []):
+            return False
+        return not (self.prepared.injuries["week"] == w).any()
+
+    def _wait(self, w: int, what: str) -> str:
+        """A live run stops at week ``w`` until the data has ``what`` (``results`` of the decided week, or its
+        ``injury_report`` before deciding it): run.json's ``live`` says which; the reason says why."""
+        self._live_meta.update(waiting_for_week=w, waiting_for=what)
+        if what == "results":
+            return (f"week {w} is decided (live.jsonl) and has no results in the data yet (results through week "
+                    f"{self.played})")
+        weeks = self.prepared.injuries["week"]
+        last = f"reports through week {int(weeks.max())}" if len(weeks) else "no report of this season yet"
+        return (f"week {w}'s injury report is not in the data yet ({last}; results through week {self.played}): the "
+                "week's decisions wait for it, as a normal run's see it")
 
     def _first_game_day(self, w: int) -> str | None:
         """The date of week ``w``'s first game (the schedule's ``gameday``), None if the schedule has none."""

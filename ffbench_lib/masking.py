@@ -19,36 +19,69 @@ Team defenses: with ``players_and_teams`` the defense of team ``T07`` is ``DST-0
 ``players`` they keep their real id and name (``DST:KC``, ``KC D/ST``): a defense is its NFL team, which that
 mode shows on every card, so a pseudonym would hide nothing.
 
-Free text other agents wrote (a trade rationale shown to the other side) is scrubbed too: a real player's full
-name (and, masking teams, a team code) anywhere in it becomes its pseudonym, so one model cannot pass a name it
-guessed to another.
+Free text other agents wrote (a trade rationale shown to the other side) is scrubbed too, so one model cannot pass
+a name it guessed to another: word by word, longest match first, whatever the case, dots, apostrophes (curly
+too), hyphens, a possessive or a suffix (``JOSH ALLEN's``, ``AJ Brown``, ``Patrick Mahomes`` for ``Patrick Mahomes
+II``), every full player name (two words or more) and real player id becomes its pseudonym; masking teams, so do
+NFL team codes (aliases such as ``JAC`` too, upper case as written), full names, cities and nicknames (``Kansas
+City Chiefs``, ``the Chiefs``; a one-word city or nickname only capitalised: "bills" stays). A name two players
+(or two teams: ``New York``) share becomes ``[player]`` (``[team]``), and so does a player with no pseudonym.
+A first or last name alone (``Mahomes``, ``Saquon``) is NOT scrubbed: one word names too many other things.
 
-Lists a view orders by real id (rosters, locked players) are put in pseudonym order: a gsis id grows with the
-year a player entered the league, so the real order would hint at who is who.
+An answer's strings that are pseudonyms map back to real ids. A real player id or name (or, masking teams, an NFL
+team code) an agent answers with was never in its view: it becomes ``unmasked:<string>``, which no view holds, so
+the engine repairs that part of the answer (``decided_by: fallback``) and the problem says why.
+
+Lists a view orders by real id (rosters, locked players) are put in pseudonym order (natural: ``RB-999`` before
+``RB-1000``): a gsis id grows with the year a player entered the league, so the real order would hint at who is who.
 """
 from __future__ import annotations
 
 import hashlib
 import re
+import unicodedata
 from typing import Any
 
-from .config import ConfigError, League
+from .config import PSEUDONYM, ConfigError, League
+from .data.schema import DEFENSE_POSITION, NFL_TEAMS, TEAM_ALIASES, TEAM_NAMES
 from .views import Firewall
 
-#: Codes some sources use for a franchise whose nflverse code differs (same pseudonym for both).
-TEAM_ALIASES = {"LAR": "LA", "JAC": "JAX", "LVR": "LV", "OAK": "LV", "WSH": "WAS", "ARZ": "ARI", "BLT": "BAL",
-                "CLV": "CLE", "HST": "HOU", "SD": "LAC", "STL": "LA"}
-#: Every string a pseudonym can be: a player (``RB-041``, ``DST-07``), a team (``T07``), a defense's name.
-PSEUDONYM = re.compile(r"[A-Z]{1,3}-\d{2,}|T\d{2,}(?: D/ST)?")
 #: Real player ids (gsis, SportsData.io, team defenses): a view holding one without a pseudonym is a bug.
 REAL_ID = re.compile(r"00-\d{7}|sdio:\d+|DST:[A-Z]{2,3}")
 #: View keys whose lists the firewall sorts by real id: shown in pseudonym order instead.
 ID_ORDERED = frozenset({"players", "my_roster", "roster", "locked_players"})
 MODES = ("players", "players_and_teams")
-#: A run of capitalised words in free text (a name such as "Ja'Marr Chase", "A.J. Brown", "Amon-Ra St. Brown Jr.")
-NAME_RUN = re.compile(r"[A-Z][\w'.\-]*(?:\s+(?:[A-Z][\w'.\-]*|Jr\.?|Sr\.?|II|III|IV|V))+")
-#: An upper-case word that may be an NFL team code in free text
-CODE_WORD = re.compile(r"\b[A-Z]{2,3}\b")
+#: Free text as real ids and words: a word starts with a letter or digit and holds apostrophes and dots
+#: ("Ja'Marr", "A.J.", "Allen's."); spaces, hyphens and other punctuation separate words ("Amon-Ra" is two).
+TOKEN = re.compile(rf"(?P<id>{REAL_ID.pattern})|\w[\w'\u2019\u2018\u02bc.]*")
+#: A word's tail kept after a replacement: a possessive and trailing dots ("Allen's" -> "QB-003's").
+TAIL = re.compile(r"(?:['\u2019\u2018\u02bc][sS]?)?\.*$")
+#: What may stand between two words of one name: spaces or a hyphen.
+GAP = re.compile(r"[\s-]+")
+SUFFIXES = frozenset({"jr", "sr", "ii", "iii", "iv", "v"})
+PLAYER, TEAM = "[player]", "[team]"  # a name two players (teams) share, or a player with no pseudonym
+#: Prefix of a real id or name found in an answer: no view holds such a string, so that part is repaired.
+UNMASKED = "unmasked:"
+
+
+def natural(s: str) -> tuple:
+    """Sort key putting ``RB-999`` before ``RB-1000``."""
+    return tuple(int(p) if i % 2 else p for i, p in enumerate(re.split(r"(\d+)", s)))
+
+
+def _norm(word: str) -> str:
+    """A word as names are compared: no tail, accents, dots or apostrophes, lower case ("A.J." -> "aj")."""
+    core = word[:TAIL.search(word).start()] or word
+    core = "".join(c for c in unicodedata.normalize("NFKD", core) if not unicodedata.combining(c))
+    return re.sub(r"['\u2019\u2018\u02bc.]", "", core).casefold()
+
+
+def _key(name: str) -> tuple[tuple[str, ...], bool]:
+    """A name's words as free text is matched by, without a final suffix (``Patrick Mahomes II``: ``patrick
+    mahomes``), and whether it had one."""
+    words = [_norm(m.group(0)) for m in TOKEN.finditer(name)]
+    suffixed = len(words) > 2 and words[-1] in SUFFIXES
+    return tuple(words[:-1] if suffixed else words), suffixed
 
 
 class MaskingError(RuntimeError):
@@ -95,7 +128,7 @@ class Masker:
         counts: dict[str, int] = {}
         for pid in sorted(first_seen, key=lambda p: (first_seen[p], _keyed(seed, "player", p))):
             pos = cat.position[pid]
-            if pos == "DST":
+            if pos == DEFENSE_POSITION:
                 if not teams_too:
                     continue  # players mode: a defense is its (shown) NFL team
                 number = self.teams[self._canon(cat.team.get(pid) or pid.split(":", 1)[-1])][1:]
@@ -113,22 +146,47 @@ class Masker:
         if teams_too:
             fwd.update({code: self.teams[self._canon(code)] for code in codes})
         self._fwd = fwd
-        # free text: full names (two words or more) of masked players; one name shared by two players names neither
-        self._text_names = {n: next(iter(f)) if len(f) == 1 else f"{sorted(f)[0].split('-')[0]}-player"
-                            for n, f in by_name.items() if len(n.split()) > 1}
-        self._codes = frozenset(codes) if teams_too else frozenset()
+        self._text_index(cat, teams_too)
         self._real_names = {pid: cat.name[pid] for pid in self.players}
         self._back = {fake: team for team, fake in self.teams.items()} if teams_too else {}
         self._back.update({self.player_names[p]: cat.name[p] for p in self.players})  # a defense's name
         self._back.update({fake: pid for pid, fake in self.players.items()})  # ids win over names
         # real strings no pseudonym covers: seen in a view, they raise instead of leaking
-        self._unmasked = {p for p in cat.position if p not in self.players and (teams_too or cat.position[p] != "DST")}
+        self._unmasked = {p for p in cat.position if p not in self.players and (teams_too or cat.position[p] != DEFENSE_POSITION)}
         self._unmasked_names = ({cat.name[p] for p in self._unmasked} | {n for n, f in by_name.items() if len(f) > 1}
                                 ) - set(fwd)
+        # an answer's real strings (never in its view): real ids, player names, and masking teams NFL team codes
+        self._real = ({p for p in cat.position if teams_too or cat.position[p] != DEFENSE_POSITION}
+                      | {cat.name[p] for p in cat.position if teams_too or cat.position[p] != DEFENSE_POSITION}
+                      | (set(codes) | NFL_TEAMS | set(TEAM_ALIASES) if teams_too else set())) - set(self._back)
         self._check_team_names(league)
 
     def _canon(self, code: str) -> str:
         return TEAM_ALIASES.get(code, code)
+
+    def _text_index(self, cat, teams_too: bool) -> None:
+        """What free text is scrubbed of: normalised word tuples -> replacement (players: full names; masking teams:
+        full names, cities, nicknames), and team codes as written."""
+        found: dict[tuple[str, ...], set[str]] = {}
+        self._suffixed: set[tuple[str, ...]] = set()
+        for pid, pos in cat.position.items():
+            if pos == DEFENSE_POSITION and not teams_too:
+                continue  # players mode: a defense keeps its (team's) name
+            key, suffixed = _key(cat.name[pid])
+            if len(key) > 1:  # a one-word name would hit ordinary words
+                found.setdefault(key, set()).add(self.player_names.get(pid, PLAYER))
+                if suffixed:
+                    self._suffixed.add(key)
+        self._codes: dict[str, str] = {}
+        if teams_too:
+            for code, full in TEAM_NAMES.items():
+                fake = self.teams.get(code, TEAM)
+                for part in (full, *full.rsplit(" ", 1)):  # full name, city, nickname
+                    found.setdefault(_key(part)[0], set()).add(fake)
+            self._codes = {c: self.teams.get(self._canon(c), TEAM) for c in (*NFL_TEAMS, *TEAM_ALIASES, *self.teams)}
+        teams = set(self.teams.values()) | {TEAM}
+        self._words = {k: next(iter(f)) if len(f) == 1 else TEAM if f <= teams else PLAYER for k, f in found.items()}
+        self._longest = max(map(len, self._words), default=1)
 
     def _check_team_names(self, league: League) -> None:
         """A fantasy team named like a pseudonym, a player, or (masking teams) an NFL team would be masked or
@@ -160,7 +218,7 @@ class Masker:
             if key in ID_ORDERED and len(obj) > 1:
                 ids = [v.get("id") if isinstance(v, dict) else v for v in obj]
                 if all(isinstance(i, str) for i in ids) and ids == sorted(ids):
-                    items = [m for _, m in sorted(zip(ids, items), key=lambda x: self._fwd.get(x[0], x[0]))]
+                    items = [m for _, m in sorted(zip(ids, items), key=lambda x: natural(self._fwd.get(x[0], x[0])))]
             return items
         if isinstance(obj, tuple):
             return tuple(self._mask(v, None) for v in obj)
@@ -181,47 +239,78 @@ class Masker:
         return s
 
     def _text(self, s: str) -> str:
-        """Free text with every real full name (longest first within a run of capitalised words) and, masking
-        teams, every team code replaced by its pseudonym."""
-        def names(m: re.Match) -> str:
-            words = m.group(0).split()
-            out, i = [], 0
-            while i < len(words):
-                for j in range(len(words), i + 1, -1):  # the longest span of two or more words that is a name
-                    fake = self._text_names.get(" ".join(words[i:j]))
-                    if fake is not None:
-                        out.append(fake)
-                        i = j
+        """Free text with every real player id, full player name and, masking teams, NFL team (code, full name,
+        city, nickname) replaced: words left to right, the longest name first, in linear time."""
+        toks = list(TOKEN.finditer(s))
+        out, done, i = [], 0, 0
+        while i < len(toks):
+            m, rep, n = toks[i], None, 1
+            if m.group("id"):
+                rid = m.group("id")
+                rep = rid if rid.startswith("DST:") and self.mode == "players" else self._fwd.get(rid, PLAYER)
+            else:
+                words = [_norm(m.group(0))]
+                while len(words) <= self._longest and i + len(words) < len(toks):  # one more for a suffix
+                    nxt, prev = toks[i + len(words)], toks[i + len(words) - 1]
+                    if nxt.group("id") or not GAP.fullmatch(s[prev.end():nxt.start()]):
                         break
-                else:
-                    out.append(words[i])
-                    i += 1
-            return " ".join(out)
-
-        s = NAME_RUN.sub(names, s)
-        if self.mode == "players_and_teams":
-            s = CODE_WORD.sub(lambda m: self._fwd.get(m.group(0), m.group(0)) if m.group(0) in self._codes
-                              else m.group(0), s)
-        return s
+                    words.append(_norm(nxt.group(0)))
+                for n in range(min(len(words), self._longest), 0, -1):
+                    key = tuple(words[:n])
+                    rep = self._words.get(key)
+                    if n == 1:  # one word: a team code as written, or a capitalised city or nickname
+                        core = m.group(0)[:TAIL.search(m.group(0)).start()]
+                        rep = self._codes.get(core) or (rep if core[:1].isupper() else None)
+                    if rep is not None:
+                        if n < len(words) and key in self._suffixed and words[n] in SUFFIXES:
+                            n += 1  # "Patrick Mahomes II" as the catalog spells it
+                        break
+            if rep is None:
+                i += 1
+                continue
+            last = toks[i + n - 1]
+            tail = "" if last.group("id") else last.group(0)[TAIL.search(last.group(0)).start():]
+            if n > 1 and _norm(last.group(0)) in SUFFIXES:
+                tail = tail.rstrip(".")  # "Odell Beckham Jr. is": the dot is the suffix's
+            out += [s[done:m.start()], rep + tail]
+            done, i = last.end(), i + n
+        return "".join([*out, s[done:]])
 
     # ---------------------------------------------------------------------------------------- answers
-    def answer(self, answer: Any) -> Any:
-        """The agent's answer with every pseudonym (a whole string, keys too) mapped back to the real id or
-        team; free text (a rationale, the model's raw text under ``_llm``) stays as the agent wrote it."""
-        if isinstance(answer, dict):
-            return {self._back.get(k, k) if isinstance(k, str) else k: v if k == "_llm" else self.answer(v)
-                    for k, v in answer.items()}
-        if isinstance(answer, list):
-            return [self.answer(v) for v in answer]
-        if isinstance(answer, str):
-            return self._back.get(answer, answer)
-        return answer
+    def answer(self, answer: Any) -> tuple[Any, list[str]]:
+        """The agent's answer with every pseudonym (a whole string, keys too) mapped back to the real id or team,
+        and the problems: a real player id or name (or, masking teams, an NFL team code) was never in the agent's
+        view, so it becomes ``unmasked:<string>``, which no view holds (that part is repaired); free text (a
+        rationale, the model's raw text under ``_llm``) stays as the agent wrote it."""
+        found: list[str] = []
+
+        def back(obj: Any, key: Any = None) -> Any:
+            if isinstance(obj, dict):
+                return {back(k): v if k == "_llm" else back(v, k) for k, v in obj.items()}
+            if isinstance(obj, list):
+                return [back(v, key) for v in obj]
+            if not isinstance(obj, str) or key == "rationale":
+                return obj
+            if obj in self._back:
+                return self._back[obj]
+            if obj in self._real or (REAL_ID.fullmatch(obj)
+                                     and not (obj.startswith("DST:") and self.mode == "players")):
+                found.append(obj)
+                return UNMASKED + obj
+            return obj
+
+        out = back(answer)
+        problems = [f"masked mode: the answer named {', '.join(map(repr, dict.fromkeys(found)))}, a real player"
+                    f"{' or NFL team' if self.mode == 'players_and_teams' else ''} rather than a pseudonym of the view "
+                    f"(only pseudonyms are accepted), so it was read as {UNMASKED}<name>, which is not in the view"
+                    ] if found else []
+        return out, problems
 
     # ---------------------------------------------------------------------------------------- record
     def mapping(self) -> dict[str, Any]:
         """``masking.json``: the mode and every pseudonym with the real player or team it stands for."""
         return {"mode": self.mode,
                 "players": {fake: {"player_id": pid, "player_name": self._real_names[pid]}
-                            for pid, fake in sorted(self.players.items(), key=lambda kv: kv[1])},
-                "teams": ({fake: team for team, fake in sorted(self.teams.items(), key=lambda kv: kv[1])}
+                            for pid, fake in sorted(self.players.items(), key=lambda kv: natural(kv[1]))},
+                "teams": ({fake: team for team, fake in sorted(self.teams.items(), key=lambda kv: natural(kv[1]))}
                           if self.mode == "players_and_teams" else {})}

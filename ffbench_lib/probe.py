@@ -30,21 +30,23 @@ import numpy as np
 import pandas as pd
 
 from .atomic import write_csv, write_json, write_text
-from .config import SEASONS, League, dump_config, load_config, parse_config
+from .config import DEFAULT_SLOTS, SEASONS, League, dump_config, load_config, parse_config
 from .data.prepare import PreparedSeason, prepared_for
+from .data.schema import DEFAULT_POSITIONS
 from .llm import Budget, FatalLLMError, parse_json
 from .render import scoring_name, scoring_values, table
 from .rundir import RunDir, exclusive
 from .secrets import register_league, scrub
 from .stats import bootstrap_ci
 
-POSITIONS = ("QB", "RB", "WR", "TE")
+#: the positions probed: the offensive ones every league has (kickers and defenses are not asked about)
+POSITIONS = DEFAULT_POSITIONS
 DECISION = "knowledge_probe"
 SAMPLE_SEED = 13  # the sample's constant seed (issue 13): the same players for every league of a season
 BOOTSTRAP_SEED = 13
 PER_STRATUM = 3  # players drawn per position and stratum (all of them where a stratum has fewer)
-#: position depth: RB and WR ranks run twice as deep as QB and TE ones (two starters a team)
-DEPTH = {"QB": 1, "RB": 2, "WR": 2, "TE": 1}
+#: position depth: a position's default starting slots (RB and WR ranks run twice as deep as QB and TE ones)
+DEPTH = dict(DEFAULT_SLOTS)
 #: stratum -> bounds (low, high] on the preseason position rank ``pre`` and the actual one ``act``, in units of
 #: DEPTH (None: unbounded); the first stratum whose bounds hold is a player's
 STRATA = {

@@ -155,11 +155,13 @@ class RunDir:
                     os.fsync(fh.fileno())
         write_text(self.file("checkpoint.json"), scrub(state.to_json()) + "\n")
 
-    def commit_week(self, week: int, decisions_bytes: int, first_game_day: str | None = None) -> dict[str, Any]:
+    def commit_week(self, week: int, decisions_bytes: int, first_game_day: str | None = None,
+                    results_in_data: bool = False) -> dict[str, Any]:
         """A live run's commitment to week ``week``'s decisions: the UTC time and the SHA-256 of the first
         ``decisions_bytes`` bytes of ``decisions.jsonl`` (every decision so far; later weeks only append, so
-        anyone can check it against the finished run), and whether it was made before the day of the week's first
-        game (US Eastern; None when the schedule has no date). Once per week: a rerun still waiting finds its line."""
+        anyone can check it against the finished run), whether it was made after the day of the week's first
+        game (US Eastern; None when the schedule has no date), and whether the week's results were already in the
+        data (a record, not a prior commitment). Once per week: a rerun still waiting finds its line."""
         for line in self.read_log(LIVE):
             if line.get("week") == week:
                 return line
@@ -168,8 +170,10 @@ class RunDir:
         now = datetime.now(timezone.utc)
         line = {"week": week, "decided_at": now.isoformat(timespec="seconds"), "decisions_sha256": digest,
                 "bytes": decisions_bytes, "first_game_day": first_game_day,
-                "before_first_game_day": None if first_game_day is None else
-                now.astimezone(ZoneInfo("America/New_York")).date().isoformat() < first_game_day}
+                # US Eastern: a decision on the first game's own day may precede its kickoff; a later one cannot
+                "decided_after_first_game_day": None if first_game_day is None else
+                now.astimezone(ZoneInfo("America/New_York")).date().isoformat() > first_game_day,
+                "results_in_data": results_in_data}
         with open(self.file(LIVE), "a", encoding="utf-8") as fh:
             fh.write(json.dumps(line) + "\n")
             fh.flush()

@@ -12,6 +12,7 @@ import pandas as pd
 import papermill as pm
 import pytest
 import yaml
+from scipy import stats as sps
 
 from ffbench_lib import contamination as con
 from ffbench_lib import plots
@@ -30,13 +31,22 @@ SEEDS = range(6)
 MASKED = Information(masking="players_and_teams")
 
 
+def short_league(seed: int, weeks: int = 3, information: Information = Information()) -> League:
+    """The demo league cut to ``weeks`` weeks, validated (its stored config.yaml must read back: a config that
+    does not is refused), trades in week 2."""
+    d = demo_league().model_dump(mode="json") | {"seed": seed, "weeks": weeks,
+                                                 "information": information.model_dump(mode="json")}
+    d["trades"]["weeks"] = [2]
+    return League.model_validate(d)
+
+
 @pytest.fixture(scope="module")
 def twins(prepared_2024, tmp_path_factory):
     """Six short seasons of the 10 demo bots and their masked twins (same league and seeds)."""
     root = tmp_path_factory.mktemp("twins")
     for seed in SEEDS:
-        run_engine(demo_league(seed=seed, weeks=3), prepared_2024, root / "unmasked" / f"seed-{seed}")
-        run_engine(demo_league(seed=seed, weeks=3, information=MASKED), prepared_2024, root / "masked" / f"seed-{seed}")
+        run_engine(short_league(seed), prepared_2024, root / "unmasked" / f"seed-{seed}")
+        run_engine(short_league(seed, information=MASKED), prepared_2024, root / "masked" / f"seed-{seed}")
     return root
 
 
@@ -70,7 +80,16 @@ def test_real_masked_twins_are_paired_and_compared(twins, tmp_path):
     assert (res["win_share"]["n"] == 6).all() and res["win_share"]["mean_diff"].abs().max() <= 1
     ag = res["agreement"]
     assert ag["n_agents"] == 4 and -1 <= ag["tau"] <= 1 and sorted(ag["unmasked_order"]) == sorted(ag["masked_order"])
-    assert res["verdict"].status in ("trusted", "not trusted", "cannot tell") and res["verdict"].reasons
+    # bots decide on real views even in masked mode (Agent.masked_views), so bot-only twins play the same seasons:
+    # no change at all, which 6 seeds establish (every t-interval is [0, 0], inside the band)
+    assert (seeds["points_diff"] == 0).all() and (res["win_share"]["mean_diff"] == 0).all()
+    assert (ch[["ci_low", "ci_high"]] == 0).all().all() and ch["p_holm"].isna().all()  # bots: the control, no Holm
+    for agent, g in seeds.groupby("agent"):
+        assert ch.loc[agent, ["ci_low", "ci_high"]].tolist() == pytest.approx(hand_t_interval(g["points_diff"]))
+    v = res["verdict"]
+    assert v.status == "trusted" and v.headline.startswith("Trusted: on 6 paired seeds every agent's 95% CI"), v
+    five = con.compare(*([twins / side / f"seed-{s}" for s in range(5)] for side in ("unmasked", "masked")))
+    assert five["verdict"].status == "cannot tell" and "but on only 5 paired seeds" in five["verdict"].headline
     plots.save(con.figure(seeds, res["changes"]), tmp_path, "contamination")
     assert (tmp_path / "contamination.png").stat().st_size > 10_000 and (tmp_path / "contamination.svg").exists()
 
@@ -148,41 +167,90 @@ PROBE = pd.DataFrame([{"agent": "llm:openai/x", "probe_recall_advantage": 15.0, 
                        "probe_ci_high": 22.0, "probe_n": 40, "probe_remembers": True, "probe_verdict": "remembers"}])
 
 
-def test_too_few_seeds_cannot_tell_even_with_a_large_drop():
-    v = judge(constructed(4, {"llm:openai/x": [-0.15, -0.16, -0.14, -0.15]}), PROBE)
-    assert v.status == "cannot tell" and "4 paired seeds, at least 6" in v.headline
-    assert any(r.startswith("llm:openai/x: -") and "suggestive only" in r and "remembers the season" in r
-               for r in v.reasons)
-    assert judge(constructed(5, {})).status == "cannot tell"  # nothing changed, but 5 seeds prove nothing
+def hand_t_interval(d) -> tuple[float, float]:
+    """mean +- t(0.975, n-1) * sd / sqrt(n), by hand."""
+    d = np.asarray(d, dtype=float)
+    half = sps.t.ppf(0.975, len(d) - 1) * d.std(ddof=1) / np.sqrt(len(d))
+    return d.mean() - half, d.mean() + half
 
 
-def test_a_large_consistent_drop_is_not_trusted():
-    drop = [-0.10, -0.12, -0.09, -0.11, -0.10, -0.13, -0.08, -0.11]
-    noise = [0.004, -0.003, 0.002, -0.004, 0.001, 0.003, -0.002, 0.0]
-    v = judge(constructed(8, {"llm:openai/x": drop, "bot:vorp": noise}), PROBE)
-    assert v.status == "not trusted" and v.headline.startswith("Not trusted: x scored significantly less")
+def test_six_seeds_of_a_clear_drop_are_not_trusted():
+    """The minimum of 6 seeds must be able to say "not trusted": Wilcoxon's smallest p there is 0.031, too big after
+    Holm over several agents, so the verdict rests on each agent's t-interval against the band instead."""
+    drop = [-0.12, -0.121, -0.119, -0.122, -0.118, -0.12]
+    seeds = constructed(6, {"llm:openai/x": drop})
+    ch = con.paired_changes(seeds).set_index("agent")
+    d = seeds[seeds["agent"] == "llm:openai/x"]["points_diff"]
+    assert ch.loc["llm:openai/x", ["ci_low", "ci_high"]].tolist() == pytest.approx(hand_t_interval(d))
+    assert -184 < ch.loc["llm:openai/x", "ci_low"] < ch.loc["llm:openai/x", "ci_high"] < -173
+    # bots are the control, outside the Holm family: the one model's p is its own
+    assert ch.loc["llm:openai/x", "p_holm"] == pytest.approx(ch.loc["llm:openai/x", "p_value"]) == 0.03125
+    assert ch.loc[["bot:vorp", "bot:adp"], "p_holm"].isna().all()
+    v = judge(seeds, PROBE)
+    assert v.status == "not trusted", v
+    assert v.headline.startswith("Not trusted: x scored less when players and teams were masked, by more than 5% of "
+                                 "its unmasked season points (the whole 95% CI lies beyond that band, on 6 paired")
     [reason] = [r for r in v.reasons if r.startswith("llm:openai/x")]
-    assert "lower in 8 and higher in 0 of 8 seeds" in reason and "Wilcoxon signed-rank" in reason
+    assert "lower in 6 and higher in 0 of 6 seeds" in reason and "Wilcoxon signed-rank p = 0.0312" in reason
+    assert "Holm-corrected over the models 0.0312" in reason
     assert "The probe says it remembers the season (recall advantage +15.0 points" in reason
-    assert "Not trusted" in v.markdown() and v.markdown().startswith("**")
+    assert any("probe (ffbench probe) tells the two apart" in r for r in v.reasons)
+    assert v.markdown().startswith("**Not trusted")
+    few = judge(constructed(4, {"llm:openai/x": [-0.15, -0.16, -0.14, -0.15]}))  # too few to trust, not to distrust
+    assert few.status == "not trusted" and "on 4 paired seeds" in few.headline
 
 
-def test_equal_seasons_are_trusted():
+def test_equal_seasons_are_trusted_only_on_enough_seeds():
     v = judge(constructed(8, {}), PROBE)  # masking changed nothing at all
-    assert v.status == "trusted" and v.headline.startswith("Trusted: on 8 paired seeds")
+    assert v.status == "trusted" and v.headline.startswith(
+        "Trusted: on 8 paired seeds every agent's 95% CI of its change in season points when players and teams were "
+        "masked lies within ±5% of its unmasked season points (an equivalence test, TOST-like)")
     assert any("remembers the season (probe) but masking does not change its results" in r for r in v.reasons)
     v = judge(constructed(8, {}), PROBE.assign(probe_remembers=False, probe_ci_low=-3.0))
     assert v.status == "trusted" and not any("(probe) but" in r for r in v.reasons)
     assert any("The probe finds no evidence that it remembers the season" in r for r in v.reasons)
     small = [0.01, -0.01, 0.005, -0.005, 0.0, 0.01, -0.01, 0.0]
     assert judge(constructed(8, {a: small for a in AGENTS})).status == "trusted"
+    v = judge(constructed(5, {}))  # nothing changed, but 5 seeds cannot establish it
+    assert v.status == "cannot tell" and v.headline == (
+        "Cannot tell: every agent's 95% CI lies within ±5% of its unmasked season points, but on only 5 paired "
+        "seeds, fewer than the 6 needed to trust the unmasked ranking; run more seeds.")
+    assert judge(constructed(1, {})).headline == ("Cannot tell: 1 paired seed, fewer than the 6 needed to trust the "
+                                                  "unmasked ranking; one seed gives no confidence interval.")
 
 
-def test_wide_changes_cannot_tell_and_one_agent_is_enough():
+def test_a_significant_change_inside_the_band_is_trusted_and_said():
+    steady = [-0.02, -0.025, -0.03, -0.02, -0.01, -0.03, -0.02, -0.025]
+    v = judge(constructed(8, {"llm:openai/x": steady}))
+    assert v.status == "trusted"
+    [reason] = [r for r in v.reasons if r.startswith("llm:openai/x")]
+    assert "95% CI -42.0 to -25.6" in reason and reason.endswith("a significant change, but smaller than 5%.")
+
+
+def test_cannot_tell_says_the_true_reason():
     wide = [0.2, -0.2, 0.15, -0.25, 0.2, -0.1, 0.1, -0.2]
-    v = judge(constructed(8, {"bot:adp": wide}))
-    assert v.status == "cannot tell" and "too wide" in v.headline
-    assert any(r.startswith("bot:adp") and "A bot cannot remember" in r for r in v.reasons)
+    v = judge(constructed(8, {"bot:adp": wide}))  # one agent is enough
+    assert v.status == "cannot tell" and v.headline == (
+        "Cannot tell: the 95% CI of adp is too wide to rule a change of more than 5% in or out; run more seeds.")
+    assert any(r.startswith("bot:adp") and "A bot cannot remember" in r and "a control: outside the Holm family" in r
+               for r in v.reasons)
+    edge = [-0.02, -0.06, -0.03, -0.08, -0.01, -0.07, -0.04, -0.05]  # CI -98.7 to -36.8 across the -75 edge
+    v = judge(constructed(8, {"llm:openai/x": edge}))
+    assert v.status == "cannot tell" and v.headline == (
+        "Cannot tell: x changed significantly (95% CI excludes 0), but the CI reaches across the edge of the ±5% "
+        "band: the change may or may not matter; run more seeds.")
+    v = judge(constructed(5, {"llm:openai/x": edge[:5], "bot:adp": wide[:5]}))
+    assert v.status == "cannot tell" and "x changed significantly" in v.headline and (
+        "the 95% CI of adp is too wide" in v.headline) and v.headline.endswith(
+        "run more seeds (5 paired seeds, fewer than the 6 needed to trust the unmasked ranking).")
+
+
+def test_a_bot_moved_by_masking_is_not_trusted_and_words_follow_the_mode():
+    seeds = constructed(6, {"bot:vorp": [0.09, 0.1, 0.11, 0.1, 0.09, 0.1]})
+    v = con.verdict(con.paired_changes(seeds), con.rank_agreement(seeds), masking="players")
+    assert v.status == "not trusted" and v.headline.startswith(
+        "Not trusted: the season points of vorp changed by more than 5% of its unmasked season points when players "
+        "were masked") and "a bot cannot remember" in v.headline
 
 
 def test_paired_test_choice_and_rank_agreement():
@@ -205,15 +273,41 @@ def test_refusals_name_the_runs_and_the_fix(twins, prepared_2024, tmp_path):
         con.load_pairs(u, m[:5])
     with pytest.raises(con.ContaminationError, match=r"unmasked: 6 run\(s\) were played masked"):
         con.load_pairs(m, u)
-    with pytest.raises(con.ContaminationError, match=r"masked: 6 run\(s\) were played unmasked"):
+    with pytest.raises(con.ContaminationError, match=r"masked: 6 run\(s\) were played unmasked") as err:
         con.load_pairs(u, u)
+    assert str(err.value).endswith("(a batch with overrides: {information: {masking: players_and_teams}})")
     with pytest.raises(con.ContaminationError, match=r"unmasked: no run directories"):
         con.load_pairs(tmp_path / "nothing", m)
     other = tmp_path / "weeks2" / "seed-0"  # the same seed, another league
-    run_engine(demo_league(seed=0, weeks=2, information=MASKED), prepared_2024, other)
+    run_engine(short_league(0, weeks=2, information=MASKED), prepared_2024, other)
     with pytest.raises(con.ContaminationError, match=r"seed 0: the configs of .* differ in more than the masking "
                                                      r"\(weeks: 3 unmasked, 2 masked\)"):
         con.load_pairs(u, [other, *m[1:]])
+    playoffs = tmp_path / "playoffs" / "seed-0"  # both configs read through the League model: defaults compare
+    shutil.copytree(u[0], playoffs)
+    cfg = yaml.safe_load((playoffs / "config.yaml").read_text())
+    (playoffs / "config.yaml").write_text(yaml.safe_dump(cfg | {"playoffs": {"enabled": True, "teams": 2,
+                                                                             "round_weeks": [1]}}))
+    with pytest.raises(con.ContaminationError, match=r"\(playoffs.enabled: True unmasked, False masked; "
+                                                     r"playoffs.teams: 2 unmasked, 4 masked; playoffs.round_weeks: "
+                                                     r"\[1\] unmasked, \[1, 2\] masked\)"):
+        con.load_pairs([playoffs, *u[1:]], m)
+    qb2 = tmp_path / "qb2" / "seed-1"
+    shutil.copytree(m[1], qb2)
+    cfg = yaml.safe_load((qb2 / "config.yaml").read_text())
+    (qb2 / "config.yaml").write_text(yaml.safe_dump(cfg | {"roster": cfg["roster"] | {"QB": 2}}))
+    with pytest.raises(con.ContaminationError, match=r"seed 1: .* \(roster.QB: 1 unmasked, 2 masked\)"):
+        con.load_pairs(u, [m[0], qb2, *m[2:]])
+    future = tmp_path / "future" / "seed-0"  # a config this version cannot read is refused, never half-compared
+    shutil.copytree(m[0], future)
+    cfg = yaml.safe_load((future / "config.yaml").read_text())
+    cfg["information"]["hide_scores"] = True
+    (future / "config.yaml").write_text(yaml.safe_dump(cfg))
+    with pytest.raises(con.ContaminationError) as err:
+        con.load_pairs([playoffs, *u[1:]], [future, *m[1:]])
+    assert str(err.value) == (f"masked: {future / 'config.yaml'} is not a league config this ffbench reads "
+                              "(information.hide_scores: unknown key (check the spelling against the config reference "
+                              "in README.md)); its run cannot be compared: re-run it with this version")
     y2023 = tmp_path / "y2023" / "seed-0"
     shutil.copytree(m[0], y2023)  # the same run, said to be of 2023: never paired with 2024
     (y2023 / "config.yaml").write_text((m[0] / "config.yaml").read_text().replace("season: 2024", "season: 2023"))
@@ -233,7 +327,7 @@ def test_refusals_name_the_runs_and_the_fix(twins, prepared_2024, tmp_path):
     reasons = con.compare(u, [newer, *m[1:]])["verdict"].reasons
     assert [r for r in reasons if r.startswith("Seed(s) 0: the two runs were played by different versions")]
     with pytest.raises(SimulatedCrash):
-        run_engine(demo_league(seed=0, weeks=3, information=MASKED), prepared_2024, tmp_path / "partial",
+        run_engine(short_league(0, information=MASKED), prepared_2024, tmp_path / "partial",
                    crash_after="week:1")
     with pytest.raises(con.ContaminationError, match=r"masked: 1 run\(s\) not complete: .*partial \(running"):
         con.load_pairs(u, [tmp_path / "partial", *m[1:]])
@@ -311,3 +405,28 @@ def test_batch_overrides_make_a_masked_twin(tmp_path):
     r = subprocess.run([sys.executable, "-m", "ffbench_lib", "batch", str(f)], capture_output=True, text=True,
                        timeout=300)
     assert r.returncode == 2 and "unknown config key(s) wekks" in r.stderr and "Traceback" not in r.stderr
+
+
+def test_batch_overrides_merge_into_the_base(tmp_path):
+    """A partial section changes only the keys it names: the base's other settings stay (they were silently reset to
+    defaults), lists replace, seed_overrides merge on top, and defaults that follow from the merged league follow."""
+    base = demo_league().model_dump(mode="json") | {
+        "roster": {"QB": 1, "RB": 2, "WR": 2, "TE": 1, "FLEX": 1, "SUPERFLEX": 1, "IR": 1, "BENCH": 6},
+        "waivers": {"enabled": True}, "llm": {"max_reasks": 1, "retries": 2, "cache_dir": str(tmp_path / "cache")}}
+    (tmp_path / "base.yaml").write_text(yaml.safe_dump(base))
+    spec = {"name": "merged", "base": "base.yaml", "seeds": [0, 1], "design": "random",
+            "overrides": {"llm": {"budget_usd": 5}, "roster": {"K": 1, "DST": 1}, "draft": {"shortlist_size": 3},
+                          "trades": {"weeks": [2]}},
+            "seed_overrides": {1: {"llm": {"retries": 0}}}, "out": str(tmp_path / "out")}
+    (tmp_path / "b.yaml").write_text(yaml.safe_dump(spec))
+    cfgs = run_configs(*load_batch(tmp_path / "b.yaml"))
+    for seed, retries in ((0, 2), (1, 0)):
+        cfg = cfgs[seed]
+        assert {k: cfg["llm"][k] for k in ("budget_usd", "max_reasks", "retries", "cache_dir")} == {
+            "budget_usd": 5.0, "max_reasks": 1, "retries": retries, "cache_dir": str(tmp_path / "cache")}
+        assert {k: cfg["roster"].get(k) for k in ("K", "DST", "SUPERFLEX", "IR", "BENCH", "QB")} == {
+            "K": 1, "DST": 1, "SUPERFLEX": 1, "IR": 1, "BENCH": 6, "QB": 1}
+        assert cfg["roster"]["caps"] == {"QB": 3, "RB": 6, "WR": 6, "TE": 3, "K": 2, "DST": 2}  # as if written there
+        assert cfg["draft"]["order"] == "random" and cfg["draft"]["shortlist_size"] == 3  # design kept
+        assert cfg["trades"] == {"weeks": [2], "max_players_per_side": 2}  # a list replaces, the rest stays
+        assert cfg["waivers"]["enabled"] is True and (cfg["seed"], cfg["name"]) == (seed, "merged")

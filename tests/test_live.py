@@ -46,13 +46,15 @@ def six_weeks(path: Path, llm_base: str | None = None) -> Path:
 
 @pytest.fixture(scope="module")
 def cut(data_dir, tmp_path_factory):
-    """``cut(k)``: the data directory with 2024 played through week k (made once per module)."""
+    """``cut(k)``: the data directory with 2024 played through week k and the injury reports through week k + 1
+    (``cut(k, injuries=k)``: before week k + 1's report is out); made once per module."""
     root, made = tmp_path_factory.mktemp("cuts"), {}
 
-    def make(k: int) -> Path:
-        if k not in made:
-            made[k] = cut_data_dir(data_dir, 2024, k, root / f"2024-week{k}")
-        return made[k]
+    def make(k: int, injuries: int | None = None) -> Path:
+        if (k, injuries) not in made:
+            name = f"2024-week{k}" + ("" if injuries is None else f"-injuries{injuries}")
+            made[k, injuries] = cut_data_dir(data_dir, 2024, k, root / name, injuries_through=injuries)
+        return made[k, injuries]
     return make
 
 
@@ -82,10 +84,12 @@ def commitments(run: Path) -> list[dict]:
     return [json.loads(x) for x in (run / "live.jsonl").read_text().splitlines()]
 
 
-def check_commitments(run: Path, weeks: int) -> None:
-    """Every live.jsonl line hashes a prefix of the final decisions.jsonl holding its week's lineups."""
+def check_commitments(run: Path, weeks: int, results_in_data: set[int] = frozenset()) -> None:
+    """Every week has one live.jsonl line, flagged ``results_in_data`` for exactly the weeks given, that hashes a
+    prefix of the final decisions.jsonl holding its week's lineups and nothing of a later week."""
     lines, log = commitments(run), (run / "decisions.jsonl").read_bytes()
     assert [x["week"] for x in lines] == list(range(1, weeks + 1))
+    assert {x["week"] for x in lines if x["results_in_data"]} == set(results_in_data)
     for x in lines:
         head = log[: x["bytes"]]
         assert hashlib.sha256(head).hexdigest() == x["decisions_sha256"]
@@ -109,19 +113,33 @@ def same_as_normal(live: Path, normal: Path, volatile: tuple[str, ...] = ()) -> 
 def test_live_replay_of_2024_equals_a_normal_run(tmp_path, env, capsys, cut, data_dir):
     """2024 replayed live from data cut after weeks 0..6 (draft, waivers, IR, a trade week, a two-round playoff,
     K and DST scored from the final scores): each step plays what the data has, decides the next week, commits to
-    it and waits; the finished run equals a normal run on the full data, file by file."""
+    it and waits; the finished run equals a normal run on the full data, file by file.
+
+    Before weeks 2, 3 (a trade week) and 6 (the final) the data first lacks the week's injury report (results through
+    week k, reports through week k only): the run waits for it without deciding anything or writing a line. Before,
+    it decided the week at once, without the report a normal run's lineups see."""
     config, live = six_weeks(tmp_path / "live6.yaml"), tmp_path / "live"
     for k in range(6):
+        if k in (1, 2, 5):
+            before = {n: (live / n).read_bytes() for n in ("decisions.jsonl", "live.jsonl")}  # week k scored only
+            rc, out, err = ffbench(env, capsys, cut(k, injuries=k), "live", config, "--out", live)
+            assert rc == 0, err
+            m = meta(live)
+            assert (m["status"], m["phase"], m["live"]["waiting_for_week"], m["live"]["waiting_for"]) == (
+                "waiting_for_week", f"week:{k}", k + 1, "injury_report")
+            assert {n: (live / n).read_bytes() for n in before} == before  # nothing decided, no line
+            assert f"week {k + 1}'s injury report is not in the data yet" in out and "Friday" in out
+            assert f"ffbench data download --seasons 2024 --out {cut(k, injuries=k)}" in out
         rc, out, err = ffbench(env, capsys, cut(k), "live", config, "--out", live)
         assert rc == 0, err
         m = meta(live)
-        assert (m["status"], m["phase"], m["live"]["waiting_for_week"]) == ("waiting_for_week", f"decided:{k + 1}",
-                                                                              k + 1)
+        assert (m["status"], m["phase"], m["live"]["waiting_for_week"], m["live"]["waiting_for"]) == (
+            "waiting_for_week", f"decided:{k + 1}", k + 1, "results")
         assert json.dumps(commitments(live)[-1]) in out and "ffbench data download --seasons 2024" in out
     rc, out, err = ffbench(env, capsys, cut(6), "live", config, "--out", live)
     assert rc == 0 and "champion:" in out, err
     assert meta(live)["status"] == "complete" and "waiting_for_week" not in meta(live)["live"]
-    assert [u["played_weeks"] for u in meta(live)["live"]["data_updates"]] == [1, 2, 3, 4, 5, 6]
+    assert [u["played_weeks"] for u in meta(live)["live"]["data_updates"]] == [1, 1, 2, 2, 3, 4, 5, 5, 6]
     rc, _, err = ffbench(env, capsys, data_dir, "run", config, "--out", tmp_path / "normal")
     assert rc == 0, err
     same_as_normal(live, tmp_path / "normal")
@@ -148,27 +166,26 @@ def test_live_replay_with_llm_teams_equals_a_normal_run(tmp_path, env, capsys, c
     for c in cp:
         del c["log_bytes"]["llm_calls.jsonl"]
     assert cp[0] == cp[1]
-    assert [c["week"] for c in commitments(live)] == [1, 4]
-    for x in commitments(live):
-        assert hashlib.sha256((live / "decisions.jsonl").read_bytes()[: x["bytes"]]).hexdigest() == \
-            x["decisions_sha256"]
+    check_commitments(live, 6, results_in_data={2, 3, 5, 6})  # weeks 2-3 and 5-6 came with their results
 
 
 def test_live_stops_at_the_first_week_without_results_and_waits(tmp_path, env, capsys, cut):
-    """A 17-week league on data through week 6: weeks 1-6 played, week 7 decided and committed, status
-    waiting_for_week, exit 0; a rerun without new data stays waiting with nothing decided twice; a damaged
-    decided checkpoint is refused."""
+    """A 17-week league on data through week 6: weeks 1-6 played (each with a line flagged results_in_data), week 7
+    decided and committed, status waiting_for_week, exit 0; a rerun without new data stays waiting with nothing
+    decided twice; a damaged decided checkpoint is refused."""
     config, run = REPO / "params" / "demo.yaml", tmp_path / "run"
     rc, out, err = ffbench(env, capsys, cut(6), "live", config, "--out", run)
     assert rc == 0, err
     m = meta(run)
     assert (m["status"], m["phase"], m["live"]) == ("waiting_for_week", "decided:7",
-                                                    {"waiting_for_week": 7, "played_weeks": 6})
-    line = commitments(run)
-    assert len(line) == 1 and line[0]["week"] == 7 and json.dumps(line[0]) in out
+                                                    {"waiting_for_week": 7, "waiting_for": "results", "played_weeks": 6})
+    lines = commitments(run)
+    assert [(x["week"], x["results_in_data"]) for x in lines] == [(w, True) for w in range(1, 7)] + [(7, False)]
+    line = lines[-1:]
+    assert json.dumps(line[0]) in out and not any(json.dumps(x) in out for x in lines[:-1])
     # replayed in 2026, so decided long after the week's first game (Thursday 2024-10-17): said, not hidden
-    assert (line[0]["first_game_day"], line[0]["before_first_game_day"]) == ("2024-10-17", False)
-    assert "week 7 was decided on or after the day of its first game (2024-10-17" in err
+    assert (line[0]["first_game_day"], line[0]["decided_after_first_game_day"]) == ("2024-10-17", True)
+    assert "week 7 was decided after the day of its first game (2024-10-17" in err
     assert f"ffbench data download --seasons 2024 --out {cut(6)}" in out
     assert f"ffbench live {config} --seed 1 --out {run}" in out and "results through week 6" in out
     saved = json.loads((run / "checkpoint.json").read_text())
@@ -184,10 +201,11 @@ def test_live_stops_at_the_first_week_without_results_and_waits(tmp_path, env, c
     rc, _, err = ffbench(env, capsys, cut(6), "run", config, "--out", run, "--resume")
     assert rc == 2 and "results through week 6 only" in err
 
-    (run / "live.jsonl").unlink()  # as if killed between the decided checkpoint and the commitment
+    # as if killed between the decided checkpoint and the commitment
+    (run / "live.jsonl").write_text("".join(json.dumps(x) + "\n" for x in lines[:-1]))
     rc, _, err = ffbench(env, capsys, cut(6), "live", config, "--out", run)
-    assert rc == 0 and [{k: x[k] for k in ("week", "decisions_sha256", "bytes")} for x in commitments(run)] == \
-        [{k: line[0][k] for k in ("week", "decisions_sha256", "bytes")}]
+    keys = ("week", "decisions_sha256", "bytes", "results_in_data")
+    assert rc == 0 and [{k: x[k] for k in keys} for x in commitments(run)] == [{k: x[k] for k in keys} for x in lines]
 
     cp = json.loads(before["checkpoint.json"])
     team = next(iter(cp["decided"]))
@@ -223,6 +241,73 @@ def test_run_and_validate_refuse_weeks_without_results(tmp_path, env, capsys, cu
                                                                                    tmp_path / "sdio"]):
         assert ffbench(env, capsys, data_dir, *command)[::2] == (2, expected)
     assert not (tmp_path / "sdio" / "run.json").exists()
+
+
+def test_every_week_a_live_run_decides_gets_a_line_before_it_is_scored(tmp_path, env, capsys, cut):
+    """Weeks decided with their results already in the data get a line too, flagged ``results_in_data`` (never a
+    prior commitment): the weeks played on the first run, a week whose run was killed after its decided checkpoint
+    but before its line and rerun on data that has its results, and weeks caught up several at once. Before, all of
+    these were scored with no line."""
+    from ffbench_lib.engine import SimulatedCrash
+    from ffbench_lib.season import run_season
+
+    config, live = six_weeks(tmp_path / "live6.yaml"), tmp_path / "live"
+    env.setenv("FFBENCH_DATA_DIR", str(cut(2)))
+    with pytest.raises(SimulatedCrash):  # killed between week 3's decided checkpoint and its line
+        run_season(config, out=live, resume=True, progress=False, live=True, crash_after="decided:3")
+    assert [(x["week"], x["results_in_data"]) for x in commitments(live)] == [(1, True), (2, True)]
+    rc, out, err = ffbench(env, capsys, cut(4), "live", config, "--out", live)  # weeks 3 and 4 are in the data
+    assert rc == 0, err
+    assert (meta(live)["phase"], [(x["week"], x["results_in_data"]) for x in commitments(live)]) == (
+        "decided:5", [(1, True), (2, True), (3, True), (4, True), (5, False)])
+    rc, out, err = ffbench(env, capsys, cut(6), "live", config, "--out", live)
+    assert rc == 0 and meta(live)["status"] == "complete", err
+    check_commitments(live, 6, results_in_data={1, 2, 3, 4, 6})
+
+
+def test_a_budget_stop_scores_the_decided_week_first(tmp_path, env, capsys, cut):
+    """A live run waiting at decided:1 is continued, with week 1's results, under a budget already spent: week 1 is
+    scored (scoring asks nobody), then the run stops at the budget before deciding week 2 (exit 3). Before, it
+    stopped at decided:1 with week 1 unscored."""
+    with FakeOpenAIServer() as srv:
+        d = yaml.safe_load(six_weeks(tmp_path / "llm6.yaml", srv.api_base).read_text())
+        for t in d["teams"]:
+            if t["agent"]["kind"] == "llm":
+                t["agent"].update(input_cost_per_token=1e-6, output_cost_per_token=1e-6)
+        config, live = tmp_path / "priced.yaml", tmp_path / "live"
+        config.write_text(yaml.safe_dump(d, sort_keys=False))
+        rc, _, err = ffbench(env, capsys, cut(0), "live", config, "--out", live)
+        assert rc == 0 and meta(live)["phase"] == "decided:1", err
+        spent = json.loads((live / "checkpoint.json").read_text())["llm_cost_usd"]
+        assert spent > 0
+        d["llm"]["budget_usd"] = spent / 2
+        config.write_text(yaml.safe_dump(d, sort_keys=False))
+        rc, _, err = ffbench(env, capsys, cut(1), "live", config, "--out", live)
+    assert rc == 3 and "stopped at phase week:1" in err
+    m = meta(live)
+    assert (m["status"], m["phase"]) == ("stopped_budget", "week:1")
+    assert sorted(pd.read_parquet(live / "standings.parquet")["week"].unique()) == [1]
+    assert max(json.loads(x)["week"] or 0 for x in (live / "decisions.jsonl").read_text().splitlines()) == 1
+    assert [x["week"] for x in commitments(live)] == [1]
+
+
+def test_validate_live_skips_the_played_weeks_check(tmp_path, env, capsys, cut, data_dir):
+    """`ffbench validate --live` checks a league before `ffbench live`: weeks without results yet pass, and it says
+    that check was skipped and how far the data is; a league longer than the season is still refused. Before,
+    validate refused every league that live can play."""
+    config = REPO / "params" / "demo.yaml"
+    rc, out, err = ffbench(env, capsys, cut(6), "validate", config, "--live")
+    assert rc == 0 and out.startswith(f"ok: {config}: "), err
+    assert ("live: weeks without results are not refused (`ffbench live` waits for them): season 2024 has results "
+            "through week 6 of the league's 17 weeks") in out
+    rc, out, err = ffbench(env, capsys, data_dir, "validate", config, "--live")
+    assert rc == 0 and "season 2024 has results through week 18 of the league's 17 weeks" in out
+    sdio = tmp_path / "sdio18.yaml"
+    sdio.write_text(yaml.safe_dump({"name": "sdio18", "season": 2024, "weeks": 18, "data": {"source": "sportsdataio"},
+                                    "teams": [{"name": n, "agent": {"kind": "bot", "strategy": "adp"}} for n in "AB"]}))
+    rc, _, err = ffbench(env, capsys, data_dir, "validate", sdio, "--live")
+    assert (rc, err) == (2, "error: season 2024 has 17 weeks in this data, but the league plays 18; set `weeks: 17` "
+                            "(or fewer) in the league config\n")
 
 
 def test_played_weeks_rule(data_dir):

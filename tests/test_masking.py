@@ -3,6 +3,7 @@ prompt holds a real player or team; the future still moves nothing before it; an
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import dataclasses
 import json
 import re
@@ -14,7 +15,7 @@ from ffbench_lib.agents.bots import _weekly_value
 from ffbench_lib.config import ConfigError, Information, League, load_config
 from ffbench_lib.data.prepare import prepared_for
 from ffbench_lib.engine import SimulatedCrash, build_agents
-from ffbench_lib.masking import PSEUDONYM, Masker, MaskingError
+from ffbench_lib.masking import PSEUDONYM, Masker, MaskingError, natural
 from ffbench_lib.rules.lineup import start_value
 from ffbench_lib.views import Firewall, canonical_json
 
@@ -80,7 +81,7 @@ def test_masked_and_unmasked_demo_seasons_complete_with_real_ids_in_every_output
     assert (picks["player_name"] == picks["player_id"].map(names)).all()  # tables show real names
     assert set(pd.read_parquet(on / "lineups.parquet")["player_id"].dropna()) <= real_ids
     recs = decisions(on)
-    assert {r["decided_by"] for r in recs} == {"agent"}  # bots on masked views: never repaired
+    assert {r["decided_by"] for r in recs} == {"agent"}  # bots (they see real views): never repaired
     text = "\n".join(canonical_json([r["view"], r["raw_answer"], r["applied"]]) for r in recs)
     assert not re.search(r"\b(QB|RB|WR|TE)-\d{3}\b|\bT\d\d\b", text)  # decisions.jsonl: real ids and teams only
 
@@ -93,14 +94,26 @@ def tied(bot, view, a: dict, b: dict) -> bool:
 
 
 async def _ask_all(bots, masker, recs):
-    return [masker.answer(await bots[r["team"]].decide(r["decision"], masker.view(r["view"]))) for r in recs]
+    return [masker.answer(await bots[r["team"]].decide(r["decision"], masker.view(r["view"])))[0] for r in recs]
+
+
+def test_a_bot_only_masked_season_is_byte_identical_to_the_unmasked_one(demo_runs):
+    """Bots see real views (Agent.masked_views): masking a bot-only league changes nothing but config.yaml and
+    masking.json, so a masked-vs-unmasked comparison holds no noise from bots' id tie-breaks and random draws."""
+    from engine_helpers import digests
+
+    _, off, on = demo_runs
+    a, b = digests(off), digests(on)
+    assert set(b) - set(a) == {"masking.json"} and {"decisions.jsonl", "checkpoint.json", "lineups.parquet"} <= set(a)
+    assert {k: v for k, v in a.items() if k != "config.yaml"} == {k: v for k, v in b.items() if k not in (
+        "config.yaml", "masking.json")}
 
 
 def test_bots_decide_as_well_on_masked_views(demo_runs, prepared_2024):
     """Losslessness, decision by decision: every deterministic bot, asked with the masked view of each decision of
     the unmasked season, answers (mapped back to real ids) as well as it did unmasked: the same projections
-    shortlisted and picked, lineups of the same value, the same trade verdicts. Seasons are not identical: bots
-    break ties by id, and pseudonyms are (by design) not in real-id order."""
+    shortlisted and picked, lineups of the same value, the same trade verdicts (ties aside: bots break them by
+    id, and pseudonyms are by design not in real-id order). Runs show bots real views; this checks they need not."""
     league, off, _ = demo_runs
     lg = masked(league)
     masker = Masker(Firewall(prepared_2024, lg), lg)
@@ -218,8 +231,8 @@ def test_views_are_masked_by_value_and_answers_mapped_back(prepared_2024):
     answer = {"lineup": {"RB": [m.players[rb]], "WR": [m.players[wr], "WR-999"]},
               "claims": [{"add": m.players[wr], "drop": None, "bid": 3}], "rationale": m.players[rb] + " is good",
               "_llm": {"raw_text": m.players[rb]}}
-    assert m.answer(answer) == {"lineup": {"RB": [rb], "WR": [wr, "WR-999"]}, "claims": [{"add": wr, "drop": None,
-                                "bid": 3}], "rationale": answer["rationale"], "_llm": {"raw_text": m.players[rb]}}
+    assert m.answer(answer) == ({"lineup": {"RB": [rb], "WR": [wr, "WR-999"]}, "claims": [{"add": wr, "drop": None,
+                                "bid": 3}], "rationale": answer["rationale"], "_llm": {"raw_text": m.players[rb]}}, [])
     late = next(p for p in fw.catalog.position if p not in m.players)  # first plays after the league's weeks?
     with pytest.raises(MaskingError, match="no pseudonym"):
         m.view({"players": [{"id": late}]})
@@ -284,7 +297,7 @@ def llm_runs(data_dir, tmp_path_factory):
     for name, mode, prep in (("players_and_teams", "players_and_teams", prepared), ("players", "players", prepared),
                              ("off", "off", prepared),
                              ("perturbed", "players_and_teams", perturb(prepared, PERTURB_WEEK))):
-        with FakeOpenAIServer(fault_rate=0.05, faults=("illegal", "hallucinated"), seed=3,
+        with FakeOpenAIServer(fault_rate=0.1, faults=("illegal", "hallucinated"), seed=3,
                               fault_decisions=("set_lineup", "waiver_claims", "ir_moves")) as srv:
             run_engine(llm_league(data_dir, srv.api_base, root / f"cache-{name}", mode), prep, root / name)
         runs[name] = root / name
@@ -370,3 +383,188 @@ def test_masked_prompts_before_week_w_are_byte_identical(llm_runs):
     assert len(a) > 150 and a == b
     later = lambda run: sorted(canonical_json(c["messages"]) for c in prompts(run) if (c["week"] or 0) > PERTURB_WEEK)  # noqa: E731
     assert later(runs["players_and_teams"]) != later(runs["perturbed"])
+
+
+# ------------------------------------------------------------------------------------ review fixes (#13)
+HOSTILE = ("I want Patrick Mahomes, Josh Allen's arm, JOSH ALLEN, Ja\u2019Marr Chase, AJ Brown, id 00-0033873, "
+           "Kansas City Chiefs, the Chiefs, JAC, WSH, Justin Jefferson.")
+
+
+def _ids(fw, *names):
+    by_name = {n: p for p, n in fw.catalog.name.items()}
+    return [by_name[n] for n in names]
+
+
+def test_free_text_is_scrubbed_of_every_form_of_a_full_name(prepared_2024):
+    """Case, possessive, punctuation, curly apostrophes, a missing suffix or dots, real ids, team full names,
+    nicknames and alias codes: all become pseudonyms; a first or last name alone survives (documented)."""
+    league = masked(demo_league())
+    fw = Firewall(prepared_2024, league)
+    m = Masker(fw, league)
+    mahomes, allen, chase, brown, jj = (m.players[p] for p in _ids(
+        fw, "Patrick Mahomes II", "Josh Allen", "Ja'Marr Chase", "A.J. Brown", "Justin Jefferson"))
+    kc, jax, was = (m.teams[t] for t in ("KC", "JAX", "WAS"))
+    out = m.view({"their_rationale_untrusted": HOSTILE + " Mahomes and Saquon, New York, Amon-Ra St. Brown's."})
+    assert out["their_rationale_untrusted"] == (
+        f"I want {mahomes}, {allen}'s arm, {allen}, {chase}, {brown}, id {mahomes}, {kc}, the {kc}, {jax}, {was}, "
+        f"{jj}. Mahomes and Saquon, [team], {m.players[_ids(fw, 'Amon-Ra St. Brown')[0]]}'s.")
+    # players mode: the same names go, NFL teams stay (every card shows them)
+    p = Masker(fw, masked(league, "players"))
+    assert p.view({"t": HOSTILE})["t"] == (f"I want {p.players[_ids(fw, 'Patrick Mahomes II')[0]]}, "
+                                           f"{p.players[_ids(fw, 'Josh Allen')[0]]}'s arm, "
+                                           f"{p.players[_ids(fw, 'Josh Allen')[0]]}, "
+                                           f"{p.players[_ids(fw, 'Ja' + chr(39) + 'Marr Chase')[0]]}, "
+                                           f"{p.players[_ids(fw, 'A.J. Brown')[0]]}, id "
+                                           f"{p.players[_ids(fw, 'Patrick Mahomes II')[0]]}, Kansas City Chiefs, the "
+                                           f"Chiefs, JAC, WSH, {p.players[_ids(fw, 'Justin Jefferson')[0]]}.")
+
+
+def test_a_name_two_players_share_once_normalised_becomes_a_placeholder(prepared_2024):
+    """Two players whose names read alike (here one renamed "Justin Jefferson Jr.") are neither's pseudonym."""
+    pl = prepared_2024.players.copy()
+    van = pl["player_name"] == "Van Jefferson"
+    pl.loc[van, "player_name"] = "Justin Jefferson Jr."
+    twin = dataclasses.replace(prepared_2024, players=pl)
+    league = masked(demo_league(), "players")
+    m = Masker(Firewall(twin, league), league)
+    assert m.view({"t": "JUSTIN JEFFERSON and Justin Jefferson Jr. are fine"})["t"] == "[player] and [player] are fine"
+
+
+def test_a_masked_llm_answering_with_real_ids_is_repaired_and_told_why(prepared_2024, tmp_path):
+    """A model that knows the real ids (and answers with them instead of the pseudonyms of its view) does not
+    get them applied as its own choice: every such decision is repaired (fallback) and its reason says why."""
+    from ffbench_lib.testing.fake_openai import FakeOpenAIServer
+
+    class RealIds(FakeOpenAIServer):
+        """The scripted model, answering with the real id of every pseudonym it picks (from masking.json)."""
+        run_dir = tmp_path / "run"
+
+        def respond(self, body, auth="", attempt_id=None):
+            status, payload, delay = super().respond(body, auth, attempt_id)
+            if status == 200:
+                mapping = json.loads((self.run_dir / "masking.json").read_text())["players"]
+                msg = payload["choices"][0]["message"]
+                msg["content"] = re.sub(r"\b[A-Z]{1,3}-\d{2,}\b",
+                                        lambda x: mapping.get(x.group(0), {}).get("player_id", x.group(0)),
+                                        msg["content"])
+            return status, payload, delay
+
+    d = demo_league(weeks=1).model_dump(mode="json")
+    with RealIds() as srv:
+        d["teams"][0] = {"name": "LLM-0", "agent": {"kind": "llm", "model": "openai/fake-0", "api_base": srv.api_base,
+                                                    "timeout_s": 30}}
+        d.update(trades={"weeks": []}, information={"masking": "players"}, llm={"cache_dir": str(tmp_path / "cache"),
+                                                          "max_fallback_rate": None, "max_reasks": 0})
+        run_engine(League.model_validate(d), prepared_2024, RealIds.run_dir)
+    calls = prompts(RealIds.run_dir)
+    assert sum(bool(re.search(r"00-\d{7}", json.dumps(c["parsed"]))) for c in calls) > 10  # it did answer real ids
+    llm = [r for r in decisions(RealIds.run_dir) if r["team"] == "LLM-0" and r["decision"] in (
+        "draft_shortlist", "draft_pick", "set_lineup")]
+    assert len(llm) > 10 and {r["decided_by"] for r in llm} == {"fallback"}
+    assert all("masked mode: the answer named '00-" in r["reason"] and "only pseudonyms are accepted" in r["reason"]
+               for r in llm)
+    real_ids = set(prepared_2024.players["player_id"])
+    picks = pd.read_parquet(RealIds.run_dir / "draft_picks.parquet")
+    assert set(picks["player_id"]) <= real_ids  # repaired to real players of the shortlist
+
+
+@pytest.mark.parametrize("name, mode, what", [
+    ("RB-041", "players", "a pseudonym"), ("T07", "players", "a pseudonym"), ("T07 D/ST", "players", "a pseudonym"),
+    ("KC", "players_and_teams", "an NFL team"), ("JAC", "players_and_teams", "an NFL team"),
+    ("kansas city chiefs", "players_and_teams", "an NFL team"), ("Chiefs Kingdom", "players_and_teams", "an NFL team"),
+    ("KC Wolves", "players_and_teams", "an NFL team"), ("Go Green Bay!", "players_and_teams", "an NFL team"),
+    ("chiefs fans", "players_and_teams", None), ("Kc", "players_and_teams", None), ("KC", "players", None),
+    ("Chiefs", "off", None), ("RB-041", "off", None)])
+def test_validate_refuses_team_names_a_masked_run_would_refuse(prepared_2024, name, mode, what):
+    """``validate`` (no data) refuses every pseudonym-like or NFL-team name the run (with the data) refuses."""
+    d = demo_league().model_dump(mode="json")
+    d["teams"][2]["name"], d["information"] = name, {"masking": mode}
+    if mode != "off":  # the run's verdict on the same name (config validation bypassed)
+        run = masked(demo_league(), mode)
+        run.teams[2] = run.teams[2].model_copy(update={"name": name})
+        with pytest.raises(ConfigError) if what else contextlib.nullcontext():
+            Masker(Firewall(prepared_2024, run), run)
+    if what is None:
+        League.model_validate(d)
+        return
+    from ffbench_lib.config import parse_config
+
+    with pytest.raises(ConfigError) as exc:
+        parse_config(d)
+    assert exc.value.problems == [f"teams[2].name: {name!r} reads as {what}, which information.masking: {mode} "
+                                  "would mask or map back; rename the team"]
+
+
+def test_unquoted_masking_off_in_yaml_is_off(tmp_path):
+    """YAML reads `masking: off` as false: it means "off" (and dumps as a league without masking)."""
+    from ffbench_lib.config import dump_config
+
+    text = (REPO / "params" / "demo.yaml").read_text()
+    (tmp_path / "off.yaml").write_text(text + "\ninformation: {masking: off}\n")
+    league = load_config(tmp_path / "off.yaml")
+    assert league.information.masking == "off" and "information" not in dump_config(league)
+    (tmp_path / "on.yaml").write_text(text + "\ninformation: {masking: on}\n")
+    with pytest.raises(ConfigError, match="information.masking"):
+        load_config(tmp_path / "on.yaml")
+
+
+def test_a_resume_whose_pseudonyms_moved_is_refused(prepared_2024, tmp_path):
+    """masking.json is what the agents saw: a resume that would show a pseudonym as another player is refused
+    (naming it and both players), leaving the run as it was; new pseudonyms (a live run's data grew) are fine."""
+    from ffbench_lib.engine import ResumeMismatch
+    from engine_helpers import digests
+
+    league = masked(demo_league(weeks=2), "players")
+    with pytest.raises(SimulatedCrash):
+        run_engine(league, prepared_2024, tmp_path / "grew", crash_after="week:1")
+    path = tmp_path / "grew" / "masking.json"
+    full = json.loads(path.read_text())
+    fewer = {**full, "players": dict(list(full["players"].items())[:-5])}  # as if five players were unknown then
+    path.write_text(json.dumps(fewer))
+    run_engine(league, prepared_2024, tmp_path / "grew", resume=True)
+    assert json.loads(path.read_text()) == full
+
+    with pytest.raises(SimulatedCrash):
+        run_engine(league, prepared_2024, tmp_path / "moved", crash_after="week:1")
+    path = tmp_path / "moved" / "masking.json"
+    a, b = sorted(full["players"], key=natural)[:2]
+    swapped = {**full, "players": {**full["players"], a: full["players"][b], b: full["players"][a]}}
+    path.write_text(json.dumps(swapped))
+    before = digests(tmp_path / "moved")
+    with pytest.raises(ResumeMismatch) as exc:
+        run_engine(league, prepared_2024, tmp_path / "moved", resume=True)
+    for s in (a, full["players"][a]["player_name"], full["players"][b]["player_name"]):
+        assert s in str(exc.value)
+    assert digests(tmp_path / "moved") == before
+
+
+def test_the_cli_refuses_such_a_resume_with_exit_2(tmp_path):
+    from ffbench_lib import cli
+
+    cfg = tmp_path / "masked.yaml"
+    text = re.sub(r"(?m)^data:$", f"data:\n  prepared_dir: {tmp_path / 'prep'}", (REPO / "params" / "demo.yaml").read_text())
+    cfg.write_text(text.replace("weeks: 17", "weeks: 1").replace("weeks: [4, 7, 10]", "weeks: []") + "\ninformation: {masking: players}\n")
+    out = tmp_path / "run"
+    assert cli.main(["run", str(cfg), "--out", str(out), "--quiet"]) == 0
+    path = out / "masking.json"
+    mapping = json.loads(path.read_text())
+    a, b = list(mapping["players"])[:2]
+    mapping["players"][a], mapping["players"][b] = mapping["players"][b], mapping["players"][a]
+    path.write_text(json.dumps(mapping))
+    assert cli.main(["run", str(cfg), "--out", str(out), "--resume", "--quiet"]) == 2
+
+
+def test_pseudonyms_order_lists_naturally(prepared_2024):
+    """RB-999 before RB-1000, in views and masking.json (a position past 999 players numbers on)."""
+    assert sorted(["RB-1000", "RB-999", "RB-010", "T10", "T09"], key=natural) == [
+        "RB-010", "RB-999", "RB-1000", "T09", "T10"]
+    league = masked(demo_league(), "players")
+    fw = Firewall(prepared_2024, league)
+    m = Masker(fw, league)
+    a, b = sorted(fw.catalog.pool("WR")[:2])
+    m._fwd[a], m._fwd[b] = "WR-999", "WR-1000"  # as in a season with 1,000 known receivers
+    assert m.view({"locked_players": [a, b]}) == {"locked_players": ["WR-999", "WR-1000"]}
+    m._fwd[a], m._fwd[b] = "WR-1000", "WR-999"
+    assert m.view({"locked_players": [a, b]}) == {"locked_players": ["WR-999", "WR-1000"]}
+    fakes = list(m.mapping()["players"])
+    assert fakes == sorted(fakes, key=natural)

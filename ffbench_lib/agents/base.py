@@ -24,6 +24,9 @@ class Agent(ABC):
     """One team's manager. ``agent_id`` names the model or bot in every output (metrics key on it)."""
 
     agent_id: str = "agent"
+    #: Whether masked mode (``information.masking``) shows this agent pseudonyms instead of real players and teams:
+    #: every agent that reads names (a model, a human) must; bots, which decide by numbers alone, need not.
+    masked_views: bool = True
 
     def __init__(self, team: str, seed: int):
         self.team = team

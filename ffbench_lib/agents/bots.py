@@ -98,6 +98,9 @@ def _swap(cards: list[dict], out_ids: list[str], in_cards: list[dict]) -> list[d
 class _Bot(Agent):
     strategy = "bot"
     lineup_by = "proj"
+    #: Bots see real views in masked mode: they decide by numbers alone, and pseudonyms (in another order than
+    #: real ids) would only change their id tie-breaks and random draws: noise in a masked-vs-unmasked comparison.
+    masked_views = False
 
     def __init__(self, team: str, seed: int):
         super().__init__(team, seed)

@@ -34,6 +34,7 @@ from typing import Any
 import numpy as np
 
 from ..config import KNOWN_POSITIONS
+from ..data.schema import DEFAULT_POSITIONS
 from ..rules.lineup import start_value
 
 FAULTS = ("429", "500", "slow", "malformed", "prose", "fence", "hallucinated", "illegal", "empty", "truncated")
@@ -294,7 +295,7 @@ class FakeOpenAIServer:
 
 
 #: what a model that does not know the season might say: a typical starter's season at each position
-PROBE_GUESS = {"QB": 260.0, "RB": 170.0, "WR": 170.0, "TE": 110.0}
+PROBE_GUESS = dict(zip(DEFAULT_POSITIONS, (260.0, 170.0, 170.0, 110.0)))
 
 
 def probe_answer(prompt: str, knowledge: dict[str, Any] | None) -> dict[str, Any]:

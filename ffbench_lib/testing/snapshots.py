@@ -2,7 +2,8 @@
 
 :func:`cut_data_dir` writes, into a new folder, the nflverse files of one season cut after week ``k``: player and
 team stats of weeks <= k, the games of later weeks without their final scores, and the injury reports through week
-k + 1 (the next week's report is out when its lineups are set). Every other file and folder is a symbolic link to
+k + 1 (the next week's report is out when its lineups are set), or through ``injuries_through`` (k: the days before
+the next week's report). Every other file and folder is a symbolic link to
 the original, so nothing real is copied. Only nflverse files are cut: a league whose stats come from
 ``sportsdataio/`` sees that folder whole.
 """
@@ -20,9 +21,12 @@ _GAMES = r"games.*\.csv"
 _SCORES = ("home_score", "away_score", "result", "total", "overtime")
 
 
-def cut_data_dir(data_dir: str | Path, season: int, week: int, out: str | Path) -> Path:
-    """Write ``out`` (a new folder): ``data_dir`` with ``season`` played through ``week`` (0: not started)."""
+def cut_data_dir(data_dir: str | Path, season: int, week: int, out: str | Path,
+                 injuries_through: int | None = None) -> Path:
+    """Write ``out`` (a new folder): ``data_dir`` with ``season`` played through ``week`` (0: not started) and its
+    injury reports through ``injuries_through`` (default ``week + 1``)."""
     src, out = Path(data_dir), Path(out)
+    reports = week + 1 if injuries_through is None else injuries_through
     out.mkdir(parents=True, exist_ok=False)
     for item in sorted(src.iterdir()):
         if item.name != "nflverse":
@@ -34,7 +38,7 @@ def cut_data_dir(data_dir: str | Path, season: int, week: int, out: str | Path) 
         if any(re.fullmatch(p.format(s=season), name) for p in _STATS):
             _write(_read(f)[lambda d: d["week"].astype(int) <= week], nv / name)
         elif re.fullmatch(_INJURIES.format(s=season), name):
-            _write(_read(f)[lambda d: d["week"].astype(int) <= week + 1], nv / name)
+            _write(_read(f)[lambda d: d["week"].astype(int) <= reports], nv / name)
         elif re.fullmatch(_GAMES, name):
             games = _read(f)
             later = (games["season"].astype(int) == season) & (
