@@ -59,3 +59,13 @@ def same_run(whole: Path, resumed: Path) -> list[dict]:
     resumes = meta_b.pop("resumes", [])
     assert "resumes" not in meta_a and meta_a == meta_b
     return resumes
+
+
+def data_copy(tmp_path: Path, data_dir: Path, drop: tuple[str, ...] = ()) -> Path:
+    """A data directory of read-only symlinks to the real nflverse files, minus ``drop`` (to be replaced)."""
+    root = tmp_path / "data"
+    (root / "nflverse").mkdir(parents=True)
+    for src in (data_dir / "nflverse").iterdir():
+        if src.name not in drop:
+            (root / "nflverse" / src.name).symlink_to(src)
+    return root

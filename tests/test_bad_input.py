@@ -17,6 +17,8 @@ import yaml
 
 from ffbench_lib import cli
 
+from engine_helpers import data_copy
+
 REPO = Path(__file__).resolve().parents[1]
 DEMO = REPO / "params" / "demo.yaml"
 BATCH = REPO / "params" / "batch_demo.yaml"
@@ -219,16 +221,6 @@ def test_season_2025_validate_and_run_agree_on_the_missing_team_stats(tmp_path):
     b = refused("run", f, "--out", tmp_path / "run", "--quiet", expect=msg)
     assert a == b
     assert not (tmp_path / "run").exists()
-
-
-def data_copy(tmp_path: Path, data_dir: Path, drop: tuple[str, ...] = ()) -> Path:
-    """A data directory of read-only symlinks to the real nflverse files, minus ``drop`` (to be replaced)."""
-    root = tmp_path / "data"
-    (root / "nflverse").mkdir(parents=True)
-    for src in (data_dir / "nflverse").iterdir():
-        if src.name not in drop:
-            (root / "nflverse" / src.name).symlink_to(src)
-    return root
 
 
 WEEKLY_24 = ("stats_player_week_2024.csv.gz", "player_stats_week_2024.csv")

@@ -12,6 +12,8 @@ from ffbench_lib.data.nflverse import NflverseDir
 from ffbench_lib.data.prepare import TABLES, load_prepared, prepare_season
 from ffbench_lib.data.base import DataError
 
+from engine_helpers import data_copy
+
 
 @pytest.mark.parametrize("fixture", ["prepared_2024", "prepared_2024_sdio"])
 def test_prepared_tables(request, fixture):
@@ -97,11 +99,7 @@ def test_cli_prepare(data_dir, tmp_path):
 
 def test_cli_prepare_refuses_a_schedule_missing_a_week(data_dir, tmp_path):
     """A week cut from the schedule used to become every team's bye (bye_week 5 for all 32), exit 0."""
-    root = tmp_path / "data"
-    (root / "nflverse").mkdir(parents=True)
-    for src in (data_dir / "nflverse").iterdir():
-        if src.name != "games_1999_2025.csv":
-            (root / "nflverse" / src.name).symlink_to(src)
+    root = data_copy(tmp_path, data_dir, drop=("games_1999_2025.csv",))
     g = pd.read_csv(data_dir / "nflverse" / "games_1999_2025.csv", low_memory=False)
     g[~((g["season"] == 2024) & (g["week"] == 5))].to_csv(root / "nflverse" / "games_1999_2025.csv", index=False)
     out = tmp_path / "p"

@@ -18,6 +18,8 @@ from ffbench_lib.data.nflverse import NflverseDir
 from ffbench_lib.rundir import RunDir
 from ffbench_lib.testing.fake_openai import FakeOpenAIServer
 
+from engine_helpers import data_copy
+
 REPO = Path(__file__).resolve().parents[1]
 DEMO = REPO / "params" / "demo.yaml"
 NO_INJURY_LINE = "No official injury report is available for this season"
@@ -144,11 +146,7 @@ def test_prepared_2025_draft_pool_projections_and_rookies(demo_2025):
 
 def test_rookie_fallback_reproduces_the_drafted_rookies_of_a_roster_file(data_dir, tmp_path):
     """Without roster_2024.csv the crosswalk gives every drafted 2024 rookie, with his pick (was: no rookies)."""
-    root = tmp_path / "data"
-    (root / "nflverse").mkdir(parents=True)
-    for src in (data_dir / "nflverse").iterdir():
-        if src.name != "roster_2024.csv":
-            (root / "nflverse" / src.name).symlink_to(src)
+    root = data_copy(tmp_path, data_dir, drop=("roster_2024.csv",))
     full = NflverseDir(data_dir).rookies(2024).set_index("player_id")
     fallback = NflverseDir(root).rookies(2024).set_index("player_id")
     drafted = full[full["draft_number"].notna()]
