@@ -43,6 +43,7 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--repeat", type=int, default=2)
     args = ap.parse_args()
+    one_season("off")  # warm-up (imports, litellm's first calls), not counted
     rows = {}
     for mode in ("off", "players_and_teams"):
         runs = [one_season(mode) for _ in range(args.repeat)]
