@@ -102,6 +102,15 @@ def load_batch(path: str | Path) -> tuple[BatchSpec, Path]:
     if not base.is_file():
         raise ConfigError([f"base: league file {base} not found (relative paths start at the batch file's folder)"],
                           str(p), "batch file")
+    if spec.overrides:  # a bad override fails every seed: refuse it here, naming the batch file
+        try:
+            first = run_configs(spec.model_copy(update={"seeds": spec.seeds[:1], "seed_overrides": {}}), base)
+        except ConfigError:
+            first = {}  # the base's own errors are the base file's, reported when the batch runs
+        problem = first.get(spec.seeds[0])
+        if isinstance(problem, str):
+            raise ConfigError([f"overrides: {line.strip()}" for line in problem.splitlines()[1:]], str(p),
+                              "batch file")
     return spec, base
 
 

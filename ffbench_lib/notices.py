@@ -80,7 +80,7 @@ def _warning(league: League, e: dict[str, Any], config: str) -> str | None:
         k = e["weeks_before_cutoff"]
         weeks = "week 1" if k == 1 else f"weeks 1-{k}"
         return (f"warning: model {model} (knowledge_cutoff {cutoff}) may have read the results of {weeks} of "
-                f"{season}, which ended before its cutoff; {remedy} {probe}")
+                f"{season}, which ended on or before its cutoff; {remedy} {probe}")
     if not e["may_know_results"]:
         return None
     where = (f"the last game in {e['schedules_file']}, playoffs included" if e["playoffs_listed"] else
@@ -91,7 +91,7 @@ def _warning(league: League, e: dict[str, Any], config: str) -> str | None:
         when = (f"the league's {'week 1' if league.weeks == 1 else f'weeks 1-{league.weeks}'} of {season} ended {e['league_end']} (the season ends "
                 f"{e['season_end']}, {where})")
     return (f"warning: model {model} (knowledge_cutoff {cutoff}) may have read the results it is scored on: "
-            f"{when}, before its cutoff; {remedy} {probe}")
+            f"{when}, on or before its cutoff; {remedy} {probe}")
 
 
 def notices(league: League, config: str = "CONFIG") -> list[str]:

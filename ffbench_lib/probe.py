@@ -258,6 +258,8 @@ def summary(model: str, season: int, scored: pd.DataFrame, named: dict[str, list
     r_adv = float(ranked["gain"].mean()) if len(ranked) else math.nan
     r_lo, r_hi = bootstrap_ci(ranked["gain"], seed=BOOTSTRAP_SEED) if len(ranked) > 1 else (math.nan, math.nan)
     remembers = None if answered == 0 else bool(lo > 0 and r_lo > 0)
+    if answered == 0:  # nothing measured: no number that reads like a measured zero
+        adv = lo = hi = r_adv = r_lo = r_hi = math.nan
     tail = (f"; {answered} of {n} players answered; it named {hm} of {5 * len(POSITIONS)} top-5 finishers "
             f"(the projection {hp})")
     if error:
@@ -279,7 +281,7 @@ def summary(model: str, season: int, scored: pd.DataFrame, named: dict[str, list
         verdict = (f"no evidence that {model} remembers the {season} season: its answers were {abs(adv):.1f} points "
                    f"per player {'better' if adv > 0 else 'worse'} than the preseason projection (95% CI {lo:.1f} to "
                    f"{hi:.1f}, not above 0){tail}")
-    return {"recall_advantage": round(adv, 3), "ci_low": round(lo, 3), "ci_high": round(hi, 3), "n": n,
+    return {"recall_advantage": _round(adv), "ci_low": _round(lo), "ci_high": _round(hi), "n": n,
             "ranked_advantage": _round(r_adv), "ranked_ci_low": _round(r_lo), "ranked_ci_high": _round(r_hi),
             "coverage": round(answered / n, 4) if n else 0.0, "top5_hits_model": hm, "top5_hits_projection": hp,
             "remembers": remembers, "verdict": verdict + ".", "top5_named": named,
@@ -422,7 +424,8 @@ def run_probe(config: str | Path | League, out: str | Path, season: int | None =
 def format_table(result: dict[str, Any]) -> str:
     """The printed summary: one line per model."""
     rows = [{"model": m["model"], "n": m["n"], "coverage": f"{m['coverage']:.0%}",
-             "advantage": f"{m['recall_advantage']:+.1f}", "95% CI": f"[{m['ci_low']:+.1f}, {m['ci_high']:+.1f}]",
+             "advantage": "-" if m["recall_advantage"] is None else f"{m['recall_advantage']:+.1f}",
+             "95% CI": "-" if m["ci_low"] is None else f"[{m['ci_low']:+.1f}, {m['ci_high']:+.1f}]",
              "top5 model/proj": f"{m['top5_hits_model']}/{m['top5_hits_projection']}",
              "remembers": {True: "yes", False: "no", None: "?"}[m["remembers"]]} for m in result["models"]]
     head = (f"knowledge probe, season {result['season']}: {result['sample_size']} players, PPR, recall advantage = "

@@ -397,14 +397,16 @@ def test_batch_overrides_make_a_masked_twin(tmp_path):
         assert cfg.pop("information") == {"masking": "players_and_teams"}
         assert {k: v for k, v in cfg.items() if k != "name"} == {k: v for k, v in plain[seed].items() if k != "name"}
     for bad, words in (({"seed": 3}, "overrides: sets `seed`"), ({"name": "x"}, "overrides: sets `name`"),
-                       ({"wekks": 3}, "overrides: unknown config key(s) wekks; allowed: season, weeks")):
+                       ({"wekks": 3}, "overrides: unknown config key(s) wekks; allowed: season, weeks"),
+                       # a bad value every seed would fail with: refused before any seed runs (it failed each seed)
+                       ({"information": {"masking": "bogus"}}, "overrides: information.masking: Input should be")):
         f.write_text(yaml.safe_dump(spec | {"overrides": bad}))
         with pytest.raises(ConfigError) as err:
             load_batch(f)
         assert words in str(err.value)
     r = subprocess.run([sys.executable, "-m", "ffbench_lib", "batch", str(f)], capture_output=True, text=True,
                        timeout=300)
-    assert r.returncode == 2 and "unknown config key(s) wekks" in r.stderr and "Traceback" not in r.stderr
+    assert r.returncode == 2 and words in r.stderr and "Traceback" not in r.stderr  # the last bad spec, as the CLI says it
 
 
 def test_batch_overrides_merge_into_the_base(tmp_path):

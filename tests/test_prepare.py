@@ -192,3 +192,15 @@ def test_the_draft_pool_never_depends_on_later_weeks(data_dir, tmp_path):
     pool = {name: p.players.loc[p.players["in_draft_pool"], cols].sort_values("player_id").reset_index(drop=True)
             for name, p in (("full", full), ("cut", cut))}
     pd.testing.assert_frame_equal(pool["full"], pool["cut"])
+
+
+def test_a_fresh_download_of_the_schedule_wins_over_an_older_copy(data_dir, tmp_path):
+    """`ffbench data download` writes nflverse/games.csv; a data dir that already holds games_1999_2025.csv used to
+    keep reading the older file (the last name in sort order), so a live run never saw the new week's scores."""
+    root = data_copy(tmp_path, data_dir)
+    games = pd.read_csv(data_dir / "nflverse" / "games_1999_2025.csv", low_memory=False)
+    newer = games.copy()
+    newer.loc[(newer["season"] == 2024) & (newer["week"] == 3), "home_score"] = 99  # the new download's scores
+    newer.to_csv(root / "nflverse" / "games.csv", index=False)
+    sched = NflverseDir(root).schedule(2024)
+    assert set(sched.loc[sched["week"] == 3, "home_score"]) == {99}

@@ -180,7 +180,9 @@ def test_scoring_by_hand():
     assert s["top5_hits_model"] == 2 and s["top5_hits_projection"] == 2
     assert s["ci_low"] <= 37.5 <= s["ci_high"] and s["remembers"] == (s["ci_low"] > 0)
     none = summary("m", 2024, score(sample, {}), {}, truth)
-    assert none["remembers"] is None and none["coverage"] == 0 and none["recall_advantage"] == 0
+    assert none["remembers"] is None and none["coverage"] == 0
+    # nothing measured: no advantage that reads like a measured zero
+    assert (none["recall_advantage"], none["ci_low"], none["ci_high"], none["ranked_advantage"]) == (None,) * 4
     assert name_key("José Test") == name_key("jose test") == name_key("Jose Test III")
     assert name_key("Kenneth Walker III") == name_key("Kenneth Walker") != name_key("Kenneth Walters")
     assert parse_answer(None, sample) == ({}, {})
@@ -249,6 +251,8 @@ def test_a_model_that_cannot_be_asked_fails_the_probe(shared, tmp_path, capsys):
     assert code == 1 and "could not probe openai/down" in err and "Traceback" not in err
     m = json.loads((tmp_path / "p" / "probe.json").read_text())["models"][0]
     assert m["remembers"] is None and "InternalServerError" in m["error"] and "could not be probed" in m["verdict"]
+    assert m["recall_advantage"] is None and m["ci_low"] is None
+    assert "openai/down" in out and " - " in out.splitlines()[2]  # the printed table: no +0.0 for it
 
 
 def test_gains_only_on_breakouts_and_busts_do_not_count_as_remembering():

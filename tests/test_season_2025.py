@@ -251,7 +251,7 @@ def test_knowledge_cutoff_after_the_season_warns_in_run_and_run_json(llm_runs):
     ("2025-01", "the league's weeks 1-17 of 2024 ended 2024-12-30 (the season ends 2025-02-09"),
     ("2025-02-09", "the 2024 season ended 2025-02-09"),
     ("2025-02-08", "the league's weeks 1-17 of 2024 ended"),
-    ("2024-12-29", "may have read the results of weeks 1-16 of 2024, which ended before its cutoff"),
+    ("2024-12-29", "may have read the results of weeks 1-16 of 2024, which ended on or before its cutoff"),
     ("2024-10-15", "may have read the results of weeks 1-6 of 2024"),  # a cutoff inside the season
     ("2024-09-10", "may have read the results of week 1 of 2024"),
     ("2024-06", None),

@@ -87,7 +87,8 @@ class DataSource(ABC):
         if not hits:
             raise DataError(f"{what}: no file matching {pattern!r} in {folder}; run "
                             f"`ffbench data download --seasons ... --out {self.root}` or check FFBENCH_DATA_DIR")
-        return hits[-1]
+        # several (a fresh download's games.csv beside an older games_1999_2025.csv): the newest written wins
+        return max(hits, key=lambda p: (p.stat().st_mtime, p.name))
 
     # -- crosswalk ---------------------------------------------------------------------------------------
     @cached_property

@@ -14,6 +14,9 @@ Opt-in faults (not in the default mix): ``401``/``403``/``404`` (bad key, no per
 OpenAI words them), ``nested`` (JSON nested 5,000 deep: a RecursionError for a naive parser), ``huge`` (a 1 MB
 answer). ``context_window`` answers OpenAI's ``context_length_exceeded`` 400 when a prompt is longer than that
 (4 characters a token). ``fault_decisions`` limits faults to the answers of the decisions it names.
+The knowledge probe (``DECISION: knowledge_probe``) is answered from ``probe_knowledge`` (``{"points": {player name:
+season points}, "top5": {position: [names]}}``, names as the prepared players table spells them), so the server
+"knows" the season; without it, with each position's typical season (``PROBE_GUESS``), as a model that does not.
 Each request's ``X-FFBench-Attempt`` header is logged, so a test can match the client's ledger to the
 requests this server really received.
 """
