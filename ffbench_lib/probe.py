@@ -21,7 +21,6 @@ from __future__ import annotations
 import asyncio
 import math
 import re
-import unicodedata
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -31,6 +30,7 @@ import pandas as pd
 
 from .atomic import write_csv, write_json, write_text
 from .config import DEFAULT_SLOTS, SEASONS, League, dump_config, load_config, parse_config
+from .data.base import name_key as base_name_key
 from .data.prepare import PreparedSeason, prepared_for
 from .data.schema import DEFAULT_POSITIONS
 from .llm import Budget, FatalLLMError, parse_json
@@ -83,7 +83,7 @@ def season_truth(prepared: PreparedSeason) -> pd.DataFrame:
     """One row per QB/RB/WR/TE of the season: ``actual`` (points over every regular-season week played, under
     the prepared scoring), ``projection`` (the preseason season projection of ``data.projections``), preseason
     and actual position ranks (``pre_rank`` only for the draft pool), ADP."""
-    missing = sorted(set(prepared.schedule["week"].astype(int)) - set(prepared.weekly["week"].astype(int)))
+    missing = list(range(prepared.played_weeks + 1, int(prepared.schedule["week"].max()) + 1))
     if missing:
         raise ProbeError(f"season {prepared.season} is not over in the data (no stats for week(s) "
                          f"{', '.join(map(str, missing))}): the probe needs final season totals; choose a finished "
@@ -169,17 +169,10 @@ def messages(sample: pd.DataFrame, prepared: PreparedSeason) -> list[dict[str, s
 
 
 # ----------------------------------------------------------------------------------------------- answers
-_SUFFIXES = {"jr", "sr", "ii", "iii", "iv", "v"}
-
-
 def name_key(name: Any) -> str:
-    """A name for matching: accents, case, punctuation, spaces and suffixes (Jr., III) do not matter, so
-    "D.J. Moore" = "DJ Moore" and "Marvin Harrison Jr." = "marvin harrison"."""
-    text = unicodedata.normalize("NFKD", str(name)).encode("ascii", "ignore").decode().lower()
-    words = re.sub(r"[^a-z0-9\s]", "", text).split()
-    while len(words) > 2 and words[-1] in _SUFFIXES:
-        words.pop()
-    return "".join(words)
+    """A name for matching: the data layer's join key (accents, case, punctuation and suffixes do not matter) with
+    its spaces dropped too, so "D. J. Moore" = "DJ Moore" and "Marvin Harrison Jr." = "marvin harrison"."""
+    return "".join(base_name_key(str(name)).split())
 
 
 def _number(v: Any) -> float | None:
