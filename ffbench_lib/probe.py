@@ -83,7 +83,7 @@ def season_truth(prepared: PreparedSeason) -> pd.DataFrame:
     """One row per QB/RB/WR/TE of the season: ``actual`` (points over every regular-season week played, under
     the prepared scoring), ``projection`` (the preseason season projection of ``data.projections``), preseason
     and actual position ranks (``pre_rank`` only for the draft pool), ADP."""
-    missing = list(range(prepared.played_weeks + 1, int(prepared.schedule["week"].max()) + 1))
+    missing = sorted(set(prepared.schedule["week"].astype(int)) - set(prepared.weekly["week"].astype(int)))
     if missing:
         raise ProbeError(f"season {prepared.season} is not over in the data (no stats for week(s) "
                          f"{', '.join(map(str, missing))}): the probe needs final season totals; choose a finished "
