@@ -67,6 +67,11 @@ class BotAgent(_Strict):
     kind: Literal["bot"]
     strategy: Literal["random", "adp", "vorp", "recent_form"]
 
+    @property
+    def agent_id(self) -> str:
+        """How tables, metrics and figures name this agent (every team it plays)."""
+        return f"bot:{self.strategy}"
+
 
 #: litellm arguments ffbench sets from its own fields: never in ``extra``
 EXTRA_OWN_FIELDS = {
@@ -106,6 +111,11 @@ class LLMAgent(_Strict):
         if self.knowledge_cutoff is None:  # configs without it dump (config.yaml) as they always did
             out.pop("knowledge_cutoff", None)
         return out
+
+    @property
+    def agent_id(self) -> str:
+        """How tables, metrics and figures name this agent: one model is one agent, whatever its settings."""
+        return f"llm:{self.model}"
 
     @field_validator("api_key_env")
     @classmethod

@@ -31,7 +31,7 @@ class LLMAgent(Agent):
     def __init__(self, team: str, seed: int, spec: LLMSpec):
         super().__init__(team, seed)
         self.spec = spec
-        self.agent_id = f"llm:{spec.model}"
+        self.agent_id = spec.agent_id
         self.ctx = None
         self.client: LLMClient | None = None
         register_credentials(spec.extra)  # before the run writes config.yaml (validation rejects these anyway)
