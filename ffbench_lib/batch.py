@@ -6,7 +6,9 @@ a pool of worker processes, then the analysis notebooks over all finished runs a
   they are runs of the same resolved config (otherwise that seed fails: use another ``out``);
 * workers end with the batch process, even when it is killed;
 * a provider's ``max_concurrency`` holds for the whole batch: each worker gets ``1/workers`` of it;
-* ``design: rotate`` gives every agent every draft slot equally often across ``n_teams`` consecutive seeds.
+* ``design: rotate`` gives every agent every draft slot equally often across ``n_teams`` consecutive seeds;
+* ``design: field`` (:mod:`ffbench_lib.field`) plays every candidate agent in one seat of the base league on every
+  seed, one league per candidate and seed (all in one worker pool), beside the reference agent in that seat.
 """
 from __future__ import annotations
 
@@ -18,7 +20,7 @@ import time
 import traceback
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 
 import pandas as pd
 import yaml
@@ -26,12 +28,28 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 from tqdm.auto import tqdm
 
 from .atomic import write_csv, write_json, write_text
-from .config import ConfigError, League, format_validation_error, load_config, load_yaml, parse_config
+from . import field as fieldmod
+from .config import (AgentSpec, ConfigError, League, format_validation_error, load_config, load_yaml,
+                     parse_config)
 from .engine import config_differences
 from .rundir import RunDir
 
 ANALYSIS = ("03_standings", "04_positions", "05_draft", "06_start_sit", "07_trades", "08_model_comparison",
             "09_waivers")
+
+
+class FieldSpec(BaseModel):
+    """``field:`` of a ``design: field`` batch. Agents stay as written (dicts): they are checked against the base
+    league in :func:`load_batch`, with the league config's own messages."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    seat: str | None = Field(None, description="the base team whose agent each candidate replaces (its name, and "
+                                               "so its schedule, draft slot and bot seeds, stay); default: the "
+                                               "base's first team")
+    reference: dict[str, Any] | None = Field(None, description="the agent whose result in the seat is subtracted; "
+                                                               "default: the seat's agent in the base league")
+    candidates: list[dict[str, Any]] = Field(description="agent specs (as in a league's teams[].agent), 2 or more")
 
 
 class BatchSpec(BaseModel):
@@ -41,7 +59,8 @@ class BatchSpec(BaseModel):
     base: Path = Field(description="league YAML the runs start from (path relative to the batch file)")
     agents: list[dict[str, Any]] | None = Field(None, description="replace the base teams: [{name, agent}, ...]")
     seeds: list[int] = Field(min_length=1)
-    design: Literal["rotate", "random"] = "rotate"
+    design: Literal["rotate", "random", "field"] = "rotate"
+    field: FieldSpec | None = Field(None, description="design: field only: seat, reference and candidates")
     workers: int = Field(1, ge=1, le=32)
     out: Path = Path("outputs/batches/batch")
     kernel: str = "python3"
@@ -75,6 +94,26 @@ class BatchSpec(BaseModel):
         if seeded:  # each run's seed is its key in seeds; an override would only mislabel configs/seed-N.yaml
             raise ValueError(f"seed_overrides: seed(s) {', '.join(map(str, seeded))} set `seed`, which the batch "
                              "sets from seeds; list the seed you want in seeds instead")
+        return self
+
+    @model_validator(mode="after")
+    def _field_design(self) -> "BatchSpec":
+        """A field batch keeps the base league's teams (only the seat's agent changes), so nothing may replace them."""
+        if self.design == "field" and self.field is None:
+            raise ValueError("field: design: field needs a field section (seat, reference, candidates); add it, or "
+                             "use design: rotate")
+        if self.field is not None and self.design != "field":
+            raise ValueError(f"field: only a design: field batch uses it (design is {self.design}); set design: field "
+                             "or remove field")
+        if self.design != "field":
+            return self
+        if self.agents is not None:
+            raise ValueError("agents: a field batch keeps the base league's teams and replaces only the agent of "
+                             "field.seat (listed in field.candidates); remove agents and put the league in base")
+        for key, changes in (("overrides", [self.overrides]), ("seed_overrides", self.seed_overrides.values())):
+            if any("teams" in c for c in changes):
+                raise ValueError(f"{key}: sets `teams`, which a field batch keeps from base (only field.seat's "
+                                 "agent changes); change the teams in the base file")
         return self
 
 
@@ -111,7 +150,115 @@ def load_batch(path: str | Path) -> tuple[BatchSpec, Path]:
         if isinstance(problem, str):
             raise ConfigError([f"overrides: {line.strip()}" for line in problem.splitlines()[1:]], str(p),
                               "batch file")
+    try:
+        manifest = field_plan(spec, base)[0] if spec.design == "field" else None
+        _check_out(spec, manifest)
+    except ConfigError as exc:
+        if exc.source is not None:  # the base file's own error names the base file
+            raise
+        raise ConfigError(exc.problems, str(p), "batch file") from None
     return spec, base
+
+
+class FieldEntry(NamedTuple):
+    """One agent of a field batch and where its leagues go."""
+
+    label: str  # the candidate's agent id, or "reference" (batch_runs.csv's candidate column)
+    agent: dict[str, Any]  # as written in the spec
+    folder: str  # its runs, relative to the batch folder: runs/<slug>
+
+
+class _Seat(BaseModel):
+    """A team's ``agent`` alone, so a candidate's errors read as the league config's (``agent.strategy: ...``)."""
+
+    agent: AgentSpec
+
+
+def _agent(spec: Any, where: str) -> Any:
+    """The parsed agent, or :class:`ConfigError` with the league config's own message, at ``where``."""
+    try:
+        return _Seat.model_validate({"agent": spec}).agent
+    except ValidationError as exc:
+        raise ConfigError([where + line.removeprefix("agent") for line in format_validation_error(exc)]) from None
+
+
+def field_plan(spec: BatchSpec, base: Path) -> tuple[fieldmod.Manifest, list[FieldEntry]]:
+    """The manifest and the leagues of a field batch, checked against the base league up front: a mistake found
+    after some leagues ran would leave candidates compared on different seeds. ConfigError (no source) otherwise."""
+    assert spec.field is not None
+    fs, league = spec.field, load_config(base)
+    names = [t.name for t in league.teams]
+    seat = fs.seat if fs.seat is not None else names[0]
+    if seat not in names:
+        raise ConfigError([f"field.seat: no team {seat!r} in base {base.name}; use one of: {', '.join(names)}"])
+    if len(fs.candidates) < 2:
+        raise ConfigError([f"field.candidates: a field compares 2 or more agents (got {len(fs.candidates)}); add "
+                           "candidates"])
+    agents = [_agent(c, f"field.candidates[{i}]") for i, c in enumerate(fs.candidates)]
+    problems, first_id, first_slug = [], {}, {}
+    for i, a in enumerate(agents):
+        aid, folder = a.agent_id, fieldmod.slug(a.agent_id)
+        if aid in first_id:
+            problems.append(f"field.candidates[{i}]: {aid} is also candidates[{first_id[aid]}]; one agent id is one "
+                            "row in every table, so the two would merge; keep one")
+        elif folder in first_slug:
+            problems.append(f"field.candidates[{i}]: {aid} and candidates[{first_slug[folder]}] share the folder "
+                            f"runs/{folder} (field.slug); keep one")
+        first_id.setdefault(aid, i)
+        first_slug.setdefault(folder, i)
+    if problems:
+        raise ConfigError(problems)
+    seat_agent = league.teams[names.index(seat)].agent
+    ref_spec = fs.reference if fs.reference is not None else seat_agent.model_dump(mode="json")
+    ref = _agent(ref_spec, "field.reference")
+    entries = [FieldEntry(a.agent_id, c, fieldmod.candidate_dir(a.agent_id)) for a, c in zip(agents, fs.candidates)]
+    same = first_id.get(ref.agent_id)
+    if same is None:
+        entries.append(FieldEntry(fieldmod.REFERENCE_DIR, ref_spec, f"runs/{fieldmod.REFERENCE_DIR}"))
+    elif agents[same] != ref:  # its runs would be the candidate's, played with other settings
+        raise ConfigError([f"field.reference: {ref.agent_id} is also candidates[{same}] but with other settings; "
+                           "the reference reuses that candidate's runs, so give both the same settings"])
+    first = spec.model_copy(update={"seeds": spec.seeds[:1], "seed_overrides": {}})
+    for i, e in enumerate(entries):
+        cfg = run_configs(first, base, e.agent)[spec.seeds[0]]
+        if isinstance(cfg, str):
+            where = f"field.candidates[{i}]" if i < len(agents) else "field.reference"
+            problems += [f"{where}: {line.strip()} (with this agent in seat {seat})" for line in cfg.splitlines()[1:]]
+    if problems:
+        raise ConfigError(problems)
+    manifest = fieldmod.Manifest(name=spec.name, seat=seat, reference=ref.agent_id,
+                                 reference_dir=entries[same].folder if same is not None else entries[-1].folder,
+                                 candidates={e.label: e.folder for e in entries[:len(agents)]}, seeds=list(spec.seeds))
+    return manifest, entries
+
+
+def _check_out(spec: BatchSpec, manifest: fieldmod.Manifest | None) -> None:
+    """Refuse an ``out`` that holds another design's runs or a field batch of another seat or reference: the
+    analysis reads the manifest beside the runs, so mixing would score runs against the wrong reference.
+    Candidates and seeds may grow (the finished runs are reused; paid runs are not redone)."""
+    out = Path(spec.out)
+    stored = out / fieldmod.MANIFEST
+    if manifest is None:
+        if stored.is_file():
+            raise ConfigError([f"out: {out} holds a field batch ({fieldmod.MANIFEST}); use another out"])
+        return
+    if any((out / "runs").glob("seed-*")):
+        raise ConfigError([f"out: {out} holds runs of a design: rotate/random batch; use another out"])
+    if not stored.is_file():
+        return
+    try:
+        old = fieldmod.Manifest.model_validate_json(stored.read_text(encoding="utf-8"))
+    except ValidationError:
+        raise ConfigError([f"out: {stored} is not a field manifest; use another out"]) from None
+    changed = [f"{k}: {getattr(old, k)!r} there, {getattr(manifest, k)!r} now" for k in ("seat", "reference")
+               if getattr(old, k) != getattr(manifest, k)]
+    dropped = [c for c in old.candidates if c not in manifest.candidates]
+    if changed:
+        raise ConfigError([f"field: {out} holds a field batch of another seat or reference ({'; '.join(changed)}); "
+                           "use another out (or restore the spec to reuse its runs)"])
+    if dropped:
+        raise ConfigError([f"field.candidates: {out} holds runs of {', '.join(dropped)}, which this spec drops; add "
+                           "them back or use another out"])
 
 
 def merged(base: dict[str, Any], changes: dict[str, Any]) -> dict[str, Any]:
@@ -124,13 +271,19 @@ def merged(base: dict[str, Any], changes: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def run_configs(spec: BatchSpec, base: Path) -> dict[int, dict[str, Any] | str]:
+def run_configs(spec: BatchSpec, base: Path, agent: dict[str, Any] | None = None) -> dict[int, dict[str, Any] | str]:
     """The resolved league config for every seed, or the error that makes it unusable. Changes merge into the
-    base file as written (not its resolved dump), so defaults that follow from it (a new position's cap) follow."""
-    load_config(base)  # the base's own errors name the base file
-    league = merged(load_yaml(base), {"draft": {"order": spec.design}})
+    base file as written (not its resolved dump), so defaults that follow from it (a new position's cap) follow.
+    A field batch's league puts ``agent`` in the seat (the team keeps its name: schedule, slots and bot seeds
+    follow from names and seed) and rotates the draft order (the seat's slot moves with the seed)."""
+    parsed = load_config(base)  # the base's own errors name the base file
+    league = merged(load_yaml(base), {"draft": {"order": "rotate" if spec.design == "field" else spec.design}})
     if spec.agents is not None:
         league["teams"] = spec.agents
+    if agent is not None and spec.field is not None:
+        names = [t.name for t in parsed.teams]
+        i = names.index(spec.field.seat if spec.field.seat is not None else names[0])
+        league["teams"] = [{**t, "agent": agent} if j == i else t for j, t in enumerate(league["teams"])]
     out: dict[int, dict[str, Any] | str] = {}
     for seed in spec.seeds:
         cfg = merged(merged({**league, "seed": seed, "name": spec.name}, spec.overrides),
@@ -208,55 +361,92 @@ def run_batch(spec_path: str | Path, workers: int | None = None, progress: bool 
         return _run_batch(spec, base, workers, progress)
 
 
+class _Job(NamedTuple):
+    """One league of a batch: a seed (and, in a field batch, a candidate) and where its files go."""
+
+    candidate: str | None  # field batches: the agent id, or "reference"; None in other designs
+    seed: int
+    cfg: dict[str, Any] | str  # the resolved config, or why it is unusable
+    run_dir: Path
+    cfg_path: Path
+    log_dir: Path  # the executed notebook goes to log_dir/seed-N.ipynb
+
+
+def _jobs(spec: BatchSpec, base: Path) -> tuple[list[_Job], fieldmod.Manifest | None]:
+    """Every league of the batch, seed by seed (a field batch: every candidate of a seed before the next seed, so
+    an interrupted batch has whole seeds to compare), and a field batch's manifest."""
+    out = Path(spec.out)
+    if spec.design != "field":
+        return [_Job(None, seed, cfg, out / "runs" / f"seed-{seed}", out / "configs" / f"seed-{seed}.yaml",
+                     out / "notebooks") for seed, cfg in run_configs(spec, base).items()], None
+    manifest, entries = field_plan(spec, base)
+    configs = {e.label: run_configs(spec, base, e.agent) for e in entries}
+    jobs = []
+    for seed in spec.seeds:
+        for e in entries:
+            folder = Path(e.folder).name
+            jobs.append(_Job(e.label, seed, configs[e.label][seed], out / e.folder / f"seed-{seed}",
+                             out / "configs" / folder / f"seed-{seed}.yaml", out / "notebooks" / folder))
+    return jobs, manifest
+
+
+def _row(job: _Job, **fields: Any) -> dict[str, Any]:
+    """A batch_runs.csv row; field batches lead with the candidate."""
+    return {**({"candidate": job.candidate} if job.candidate is not None else {}), "seed": job.seed, **fields}
+
+
 def _run_batch(spec: BatchSpec, base: Path, workers: int | None, progress: bool) -> dict[str, Any]:
     workers = workers or spec.workers
     out = Path(spec.out)
-    runs_dir, cfg_dir, log_dir = out / "runs", out / "configs", out / "notebooks"
-    for d in (runs_dir, cfg_dir, log_dir):
+    jobs, manifest = _jobs(spec, base)
+    for d in {out / "runs", out / "configs", out / "notebooks", *(j.log_dir for j in jobs)}:
         d.mkdir(parents=True, exist_ok=True)
-    configs = run_configs(spec, base)
+    if manifest is not None:  # before any run: the analysis must be able to tell which runs are whose
+        write_json(out / fieldmod.MANIFEST, manifest.model_dump(mode="json"))
     results: dict[int, dict[str, Any]] = {}
     todo = []
-    for seed, cfg in configs.items():
-        run_dir = runs_dir / f"seed-{seed}"
-        if isinstance(cfg, str):
-            results[seed] = {"seed": seed, "status": "failed", "error": cfg, "seconds": 0.0}
+    for k, job in enumerate(jobs):
+        if isinstance(job.cfg, str):
+            results[k] = _row(job, status="failed", error=job.cfg, seconds=0.0)
             continue
-        stale = _changed_config(run_dir, cfg)
+        stale = _changed_config(job.run_dir, job.cfg)
         if stale:
-            results[seed] = {"seed": seed, "status": "failed", "error": stale, "seconds": 0.0}
+            results[k] = _row(job, status="failed", error=stale, seconds=0.0)
             continue
-        if RunDir(run_dir).exists() and RunDir(run_dir).meta().get("status") == "complete":
-            results[seed] = {"seed": seed, "status": "complete", "error": None, "seconds": 0.0, "skipped": True}
+        if RunDir(job.run_dir).exists() and RunDir(job.run_dir).meta().get("status") == "complete":
+            results[k] = _row(job, status="complete", error=None, seconds=0.0, skipped=True)
             continue
-        cfg_path = cfg_dir / f"seed-{seed}.yaml"
-        write_text(cfg_path, yaml.safe_dump(cfg, sort_keys=False))
-        todo.append((seed, str(cfg_path.resolve()), str(run_dir.resolve())))
+        write_text(job.cfg_path, yaml.safe_dump(job.cfg, sort_keys=False))
+        todo.append(k)
 
-    bar = tqdm(total=len(configs), desc=f"batch {spec.name}", unit="run", disable=not progress)
+    bar = tqdm(total=len(jobs), desc=f"batch {spec.name}", unit="run", disable=not progress)
     bar.update(len(results))
     failed = sum(r["status"] == "failed" for r in results.values())
     pool_args = {"initializer": _exit_with_parent, "initargs": (os.getpid(),)}
     with ProcessPoolExecutor(max_workers=workers, **pool_args) as pool:
-        pending = {pool.submit(_run_one, seed, cfg, rd, str(log_dir.resolve()), spec.kernel, spec.cell_timeout_s,
-                               workers): seed for seed, cfg, rd in todo}
+        pending = {pool.submit(_run_one, jobs[k].seed, str(jobs[k].cfg_path.resolve()),
+                               str(jobs[k].run_dir.resolve()), str(jobs[k].log_dir.resolve()), spec.kernel,
+                               spec.cell_timeout_s, workers): k for k in todo}
         while pending:
             bar.set_postfix(running=min(workers, len(pending)), failed=failed)
             done, _ = wait(pending, return_when=FIRST_COMPLETED)
             for fut in done:
-                seed = pending.pop(fut)
+                k = pending.pop(fut)
                 res = fut.result()
-                results[seed] = res
+                results[k] = _row(jobs[k], **res)
                 failed += res["status"] != "complete"
                 bar.update(1)
         bar.set_postfix(running=0, failed=failed)
     bar.close()
 
-    table = pd.DataFrame([results[s] for s in spec.seeds]).drop(columns=["trace"], errors="ignore")
+    table = pd.DataFrame([results[k] for k in range(len(jobs))]).drop(columns=["trace"], errors="ignore")
     write_csv(out / "batch_runs.csv", table)
+    who = ["candidate", "seed"] if manifest is not None else ["seed"]
     summary: dict[str, Any] = {"name": spec.name, "runs": len(table), "complete": int((table["status"] == "complete").sum()),
-                               "failed": table.loc[table["status"] != "complete", ["seed", "error"]].to_dict("records")}
-    complete = [str((runs_dir / f"seed-{s}").resolve()) for s in spec.seeds if results[s]["status"] == "complete"]
+                               "failed": table.loc[table["status"] != "complete", [*who, "error"]].to_dict("records")}
+    if manifest is not None:
+        summary["design"], summary["manifest"] = "field", fieldmod.MANIFEST
+    complete = [str(j.run_dir.resolve()) for k, j in enumerate(jobs) if results[k]["status"] == "complete"]
     if spec.analysis and complete:
         summary["analysis"] = analyse(complete, out / "analysis", spec.kernel, spec.cell_timeout_s, progress)
     write_json(out / "batch_summary.json", summary)

@@ -35,6 +35,17 @@ def _count(low: int, high: int | None = None):
     return parse
 
 
+def _fraction(text: str) -> float:
+    """An argparse type: a number strictly between 0 and 1 (a level or a power)."""
+    try:
+        x = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number between 0 and 1, got {text!r}") from None
+    if not 0 < x < 1:
+        raise argparse.ArgumentTypeError(f"must be between 0 and 1 (got {text})")
+    return x
+
+
 def _out_folder(text: str) -> str:
     """An argparse type: a folder we can create or reuse (not a file, not inside a file, writable)."""
     p = Path(text).expanduser().absolute()
@@ -235,10 +246,28 @@ def _cmd_batch(args: argparse.Namespace) -> int:
     summary = run_batch(args.spec, workers=args.workers, progress=not args.quiet)
     print(f"batch {summary['name']}: {summary['complete']}/{summary['runs']} runs complete")
     for f in summary["failed"]:
-        print(f"  seed {f['seed']} failed: {f['error']}")
+        print(f"  {f['candidate'] + ' ' if f.get('candidate') else ''}seed {f['seed']} failed: {f['error']}")
     for nb, st in summary.get("analysis", {}).items():
         print(f"  analysis {nb}: {st}")
     return 0 if not summary["failed"] else 1
+
+
+def _cmd_power(args: argparse.Namespace) -> int:
+    """Seeds (and dollars) needed to separate each adjacent pair of the ranking, from pilot runs."""
+    from .power import check_pilot, format_report, load_pilot, pair_table
+
+    try:
+        runs, manifest = load_pilot(args.runs)
+        table = pair_table(runs, value=args.value, alpha=args.alpha, target=args.power, manifest=manifest)
+        check_pilot(table)
+    except (ValueError, FileNotFoundError) as exc:
+        raise UsageError(str(exc)) from None
+    print(format_report(table))
+    if args.out:
+        from .atomic import write_csv
+        write_csv(args.out, table.pairs.assign(design=table.summary["design"], value=args.value))
+        print(f"table written to {args.out}")
+    return 0
 
 
 def _cmd_demo(args: argparse.Namespace) -> int:
@@ -408,6 +437,15 @@ def build_parser() -> argparse.ArgumentParser:
     pb.add_argument("--season", type=int, default=None, help="default: the config's season")
     pb.add_argument("--out", required=True, type=_out_folder, help="a new folder for probe.json and the ledger")
     pb.set_defaults(func=_cmd_probe)
+
+    pw = sub.add_parser("power", help="seeds (and dollars) needed to separate each adjacent pair of the ranking, "
+                                      "in the field and full-league designs, from pilot runs")
+    pw.add_argument("runs", nargs="+", help="a batch folder (field or not), run folders or globs")
+    pw.add_argument("--alpha", type=_fraction, default=0.05, help="family-wise level (Holm over all pairs)")
+    pw.add_argument("--power", type=_fraction, default=0.8, help="target power")
+    pw.add_argument("--value", choices=["points_for", "win_rate"], default="points_for")
+    pw.add_argument("--out", default=None, help="CSV file for the pair table")
+    pw.set_defaults(func=_cmd_power)
 
     dm = sub.add_parser("demo", help="the README's main job: the demo batch to figures")
     dm.add_argument("--spec", default=None, help="batch YAML (default: params/batch_demo.yaml of the project)")

@@ -1,8 +1,9 @@
-"""Is the model remembering? Masked vs unmasked seasons of the same league on the same seeds, paired by seed.
+"""Is the model remembering? Masked vs unmasked runs of the same league on the same seeds, paired by seed.
 
 A model that plays 2024 well because it remembers 2024 loses that edge when players and teams are pseudonyms
 (``information.masking``). Per agent: the paired change (masked - unmasked) of season points and win share, its
-95% t-interval and a paired test; the agreement of the two rankings (Kendall's tau); the knowledge probe's
+95% CI by the project's one rule (:func:`stats.mean_ci`: a t-interval below 20 seeds, BCa from there on; named
+in ``ci_method``) and a paired test; the agreement of the two rankings (Kendall's tau); the knowledge probe's
 result beside each model; and a :func:`verdict` that trusts the unmasked ranking only on enough seeds.
 
 Runs are refused, never quietly dropped or mixed: unpaired seeds, configs that differ in more than the masking,
@@ -257,36 +258,26 @@ def paired_test(diffs) -> tuple[str, float, float]:
     return f"paired t-test ({nonzero} changed seeds < {WILCOXON_MIN})", float(res.statistic), float(res.pvalue)
 
 
-def mean_ci(diffs, confidence: float = 0.95) -> tuple[float, float]:
-    """The t-interval of the mean paired change (scipy.stats.ttest_1samp(...).confidence_interval): a percentile
-    bootstrap covers only about 88% at 6-8 seeds; NaNs below two seeds."""
-    d = np.asarray(diffs, dtype=float)
-    if len(d) < 2:
-        return np.nan, np.nan
-    with warnings.catch_warnings():  # identical differences: a zero-width interval, as it should be
-        warnings.simplefilter("ignore", RuntimeWarning)
-        ci = sps.ttest_1samp(d, 0.0).confidence_interval(confidence)
-    return float(ci.low), float(ci.high)
-
-
 def is_bot(agent: str) -> bool:
     return str(agent).startswith("bot:")
 
 
 def paired_changes(seeds: pd.DataFrame, value: str = "points", confidence: float = 0.95) -> pd.DataFrame:
     """Per agent over seeds (``seeds`` as :func:`per_seed` returns): unmasked and masked means, the mean paired
-    change with its t-interval (:func:`mean_ci`), the change relative to the unmasked mean, the paired test and its
+    change with its 95% CI (:func:`stats.mean_ci`, method in ``ci_method``), the change relative to the unmasked
+    mean, the paired test and its
     p-value, and ``p_holm``: Holm-corrected over the models only. Bots are the control (they cannot remember), not
     hypotheses about memory, so they stay out of the family and their ``p_holm`` is empty."""
     rows = []
     for agent, g in seeds.groupby("agent"):
         d = g[f"{value}_diff"].to_numpy(dtype=float)
-        lo, hi = mean_ci(d, confidence)
+        lo, hi, method = stats.mean_ci(d, confidence)
         test, stat, p = paired_test(d)
         base = float(g[f"{value}_unmasked"].mean())
         rows.append({"agent": agent, "n": len(d), f"{value}_unmasked": base,
                      f"{value}_masked": float(g[f"{value}_masked"].mean()), "mean_diff": float(d.mean()),
-                     "ci_low": lo, "ci_high": hi, "rel_diff": float(d.mean()) / abs(base) if base else np.nan,
+                     "ci_low": lo, "ci_high": hi, "ci_method": method,
+                     "rel_diff": float(d.mean()) / abs(base) if base else np.nan,
                      "seeds_lower": int((d < 0).sum()), "seeds_higher": int((d > 0).sum()),
                      "test": test, "statistic": stat, "p_value": p})
     out = pd.DataFrame(rows)
@@ -393,7 +384,7 @@ def _fmt(r, value: str) -> str:
         p = f", {r.test} p = {r.p_value:.3g} (a control: outside the Holm family)"
     else:
         p = f", {r.test} p = {r.p_value:.3g} (Holm-corrected over the models {r.p_holm:.3g})"
-    ci = "" if np.isnan(r.ci_low) else f", 95% CI {num(r.ci_low)} to {num(r.ci_high)}"
+    ci = "" if np.isnan(r.ci_low) else f", {stats.ci_label(r.ci_method)} {num(r.ci_low)} to {num(r.ci_high)}"
     rel = "" if np.isnan(r.rel_diff) else f" ({r.rel_diff:+.1%})"
     return (f"{r.agent}: {num(r.mean_diff)} {unit} masked vs unmasked{rel}{ci}, lower in {r.seeds_lower} and "
             f"higher in {r.seeds_higher} of {r.n} seeds{p}")
@@ -442,7 +433,7 @@ def verdict(changes: pd.DataFrame, agreement: dict | None = None, value: str = "
 
 def _verdict(changes: pd.DataFrame, agreement: dict | None, value: str, min_seeds: int, tolerance: float,
              masking: str) -> Verdict:
-    """Whether the unmasked ranking can be trusted, from the 95% t-interval of each agent's mean change
+    """Whether the unmasked ranking can be trusted, from the 95% CI (:func:`stats.mean_ci`) of each agent's mean change
     (:func:`paired_changes`, optionally :func:`with_probe`) against the band of +-``tolerance`` of its unmasked
     mean (a change inside the band does not matter for a ranking):
 
@@ -509,7 +500,7 @@ def _verdict(changes: pd.DataFrame, agreement: dict | None, value: str, min_seed
         for r in sorted(beyond, key=lambda r: (is_bot(r.agent), r.mean_diff)):
             reasons.append(_line(r, value))
         return Verdict("not trusted", head, reasons + reasons_tail + [
-            "Compare models on masked seasons instead, or on a season after their knowledge cutoff."])
+            "Compare models on masked runs instead, or on a season after their knowledge cutoff."])
     unclear = [r for r in rows if where(r) in ("across", "none")]
     if not unclear and n >= min_seeds:
         head = (f"Trusted: on {n} paired seeds every agent's 95% CI of its change in {unit} when {what} masked "
@@ -555,7 +546,8 @@ def _verdict(changes: pd.DataFrame, agreement: dict | None, value: str, min_seed
 # ------------------------------------------------------------------------------------------------ figure
 def figure(seeds: pd.DataFrame, changes: pd.DataFrame, value: str = "points",
            tolerance: float = TOLERANCE) -> plt.Figure:
-    """Left: per agent, mean unmasked and masked ``value`` with 95% bootstrap CIs. Right: the paired change per
+    """Left: per agent, mean unmasked and masked ``value`` with 95% CIs (:func:`stats.mean_ci`, named). Right: the
+    paired change per
     seed (dots), its mean with CI and the band of changes that do not matter (+-``tolerance`` of the unmasked
     mean, as :func:`verdict` uses it); a model the probe says remembers the season is marked (probe: remembers)."""
     long = pd.concat([seeds.assign(condition=c, v=seeds[f"{value}_{c}"]) for c in ("unmasked", "masked")])
@@ -577,7 +569,8 @@ def figure(seeds: pd.DataFrame, changes: pd.DataFrame, value: str = "points",
                   ax=ax1)
     n = int(changes["n"].max()) if len(changes) else 0
     what = "season points (regular season)" if value == "points" else "win share"
-    ax1.set(xlabel=f"{what}: mean over {n} seeds, 95% bootstrap CI", ylabel="", title="Unmasked vs masked")
+    ax1.set(xlabel=f"{what}: mean over {n} seeds, {stats.ci_label(ci['ci_method'])}", ylabel="",
+            title="Unmasked vs masked")
     ax1.legend(frameon=False, loc="lower right")
     palette = agent_palette(order)
     sns.stripplot(data=seeds.assign(label=seeds["agent"].map(labels)), x=f"{value}_diff", y="label",
@@ -590,7 +583,8 @@ def figure(seeds: pd.DataFrame, changes: pd.DataFrame, value: str = "points",
                           label=f"within \u00b1{tolerance:.0%} of unmasked" if yy == 0 else None)
     ax2.errorbar(c["mean_diff"], y, xerr=[c["mean_diff"] - c["ci_low"].fillna(c["mean_diff"]),
                                           c["ci_high"].fillna(c["mean_diff"]) - c["mean_diff"]],
-                 fmt="D", color="0.15", capsize=4, label="mean change, 95% t-interval")
+                 fmt="D", color="0.15", capsize=4,
+                 label=f"mean change over {n} paired seeds, {stats.ci_label(changes['ci_method'])}")
     ax2.axvline(0, color="0.5", lw=1, ls="--")
     ax2.set(xlabel=f"masked - unmasked {what}, per seed (dots)", ylabel="",
             title="Change under masking (left of 0: worse without real names)")
@@ -601,12 +595,13 @@ def figure(seeds: pd.DataFrame, changes: pd.DataFrame, value: str = "points",
 
 
 def stats_by_condition(seeds: pd.DataFrame, value: str = "points") -> pd.DataFrame:
-    """Mean and bootstrap CI of ``value`` per agent in each condition (the left panel of :func:`figure`)."""
+    """Mean and CI (:func:`stats.mean_ci`) of ``value`` per agent in each condition (the left panel of
+    :func:`figure`)."""
     rows = []
     for cond in ("unmasked", "masked"):
         m = stats.agent_means(seeds.rename(columns={f"{value}_{cond}": "v"}).assign(run_id=seeds["seed"]), "v")
         rows.append(m.assign(condition=cond))
-    return pd.concat(rows, ignore_index=True)[["agent", "condition", "runs", "mean", "ci_low", "ci_high"]]
+    return pd.concat(rows, ignore_index=True)[["agent", "condition", "runs", "mean", "ci_low", "ci_high", "ci_method"]]
 
 
 def compare(unmasked, masked, probe: str | Path | None = None, value: str = "points") -> dict:
@@ -632,5 +627,5 @@ def compare(unmasked, masked, probe: str | Path | None = None, value: str = "poi
 
 
 __all__ = ["ContaminationError", "Paired", "Verdict", "load_pairs", "per_seed", "paired_test", "paired_changes",
-           "mean_ci", "is_bot", "rank_agreement", "load_probe", "with_probe", "verdict", "figure", "stats_by_condition", "compare",
+           "is_bot", "rank_agreement", "load_probe", "with_probe", "verdict", "figure", "stats_by_condition", "compare",
            "MIN_SEEDS", "TOLERANCE"]

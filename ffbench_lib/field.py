@@ -9,7 +9,12 @@ which team is the seat, which agent is the reference, and where each candidate's
 from __future__ import annotations
 
 import re
+from itertools import combinations
 from pathlib import Path
+from typing import NamedTuple
+
+import numpy as np
+import pandas as pd
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -53,3 +58,176 @@ def find_manifest(run_dirs: list[str | Path]) -> tuple[Manifest, Path] | None:
             if f.is_file():
                 return Manifest.model_validate_json(f.read_text(encoding="utf-8")), up
     return None
+
+
+# ------------------------------------------------------------------------------------------------ analysis
+class FieldRuns(NamedTuple):
+    """A field batch as loaded: its manifest, its folder and :func:`metrics.load_runs` of its runs."""
+    manifest: Manifest
+    folder: Path
+    runs: dict
+
+
+def run_dirs(manifest: Manifest, folder: str | Path) -> list[Path]:
+    """The run folders of a field batch that exist: every candidate's and the reference's, per seed."""
+    dirs = dict.fromkeys([*manifest.candidates.values(), manifest.reference_dir])
+    return [p for d in dirs for s in manifest.seeds if (p := Path(folder) / d / f"seed-{s}").is_dir()]
+
+
+def load(batch_dir_or_run_dirs) -> FieldRuns:
+    """A field batch folder (with ``field.json``), or run folders of one: its manifest and runs (complete runs
+    only; unfinished ones are listed in ``runs["excluded"]``). ValueError when these are not a field batch's."""
+    from . import metrics
+
+    items = [batch_dir_or_run_dirs] if isinstance(batch_dir_or_run_dirs, (str, Path)) else list(batch_dir_or_run_dirs)
+    if len(items) == 1 and (Path(items[0]) / MANIFEST).is_file():
+        folder = Path(items[0])
+        try:
+            manifest = Manifest.model_validate_json((folder / MANIFEST).read_text(encoding="utf-8"))
+        except ValueError as exc:  # pydantic's ValidationError is a ValueError: name the file, not a traceback
+            raise ValueError(f"{folder / MANIFEST}: not a field manifest ({str(exc).splitlines()[0]}); re-run the "
+                             "batch to rewrite it") from None
+        dirs = run_dirs(manifest, folder)
+        if not dirs:
+            raise ValueError(f"{folder}: the field batch has no runs yet (run `ffbench batch` on its spec)")
+    else:
+        dirs = metrics.expand_paths(items)
+        found = find_manifest(dirs)
+        if found is None:
+            raise ValueError(f"{', '.join(map(str, items[:3]))}: not runs of a field batch (no {MANIFEST} two or "
+                             "three folders above them)")
+        manifest, folder = found
+        stray = [d for d in dirs if folder.resolve() not in Path(d).resolve().parents]
+        if stray:
+            raise ValueError(f"{stray[0]} is not a run of the field batch {folder} (found from {dirs[0]}): analyse one "
+                             "field batch at a time")
+    return FieldRuns(manifest, folder, metrics.load_runs(dirs))
+
+
+def _which(manifest: Manifest, folder: Path, run_path: str) -> str | None:
+    """The agent whose runs' folder holds this run (the reference for ``reference_dir``)."""
+    parent = Path(run_path).resolve().parent
+    for agent, d in manifest.candidates.items():
+        if (folder / d).resolve() == parent:
+            return agent
+    if (folder / manifest.reference_dir).resolve() == parent:
+        return manifest.reference
+    return None
+
+
+def seat_results(runs: dict, manifest: Manifest, folder: str | Path | None = None) -> pd.DataFrame:
+    """One row per (agent, seed): the seat team's regular-season points_for, wins and win_rate in that agent's
+    league, with ``is_reference`` and ``ranked`` (False when the agent's decisions were mostly engine fallbacks,
+    :func:`metrics.agent_info`) and its fallback shares. The agent is the seat team's agent in the run; a run
+    whose seat is played by an agent that is not a candidate (nor the reference) is refused."""
+    from . import metrics
+
+    st = metrics.standings(runs)
+    seat = st[st["team"] == manifest.seat]
+    missing = sorted(set(st["run_id"]) - set(seat["run_id"]))
+    if missing:
+        raise ValueError(f"field.json: seat {manifest.seat!r} is not a team of run(s) {', '.join(missing[:3])}")
+    known = {*manifest.candidates, manifest.reference}
+    stray = sorted(set(seat["agent"]) - known)
+    if stray:
+        raise ValueError(f"field.json: the seat {manifest.seat!r} is played by {', '.join(stray)}, which is neither a "
+                         f"candidate nor the reference ({manifest.reference}); these runs are not this batch's")
+    if folder is not None:  # the folder a run is in must agree with the agent in its seat
+        where = dict(zip(runs["meta"]["run_id"], runs["meta"]["path"]))
+        for r in seat.itertuples():
+            owner = _which(manifest, Path(folder), where[r.run_id])
+            if owner is not None and owner != r.agent:
+                raise ValueError(f"{where[r.run_id]}: its seat {manifest.seat!r} is played by {r.agent}, but the "
+                                 f"folder is {owner}'s")
+    dupes = seat[seat.duplicated(["agent", "seed"], keep=False)]
+    if len(dupes):
+        r = dupes.iloc[0]
+        raise ValueError(f"{r.agent} has {int((dupes['agent'] == r.agent).sum())} runs of seed {r.seed}: give each "
+                         "(agent, seed) once")
+    info = metrics.agent_info(runs).set_index("agent")
+    out = seat[["agent", "seed", "run_id", "points_for", "wins", "win_rate"]].copy()
+    out["seed"] = out["seed"].astype(int)
+    out["is_reference"] = out["agent"] == manifest.reference
+    out["fallback_rate"] = out["agent"].map(info["fallback_rate"]).fillna(0.0)
+    out["draft_fallback_rate"] = out["agent"].map(info["draft_fallback_rate"]).fillna(0.0)
+    out["ranked"] = ~(out["agent"].map(info["flagged"]).fillna(False).astype(bool)
+                      | out["agent"].map(info["draft_flagged"]).fillna(False).astype(bool))
+    return out.sort_values(["agent", "seed"], ignore_index=True)
+
+
+def duplicate_scores(seat: pd.DataFrame, manifest: Manifest, value: str = "points_for") -> pd.DataFrame:
+    """``seat`` (:func:`seat_results`) with ``reference_value`` (the reference's seat result on the same seed) and
+    ``dup = value - reference_value``. A seed whose reference run is missing or not complete is refused: without
+    it that seed's scores cannot be computed, and dropping it silently would change the sample."""
+    if value not in seat.columns:
+        raise ValueError(f"value: {value!r} is not a seat result ({', '.join(VALUE_COLUMNS)})")
+    ref = seat[seat["agent"] == manifest.reference].set_index("seed")[value]
+    lacking = seat[~seat["seed"].isin(ref.index)]
+    if len(lacking):
+        r = lacking.iloc[0]
+        raise ValueError(f"seed {r.seed}: the reference {manifest.reference}'s run ({manifest.reference_dir}/"
+                         f"seed-{r.seed}) is missing or not complete, so {r.agent} cannot be scored on that seed; "
+                         "finish the batch (run it again) or leave that seed's runs out")
+    out = seat.copy()
+    out["reference_value"] = out["seed"].map(ref).astype(float)
+    out["dup"] = out[value].astype(float) - out["reference_value"]
+    return out
+
+
+VALUE_COLUMNS = ("points_for", "wins", "win_rate")
+
+
+def variance_reduction(scores: pd.DataFrame, value: str = "points_for") -> pd.DataFrame:
+    """Per agent: n seeds, the mean and sd of the raw seat result and of the duplicate score, and the variance
+    reduction factor var_raw / var_dup. The reference's duplicate score is 0 by construction: its row is kept,
+    ``is_reference`` True and its factor NaN."""
+    rows = []
+    for agent, g in scores.groupby("agent", sort=False):
+        raw, dup = g[value].astype(float), g["dup"].astype(float)
+        is_ref = bool(g["is_reference"].iloc[0])
+        sd_raw = float(raw.std(ddof=1)) if len(g) > 1 else np.nan
+        sd_dup = float(dup.std(ddof=1)) if len(g) > 1 else np.nan
+        vrf = sd_raw ** 2 / sd_dup ** 2 if not is_ref and sd_dup and np.isfinite(sd_dup) else np.nan
+        rows.append({"agent": agent, "n": len(g), "mean_raw": float(raw.mean()), "sd_raw": sd_raw,
+                     "mean_dup": float(dup.mean()), "sd_dup": sd_dup, "vrf": vrf, "is_reference": is_ref,
+                     "note": "reference: its duplicate score is 0 by construction" if is_ref else ""})
+    return pd.DataFrame(rows).sort_values("mean_dup", ascending=False, ignore_index=True)
+
+
+def pairwise(scores: pd.DataFrame, value: str = "dup", alpha: float = 0.05, confidence: float = 0.95) -> pd.DataFrame:
+    """Every pair of ranked agents on the seeds both have: mean paired difference of ``value`` (``a`` minus
+    ``b``), its t-interval, the paired t-test's p and Holm's p over the family. Agents not ranked (mostly engine
+    fallbacks) are left out of the family; ``attrs["not_ranked"]`` lists them."""
+    from scipy import stats as sps
+
+    from .stats import holm
+
+    ranked = scores[scores["ranked"]] if "ranked" in scores else scores
+    wide = ranked.pivot_table(index="seed", columns="agent", values=value)
+    order = list(ranked.groupby("agent")[value].mean().sort_values(ascending=False).index)
+    rows = []
+    for a, b in combinations(order, 2):
+        both = wide[[a, b]].dropna()
+        d = (both[a] - both[b]).to_numpy(dtype=float)
+        n = len(d)
+        row = {"agent_a": a, "agent_b": b, "n": n, "mean_diff": float(d.mean()) if n else np.nan,
+               "sd_diff": float(d.std(ddof=1)) if n > 1 else np.nan, "ci_low": np.nan, "ci_high": np.nan,
+               "ci_method": "none", "p_value": np.nan}
+        if n >= 2 and np.ptp(d) > 0:
+            res = sps.ttest_1samp(d, 0.0)
+            ci = res.confidence_interval(confidence)
+            row.update(ci_low=float(ci.low), ci_high=float(ci.high), ci_method="t-interval",
+                       p_value=float(res.pvalue))
+        elif n >= 2:  # every seed the same difference: no spread, the test is undefined
+            row.update(ci_low=float(d[0]), ci_high=float(d[0]), ci_method="t-interval",
+                       p_value=1.0 if d[0] == 0 else 0.0)
+        rows.append(row)
+    out = pd.DataFrame(rows, columns=["agent_a", "agent_b", "n", "mean_diff", "sd_diff", "ci_low", "ci_high",
+                                      "ci_method", "p_value"])
+    tested = out["p_value"].notna()
+    out["p_holm"] = np.nan
+    if tested.any():
+        out.loc[tested, "p_holm"] = holm(out.loc[tested, "p_value"])
+    out["significant"] = out["p_holm"] < alpha
+    out.attrs["not_ranked"] = sorted(set(scores["agent"]) - set(ranked["agent"]))
+    return out

@@ -114,7 +114,21 @@ def _excluded_note(excluded: pd.DataFrame) -> str:
 def describe_runs(runs: Runs) -> str:
     """One line for the notebooks: how many runs are analysed and which were left out (and why)."""
     excluded = runs.get("excluded", pd.DataFrame(columns=["path", "status", "reason"]))
-    return f"{runs['meta']['run_id'].nunique()} runs{_excluded_note(excluded)}"
+    return f"{describe_sample(runs)}{_excluded_note(excluded)}"
+
+
+def describe_sample(runs: Runs | Iterable) -> str:
+    """The unit of evidence in words, for axis labels, titles and verdicts: "10 runs (seeds of the 2024 season)",
+    "1 run (a seed of the 2024 season)", "12 runs over seasons 2023, 2024" (a run is one league on one seed of one
+    season: seeds of one season are never "seasons"). ``runs``: :func:`load_runs`'s tables, or each run's season."""
+    seasons = pd.Series(runs["meta"]["season"] if isinstance(runs, dict) else list(runs), dtype=float)
+    n, known = len(seasons), sorted({int(s) for s in seasons.dropna()})
+    what = f"{n} run{'s' if n != 1 else ''}"
+    if len(known) > 1:
+        return f"{what} over seasons {', '.join(map(str, known))}"
+    if len(known) == 1 and seasons.notna().all():
+        return f"{what} ({'a seed' if n == 1 else 'seeds'} of the {known[0]} season)"
+    return what
 
 
 def _roster(runs: Runs, run_id: str) -> Roster:
@@ -676,7 +690,7 @@ def weekly_standings(runs: Runs, run_id: str | None = None) -> pd.DataFrame:
     return one.merge(draft_agents(runs), on=["run_id", "team"], how="left")
 
 
-__all__ = ["load_runs", "expand_paths", "run_labels", "describe_runs",
+__all__ = ["load_runs", "expand_paths", "run_labels", "describe_runs", "describe_sample",
            "standings", "all_play", "points_by_slot", "draft_quality", "draft_summary",
            "start_sit", "start_sit_season", "trade_value", "trade_summary", "reliability", "llm_usage", "per_agent",
            "headline", "draft_slots", "player_week_points", "season_points", "weekly_standings", "team_agents", "draft_agents",

@@ -138,6 +138,19 @@ def _label(labels: dict[str, str], agent: str) -> str:
     return labels.get(agent, short(agent))
 
 
+def interval_text(ci: pd.DataFrame, sample: str | None = None) -> tuple[str, str, dict[str, str]]:
+    """What an interval figure says about its evidence (``ci`` as :func:`stats.agent_means` returns): the sample
+    (``sample``, e.g. :func:`metrics.describe_sample`, else "N runs"), the interval's method
+    (:func:`stats.ci_label`; from ``ci_method``, else the rule for each agent's n) and, when agents have different
+    n, " (n=k)" per agent for its label."""
+    from .stats import ci_label, ci_method
+
+    n = int(ci["runs"].max()) if len(ci) else 0
+    methods = ci["ci_method"] if "ci_method" in ci else ci["runs"].map(ci_method)
+    per_agent = {a: f" (n={k})" for a, k in zip(ci["agent"], ci["runs"])} if ci["runs"].nunique() > 1 else {}
+    return sample or f"{n} run{'s' if n != 1 else ''}", ci_label(methods), per_agent
+
+
 def points_by_position(slot_points: pd.DataFrame, info: pd.DataFrame | None = None) -> plt.Figure:
     """Stacked bars: mean season points per agent from each starting slot."""
     cols = [c for c in SLOT_ORDER if c in slot_points.columns]
@@ -159,10 +172,11 @@ def points_by_position(slot_points: pd.DataFrame, info: pd.DataFrame | None = No
     return fig
 
 
-def draft_performance(draft: pd.DataFrame, info: pd.DataFrame | None = None) -> plt.Figure:
+def draft_performance(draft: pd.DataFrame, info: pd.DataFrame | None = None, sample: str | None = None) -> plt.Figure:
     """Grouped bars per drafting agent (:func:`metrics.draft_summary`): drafted players' previous-season,
     projected and actual points. Where another model played the season, the label says so; players without a
-    projection are left out of the projected bar (counted in a note), never counted as 0."""
+    projection are left out of the projected bar (counted in a note), never counted as 0. Means only: no
+    interval (seaborn's default percentile-bootstrap errorbars are turned off); ``sample`` names the runs."""
     m = draft.groupby("agent")[["prev_points", "proj_points", "actual_points"]].mean()
     m = m.sort_values("actual_points", ascending=False)
     played = draft.groupby("agent")["season_agent"].agg(lambda x: sorted(set(x)))
@@ -177,8 +191,11 @@ def draft_performance(draft: pd.DataFrame, info: pd.DataFrame | None = None) -> 
     long["measure"] = long["measure"].map({"prev_points": "previous season", "proj_points": "projected",
                                            "actual_points": "actual"})
     fig, ax = plt.subplots(figsize=(max(6, 0.9 * len(m) + 2), 4.5))
-    sns.barplot(data=long, x="label", y="points", hue="measure", palette=["#9aa5b1", "#4C72B0", "#55A868"], ax=ax)
-    ax.set(xlabel="", ylabel="points of the drafted roster (mean per season)",
+    sns.barplot(data=long, x="label", y="points", hue="measure", palette=["#9aa5b1", "#4C72B0", "#55A868"],
+                errorbar=None, ax=ax)
+    n = draft["run_id"].nunique() if "run_id" in draft else 0
+    where = sample or f"{n} run{'s' if n != 1 else ''}"
+    ax.set(xlabel="", ylabel=f"points of the drafted roster\n(mean per team-season over {where}; no interval)",
            title="Draft: what each agent drafted (draft-time rosters)")
     _rotate_x(ax)
     order = [t.get_text() for t in ax.get_xticklabels()]
@@ -196,16 +213,19 @@ def draft_performance(draft: pd.DataFrame, info: pd.DataFrame | None = None) -> 
     return fig
 
 
-def start_sit_regret(ci: pd.DataFrame, palette: dict[str, str], info: pd.DataFrame | None = None) -> plt.Figure:
-    """Bars with CIs: points per season left on the bench against the hindsight-optimal lineup (lower is better)."""
+def start_sit_regret(ci: pd.DataFrame, palette: dict[str, str], info: pd.DataFrame | None = None,
+                     sample: str | None = None) -> plt.Figure:
+    """Bars with CIs: points per season left on the bench against the hindsight-optimal lineup (lower is better);
+    the axis names the sample (``sample``, :func:`metrics.describe_sample`) and the interval's method."""
     ci = ci.sort_values("mean")
     labels, flagged = agent_labels(info), flagged_agents(info)
+    where, method, n_of = interval_text(ci, sample)
     fig, ax = plt.subplots(figsize=(max(6, 0.8 * len(ci) + 2), 4.5))
-    ax.bar([_label(labels, a) for a in ci["agent"]], ci["mean"], color=[palette[a] for a in ci["agent"]],
+    ax.bar([_label(labels, a) + n_of.get(a, "") for a in ci["agent"]], ci["mean"],
+           color=[palette[a] for a in ci["agent"]],
            yerr=[ci["mean"] - ci["ci_low"].fillna(ci["mean"]), ci["ci_high"].fillna(ci["mean"]) - ci["mean"]],
            capsize=4, hatch=[HATCH if a in flagged else "" for a in ci["agent"]], edgecolor="white")
-    n = int(ci["runs"].max()) if len(ci) else 0
-    ax.set(ylabel=f"points left on the table per season\n(mean over {n} runs, 95% bootstrap CI)",
+    ax.set(ylabel=f"points left on the table per season\n(mean over {where}, {method})",
            title="Start/sit: points left on the table (lower is better)")
     _rotate_x(ax)
     fallback_note(ax, flagged & set(ci["agent"]), "lineups and trades")
@@ -222,10 +242,12 @@ def _no_bars(ax: plt.Axes, text: str, title: str) -> None:
 
 def _ci_bars(ax: plt.Axes, s: pd.DataFrame, palette: dict[str, str], info: pd.DataFrame | None,
              notes: list[str]) -> set[str]:
-    """One bar per agent (``s``: agent, mean, ci_low, ci_high) with its CI, hatched if flagged, and a note over
-    each bar; returns the flagged agents."""
+    """One bar per agent (``s``: agent, runs, mean, ci_low, ci_high) with its CI, hatched if flagged, its n in the
+    label where agents' n differ, and a note over each bar; returns the flagged agents."""
     labels, flagged = agent_labels(info), flagged_agents(info)
-    bars = ax.bar([_label(labels, a) for a in s["agent"]], s["mean"], color=[palette[a] for a in s["agent"]],
+    n_of = interval_text(s)[2]
+    bars = ax.bar([_label(labels, a) + n_of.get(a, "") for a in s["agent"]], s["mean"],
+                  color=[palette[a] for a in s["agent"]],
                   yerr=[s["mean"] - s["ci_low"].fillna(s["mean"]), s["ci_high"].fillna(s["mean"]) - s["mean"]],
                   capsize=4, hatch=[HATCH if a in flagged else "" for a in s["agent"]], edgecolor="white")
     for bar, text, hi in zip(bars, notes, s["ci_high"].fillna(s["mean"])):
@@ -234,10 +256,11 @@ def _ci_bars(ax: plt.Axes, s: pd.DataFrame, palette: dict[str, str], info: pd.Da
     return flagged
 
 
-def trade_value_bars(ci: pd.DataFrame, palette: dict[str, str], info: pd.DataFrame | None = None) -> plt.Figure:
-    """Trade value per agent and run with a bootstrap CI over runs (``ci`` = :func:`stats.agent_means` of
-    :func:`metrics.trade_value_per_run` plus its ``trades`` total), coloured by agent, labelled with the number
-    of agent-made trades; says "no trades" instead of drawing empty axes."""
+def trade_value_bars(ci: pd.DataFrame, palette: dict[str, str], info: pd.DataFrame | None = None,
+                     sample: str | None = None) -> plt.Figure:
+    """Trade value per agent and run with a CI over runs, its method and ``sample`` named on the axis (``ci`` =
+    :func:`stats.agent_means` of :func:`metrics.trade_value_per_run` plus its ``trades`` total), coloured by
+    agent, labelled with the number of agent-made trades; says "no trades" instead of drawing empty axes."""
     n_runs = int(ci["runs"].max()) if len(ci) else 0
     fig, ax = plt.subplots(figsize=(max(6, 0.8 * len(ci) + 2), 4.5))
     total = int(ci["trades"].sum()) if len(ci) else 0
@@ -254,8 +277,8 @@ def trade_value_bars(ci: pd.DataFrame, palette: dict[str, str], info: pd.DataFra
     flagged = _ci_bars(ax, s, palette, info, [f"{int(n)} trade{'s' if n != 1 else ''}" + (
         f"\n({int(k)} own-team)" if k else "") for n, k in zip(s["trades"], own)])
     ax.axhline(0, color="0.3", lw=0.8)
-    runs_txt = f"{n_runs} run{'s' if n_runs != 1 else ''}"
-    ax.set(ylabel=f"points gained minus given per run\n(weeks after each trade; mean over {runs_txt}, 95% CI)",
+    where, method, _ = interval_text(s, sample)
+    ax.set(ylabel=f"points gained minus given per run\n(weeks after each trade; mean over {where}, {method})",
            title="Trades: value gained per agent (agent-made trades only)")
     _rotate_x(ax)
     fallback_note(ax, flagged & set(s["agent"]), "lineups and trades")
@@ -263,10 +286,11 @@ def trade_value_bars(ci: pd.DataFrame, palette: dict[str, str], info: pd.DataFra
     return fig
 
 
-def pickup_points_bars(ci: pd.DataFrame, palette: dict[str, str], info: pd.DataFrame | None = None) -> plt.Figure:
-    """Points a team started from its waiver and free-agent pickups per run, per agent with a bootstrap CI over
-    runs (``ci`` = :func:`stats.agent_means` of :func:`metrics.waiver_value_per_run` plus its ``pickups``
-    total), coloured by agent, labelled with the number of pickups; says so instead of drawing empty axes."""
+def pickup_points_bars(ci: pd.DataFrame, palette: dict[str, str], info: pd.DataFrame | None = None,
+                       sample: str | None = None) -> plt.Figure:
+    """Points a team started from its waiver and free-agent pickups per run, per agent with a CI over runs (its
+    method and ``sample`` named on the axis; ``ci`` = :func:`stats.agent_means` of
+    :func:`metrics.waiver_value_per_run` plus its ``pickups`` total), coloured by agent, labelled with the number of pickups; says so instead of drawing empty axes."""
     n_runs = int(ci["runs"].max()) if len(ci) else 0
     fig, ax = plt.subplots(figsize=(max(6, 0.8 * len(ci) + 2), 4.5))
     total = int(ci["pickups"].sum()) if len(ci) else 0
@@ -276,8 +300,8 @@ def pickup_points_bars(ci: pd.DataFrame, palette: dict[str, str], info: pd.DataF
         return fig
     s = ci.sort_values("mean", ascending=False)
     flagged = _ci_bars(ax, s, palette, info, [f"{int(n)} pickup{'s' if n != 1 else ''}" for n in s["pickups"]])
-    runs_txt = f"{n_runs} run{'s' if n_runs != 1 else ''}"
-    ax.set(ylabel=f"points started from pickups per team\n(mean over {runs_txt}, 95% CI)",
+    where, method, _ = interval_text(s, sample)
+    ax.set(ylabel=f"points started from pickups per team\n(mean over {where}, {method})",
            title="Waivers: points started from pickups per agent")
     _rotate_x(ax)
     fallback_note(ax, flagged & set(s["agent"]), "lineups, trades and waivers")
@@ -286,8 +310,11 @@ def pickup_points_bars(ci: pd.DataFrame, palette: dict[str, str], info: pd.DataF
 
 
 def win_rate_ci(ci: pd.DataFrame, palette: dict[str, str], info: pd.DataFrame | None = None,
-                seasons: list[int] | None = None) -> plt.Figure:
-    """Win rate per agent, mean over runs with a bootstrap CI; the axis says how many runs of which season(s)."""
+                seasons: list[int] | None = None, sample: str | None = None) -> plt.Figure:
+    """Win rate per agent, mean over runs with a CI; the axis names the interval's method and the sample
+    (``sample``, else :func:`metrics.describe_sample` of ``seasons``, the season of each run)."""
+    from .metrics import describe_sample
+
     ci = ci.sort_values("mean")
     labels, flagged = agent_labels(info), flagged_agents(info)
     fig, ax = plt.subplots(figsize=(6.5, max(3, 0.45 * len(ci) + 1.5)))
@@ -301,9 +328,8 @@ def win_rate_ci(ci: pd.DataFrame, palette: dict[str, str], info: pd.DataFrame | 
             ax.scatter([m], [yy], s=140, facecolors="none", edgecolors="0.2", hatch=HATCH, zorder=4)
     ax.set_yticks(list(y), [f"{_label(labels, a)} (n={n})" for a, n in zip(ci["agent"], ci["runs"])])
     ax.axvline(0.5, color="0.7", ls="--", lw=1)
-    n = int(ci["runs"].max()) if len(ci) else 0
-    where = ("season " + ", ".join(str(s) for s in sorted(set(seasons)))) if seasons else "the season"
-    ax.set(xlabel=f"win rate over {n} runs (seeds) of {where} (mean, 95% bootstrap CI)", xlim=(0, 1),
+    where, method, _ = interval_text(ci, sample or (describe_sample(seasons) if seasons else None))
+    ax.set(xlabel=f"win rate over {where}\n(mean, {method})", xlim=(0, 1),
            title="Win rate")
     fallback_note(ax, flagged & set(ci["agent"]), "lineups and trades", bbox_to_anchor=(0.5, -0.16),
                   loc="upper center")
@@ -340,5 +366,116 @@ def standings_by_week(weekly: pd.DataFrame, palette: dict[str, str], info: pd.Da
     ax.set(xlabel="week", ylabel="rank after the week", title=f"Standings week by week: {where}{more}")
     ax.legend(bbox_to_anchor=(1.01, 1), loc="upper left", frameon=False, fontsize=8)
     fallback_note(ax, flagged & set(final["agent"]), "lineups and trades", bbox_to_anchor=(1.01, 1), loc="upper left")
+    sns.despine(fig)
+    return fig
+
+
+# ------------------------------------------------------------------------------------- ratings and cost
+def _rating_marks(board: pd.DataFrame, info: pd.DataFrame | None) -> tuple[dict[str, str], set[str]]:
+    """Labels and the not-ranked set for :func:`ratings.leaderboard` rows: a flagged agent (season or draft
+    decisions mostly engine fallbacks) gets a dagger and its fallback share."""
+    labels = agent_labels(info)
+    unranked = set(board.loc[~board["ranked"].astype(bool), "agent"])
+    out = {}
+    for r in board.itertuples(index=False):
+        label = labels.get(r.agent, short(r.agent)).removesuffix(f" {DAGGER}")
+        if r.flagged or r.draft_flagged:
+            share = max(r.fallback_rate if r.flagged else 0.0, r.draft_fallback_rate if r.draft_flagged else 0.0)
+            label += f" {DAGGER} ({share:.0%} {'draft ' if r.draft_flagged and not r.flagged else ''}fallbacks)"
+        out[r.agent] = label
+    return out, unranked
+
+
+def leaderboard_figure(board: pd.DataFrame, palette: dict[str, str], info: pd.DataFrame | None = None,
+                       sample: str = "", confidence: float = 0.95) -> plt.Figure:
+    """Bradley-Terry rating per agent with its interval over runs (``board`` = :func:`ratings.leaderboard`),
+    ranked agents from the top, then, below a line, the agents not ranked (mostly engine fallbacks: hatched,
+    dagger, fallback share; or no games against other agents). The axis names the interval method and ``sample``
+    (:func:`metrics.describe_sample`); each label shows the agent's runs."""
+    from .stats import ci_label
+
+    labels, unranked = _rating_marks(board, info)
+    rows = board.reset_index(drop=True)
+    n = len(rows)
+    fig, ax = plt.subplots(figsize=(7.5, max(3, 0.45 * n + 1.8)))
+    y = list(range(n))[::-1]  # first row on top
+    for yy, r in zip(y, rows.itertuples(index=False)):
+        if pd.isna(r.rating):
+            ax.annotate("no games against other agents", (0, yy), xycoords=("axes fraction", "data"),
+                        va="center", fontsize=8, color="0.4")
+            continue
+        lo, hi = (r.ci_low, r.ci_high) if pd.notna(r.ci_low) else (r.rating, r.rating)
+        ax.errorbar([r.rating], [yy], xerr=[[r.rating - lo], [hi - r.rating]], fmt="none", ecolor="0.4", capsize=4)
+        ax.scatter([r.rating], [yy], color=palette.get(r.agent, "0.5"), s=60, zorder=3)
+        if r.agent in unranked:
+            ax.scatter([r.rating], [yy], s=160, facecolors="none", edgecolors="0.2", hatch=HATCH, zorder=4)
+    ticks = [(f"{int(r.rank)}. " if pd.notna(r.rank) else "") + f"{labels[r.agent]} (n={int(r.n_runs or 0)})"
+             for r in rows.itertuples(index=False)]
+    ax.set_yticks(y, ticks)
+    n_ranked = int(rows["ranked"].sum())
+    if 0 < n_ranked < n:
+        ax.axhline(y[n_ranked - 1] - 0.5, color="0.3", lw=1, ls="--")
+        ax.annotate("not ranked", (1, y[n_ranked - 1] - 0.5), xycoords=("axes fraction", "data"), ha="right",
+                    va="top", fontsize=8, color="0.3", xytext=(0, -2), textcoords="offset points")
+    ax.axvline(1500, color="0.8", lw=1, ls=":")
+    methods = rows.loc[rows["rating"].notna(), "ci_method"]
+    where = f" of {sample}" if sample else ""
+    ax.set(xlabel=f"rating (Bradley-Terry on weekly head-to-head results{where}; mean 1500, +400 = 10:1 odds)\n"
+                  f"{ci_label(methods, confidence, over='runs')}; n = runs each agent played",
+           title="Leaderboard: ratings across leagues")
+    flagged = set(rows.loc[rows["flagged"] | rows["draft_flagged"], "agent"])
+    fallback_note(ax, flagged, "season or draft decisions", bbox_to_anchor=(0.5, -0.22), loc="upper center")
+    sns.despine(fig)
+    return fig
+
+
+def cost_vs_rating(board: pd.DataFrame, palette: dict[str, str], info: pd.DataFrame | None = None,
+                   confidence: float = 0.95) -> plt.Figure:
+    """Rating (with its interval) against ledger cost per team-season on a log axis (``board`` =
+    :func:`ratings.leaderboard`). Free agents (bots, $0 known) stand at a separate 'free' position on the left;
+    agents whose cost is unknown (unpriced calls, no ledger) are listed in a note, never placed at $0. Without
+    any LLM cost data it says so instead of drawing empty axes."""
+    import textwrap
+
+    import numpy as np
+
+    from .stats import ci_label
+
+    title = "Cost vs rating"
+    labels, unranked = _rating_marks(board, info)
+    rated = board[board["rating"].notna()]
+    priced = rated[rated["cost_known"].astype(bool) & ~rated["free"].astype(bool)]
+    unknown = board[~board["cost_known"].astype(bool)]
+    unknown_txt = textwrap.fill("cost unknown (calls without a price, or no ledger), not placed at $0: "
+                                + ", ".join(labels[a] for a in unknown["agent"]), 60) if len(unknown) else ""
+    fig, ax = plt.subplots(figsize=(7.5, 5))
+    if priced.empty:
+        text = "no LLM cost data in these runs" + (" (only free bots)" if unknown.empty else "")
+        _no_bars(ax, text + (f"\n{unknown_txt}" if unknown_txt else ""), title)
+        return fig
+    lo_cost, hi_cost = priced["cost_per_team_season"].min(), priced["cost_per_team_season"].max()
+    first = 10.0 ** np.floor(np.log10(lo_cost))  # the first decade tick, at or below the cheapest agent
+    free_x = first / 10
+    free = rated[rated["cost_known"].astype(bool) & rated["free"].astype(bool)]
+    shown = pd.concat([free.assign(x=free_x), priced.assign(x=priced["cost_per_team_season"])])
+    for i, r in enumerate(shown.sort_values("rating").itertuples(index=False)):
+        lo, hi = (r.ci_low, r.ci_high) if pd.notna(r.ci_low) else (r.rating, r.rating)
+        ax.errorbar([r.x], [r.rating], yerr=[[r.rating - lo], [hi - r.rating]], fmt="none", ecolor="0.5", capsize=3)
+        ax.scatter([r.x], [r.rating], color=palette.get(r.agent, "0.5"), s=60, zorder=3)
+        if r.agent in unranked:
+            ax.scatter([r.x], [r.rating], s=160, facecolors="none", edgecolors="0.2", hatch=HATCH, zorder=4)
+        ax.annotate(labels[r.agent], (r.x, r.rating), fontsize=8, xytext=(7, 9 * (i % 3) - 9),
+                    textcoords="offset points", va="center")  # staggered: agents of one price share a point
+    ax.set_xscale("log")
+    ax.set_xlim(free_x / 2.5, hi_cost * 4)
+    ax.axvline(np.sqrt(free_x * first), color="0.6", lw=1, ls="--")
+    decades = [10.0 ** k for k in range(int(np.log10(first)), int(np.ceil(np.log10(hi_cost))) + 1)]
+    ax.set_xticks([free_x, *decades], ["free", *(f"${d:g}" for d in decades)])
+    ax.minorticks_off()
+    ax.set(xlabel="cost per team-season (USD from the ledger, log scale; bots are free)",
+           ylabel=f"rating\n{ci_label(rated['ci_method'], confidence, over='runs')}", title=title)
+    flagged = set(board.loc[board["flagged"] | board["draft_flagged"], "agent"])
+    fallback_note(ax, flagged & set(shown["agent"]), "season or draft decisions", [unknown_txt] if unknown_txt else [],
+                  bbox_to_anchor=(0.5, -0.15), loc="upper center")
     sns.despine(fig)
     return fig

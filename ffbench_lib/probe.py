@@ -6,7 +6,9 @@ each position's top 5. Its answers are scored against the actual season and agai
 preseason projection on the same players:
 
 ``recall_advantage`` = mean over the sample of ``|projection - actual| - |answer - actual|`` (an unanswered
-player adds 0: the model claims no knowledge, so it is as good as the projection), with a 95% bootstrap CI.
+player adds 0: the model claims no knowledge, so it is as good as the projection), with a 95% CI by the project's
+one rule (:func:`stats.mean_ci`: a t-interval below 20 players, a BCa bootstrap from there on), named in
+``ci_method``.
 A model whose CI lies above 0, and whose CI on the stars and mid- and late-round picks does too, knows the
 outcome better than the preseason projection: it ``remembers``.
 
@@ -37,7 +39,7 @@ from .llm import Budget, FatalLLMError, parse_json
 from .render import scoring_name, scoring_values, table
 from .rundir import RunDir, exclusive
 from .secrets import register_league, scrub
-from .stats import bootstrap_ci
+from .stats import ci_label, mean_ci
 
 #: the positions probed: the offensive ones every league has (kickers and defenses are not asked about)
 POSITIONS = DEFAULT_POSITIONS
@@ -243,16 +245,18 @@ def summary(model: str, season: int, scored: pd.DataFrame, named: dict[str, list
     """One model's ``probe.json`` entry: the advantage, its CI, coverage, top-5 hits and a plain verdict."""
     n, answered = len(scored), int(scored["answered"].sum())
     adv = float(scored["gain"].mean())
-    lo, hi = bootstrap_ci(scored["gain"], seed=BOOTSTRAP_SEED)
+    lo, hi, method = mean_ci(scored["gain"], seed=BOOTSTRAP_SEED)
     hm, hp = top5_hits(named, tops["actual"]), top5_hits(tops["projection"], tops["actual"])
     ranked = scored[scored["stratum"].isin(RANKED_STRATA)]
     # the rank-chosen strata must gain too: a guess near a position's typical season beats the projection on
     # breakouts and busts (chosen by outcome), never on stars and mid/late picks; memory gains on both
     r_adv = float(ranked["gain"].mean()) if len(ranked) else math.nan
-    r_lo, r_hi = bootstrap_ci(ranked["gain"], seed=BOOTSTRAP_SEED) if len(ranked) > 1 else (math.nan, math.nan)
+    r_lo, r_hi, r_method = mean_ci(ranked["gain"], seed=BOOTSTRAP_SEED)
     remembers = None if answered == 0 else bool(lo > 0 and r_lo > 0)
     if answered == 0:  # nothing measured: no number that reads like a measured zero
         adv = lo = hi = r_adv = r_lo = r_hi = math.nan
+        method = r_method = "none"
+    ci, r_ci = ci_label(method), ci_label(r_method)
     tail = (f"; {answered} of {n} players answered; it named {hm} of {5 * len(POSITIONS)} top-5 finishers "
             f"(the projection {hp})")
     if error:
@@ -262,20 +266,22 @@ def summary(model: str, season: int, scored: pd.DataFrame, named: dict[str, list
                    f"{season} season{tail}")
     elif remembers:
         verdict = (f"{model} remembers the {season} season: its answers beat the preseason projection by "
-                   f"{adv:.1f} points per player (95% CI {lo:.1f} to {hi:.1f}; on the stars and mid- and late-round "
-                   f"picks {r_adv:.1f}, CI {r_lo:.1f} to {r_hi:.1f}){tail}; its results on {season} with real names "
+                   f"{adv:.1f} points per player ({ci} {lo:.1f} to {hi:.1f}; on the stars and mid- and late-round "
+                   f"picks {r_adv:.1f}, {r_ci} {r_lo:.1f} to {r_hi:.1f}){tail}; its results on {season} with real "
+                   "names "
                    "may reflect memory, not judgement")
     elif lo > 0:
         verdict = (f"no clear evidence that {model} remembers the {season} season: it beat the projection by "
-                   f"{adv:.1f} points per player (95% CI {lo:.1f} to {hi:.1f}), but not on the stars and mid- and "
-                   f"late-round picks ({r_adv:.1f}, CI {r_lo:.1f} to {r_hi:.1f}): a guess near each position's "
+                   f"{adv:.1f} points per player ({ci} {lo:.1f} to {hi:.1f}), but not on the stars and mid- and "
+                   f"late-round picks ({r_adv:.1f}, {r_ci} {r_lo:.1f} to {r_hi:.1f}): a guess near each position's "
                    f"typical season also beats the projection on breakouts and busts{tail}")
     else:
         verdict = (f"no evidence that {model} remembers the {season} season: its answers were {abs(adv):.1f} points "
-                   f"per player {'better' if adv > 0 else 'worse'} than the preseason projection (95% CI {lo:.1f} to "
+                   f"per player {'better' if adv > 0 else 'worse'} than the preseason projection ({ci} {lo:.1f} to "
                    f"{hi:.1f}, not above 0){tail}")
-    return {"recall_advantage": _round(adv), "ci_low": _round(lo), "ci_high": _round(hi), "n": n,
+    return {"recall_advantage": _round(adv), "ci_low": _round(lo), "ci_high": _round(hi), "ci_method": method, "n": n,
             "ranked_advantage": _round(r_adv), "ranked_ci_low": _round(r_lo), "ranked_ci_high": _round(r_hi),
+            "ranked_ci_method": r_method,
             "coverage": round(answered / n, 4) if n else 0.0, "top5_hits_model": hm, "top5_hits_projection": hp,
             "remembers": remembers, "verdict": verdict + ".", "top5_named": named,
             "by_stratum": {k: round(float(g["gain"].mean()), 3) for k, g in scored.groupby("stratum", sort=False)},
@@ -418,7 +424,8 @@ def format_table(result: dict[str, Any]) -> str:
     """The printed summary: one line per model."""
     rows = [{"model": m["model"], "n": m["n"], "coverage": f"{m['coverage']:.0%}",
              "advantage": "-" if m["recall_advantage"] is None else f"{m['recall_advantage']:+.1f}",
-             "95% CI": "-" if m["ci_low"] is None else f"[{m['ci_low']:+.1f}, {m['ci_high']:+.1f}]",
+             "95% CI": "-" if m["ci_low"] is None else f"[{m['ci_low']:+.1f}, {m['ci_high']:+.1f}]"
+             + (f" {m['ci_method']}" if m.get("ci_method") else ""),
              "top5 model/proj": f"{m['top5_hits_model']}/{m['top5_hits_projection']}",
              "remembers": {True: "yes", False: "no", None: "?"}[m["remembers"]]} for m in result["models"]]
     head = (f"knowledge probe, season {result['season']}: {result['sample_size']} players, PPR, recall advantage = "

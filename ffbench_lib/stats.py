@@ -1,54 +1,175 @@
-"""Honest comparisons across seasons (scipy.stats): per-agent means with bootstrap CIs, a Friedman test with
-runs as blocks, pairwise Wilcoxon signed-rank tests with Holm correction and effect sizes, and the draft slot
-as a covariate. Inputs are per-(run, agent) frames such as :func:`metrics.per_agent` returns."""
+"""Honest comparisons across runs (scipy.stats): per-agent means with confidence intervals by one rule
+(:func:`mean_ci`), a Friedman test with runs as blocks, pairwise Wilcoxon signed-rank tests with Holm correction
+and effect sizes, the smallest p-value each test can reach at a given n, and the draft slot as a covariate.
+Inputs are per-(run, agent) frames such as :func:`metrics.per_agent` returns. Agents whose results were mostly
+engine fallbacks can be left out of the tests (``exclude``) and named in the :func:`verdict` as not ranked."""
 from __future__ import annotations
 
+import math
+import warnings
+from collections.abc import Iterable, Mapping
 from itertools import combinations
 
 import numpy as np
 import pandas as pd
 from scipy import stats
 
+#: fewest values for a bootstrap interval; below it a Student t-interval (see :func:`mean_ci`)
+BOOTSTRAP_MIN_N = 20
+#: every interval method a table or figure names: :func:`mean_ci`'s, and the rating intervals' jackknife
+CI_METHODS = ("t-interval", "jackknife t-interval", "BCa bootstrap", "none")
 
-def bootstrap_ci(values, confidence: float = 0.95, n_resamples: int = 5000, seed: int = 0) -> tuple[float, float]:
-    """Percentile bootstrap CI of the mean (NaNs for fewer than two values)."""
+
+def ci_method(n: int) -> str:
+    """The interval method :func:`mean_ci` uses for ``n`` values (the rule, in one place)."""
+    return "none" if n < 2 else "t-interval" if n < BOOTSTRAP_MIN_N else "BCa bootstrap"
+
+
+def _t_interval(x: np.ndarray, confidence: float) -> tuple[float, float]:
+    ci = stats.ttest_1samp(x, 0.0).confidence_interval(confidence)
+    return float(ci.low), float(ci.high)
+
+
+def mean_ci(values, confidence: float = 0.95, seed: int = 0) -> tuple[float, float, str]:
+    """CI of the mean as ``(low, high, method)``, NaNs ignored: none below 2 values (NaN, NaN, "none"); a
+    Student t-interval below :data:`BOOTSTRAP_MIN_N`; a BCa bootstrap (fixed ``seed``) from there on.
+
+    Why: a percentile bootstrap undercovers at small n (it resamples a handful of values, so its spread is the
+    plug-in sd without the t quantile): at n = 4 it is about half as wide as the t-interval and covers ~80%, not
+    95% (tests/test_intervals.py). The t-interval is exact for normal data and robust enough at these n; BCa
+    corrects the bootstrap's bias and skew once there are enough values to resample. All values equal: the value
+    itself (zero width). A BCa that cannot be computed (degenerate resamples) falls back to the t-interval, and
+    says so in ``method``."""
     x = np.asarray(values, dtype=float)
     x = x[~np.isnan(x)]
-    if len(x) < 2:
-        return (np.nan, np.nan)
+    method = ci_method(len(x))
+    if method == "none":
+        return (math.nan, math.nan, method)
     if np.all(x == x[0]):
-        return (float(x[0]), float(x[0]))
-    res = stats.bootstrap((x,), np.mean, confidence_level=confidence, n_resamples=n_resamples,
-                          method="percentile", random_state=np.random.default_rng(seed))
-    return float(res.confidence_interval.low), float(res.confidence_interval.high)
+        return (float(x[0]), float(x[0]), method)
+    if method == "BCa bootstrap":
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # a degenerate BCa gives NaN: the t-interval below, named
+            res = stats.bootstrap((x,), np.mean, confidence_level=confidence, method="BCa",
+                                  random_state=np.random.default_rng(seed))
+        lo, hi = float(res.confidence_interval.low), float(res.confidence_interval.high)
+        if not (math.isnan(lo) or math.isnan(hi)):
+            return (lo, hi, method)
+        method = "t-interval"
+    return (*_t_interval(x, confidence), method)
+
+
+def ci_label(method: str | Iterable[str], confidence: float = 0.95, over: str = "") -> str:
+    """How a figure or table names its interval: "95% t-interval", "95% BCa bootstrap CI", "95% jackknife
+    t-interval over runs" (``over``: what the interval is over); for several methods (agents with different n)
+    "95% CI: t-interval or BCa bootstrap (by n)"."""
+    methods = [method] if isinstance(method, str) else list(method)
+    unknown = set(methods) - set(CI_METHODS)
+    if unknown:
+        raise ValueError(f"unknown interval method(s) {sorted(unknown)}: expected one of {list(CI_METHODS)}")
+    suffix = f" over {over}" if over else ""
+    shown = [m for m in CI_METHODS if m != "none" and m in methods]
+    if not shown:
+        return f"no interval (fewer than 2 {over or 'values'})"
+    if len(shown) > 1:
+        return f"{confidence:.0%} CI{suffix}: {' or '.join(shown)} (by n)"
+    return f"{confidence:.0%} {shown[0]}{' CI' if shown[0] == 'BCa bootstrap' else ''}{suffix}"
+
+
+def power(effect: float, sd: float, n: int, alpha: float = 0.05, m: int = 1) -> float:
+    """Power of the two-sided paired t-test at level ``alpha/m`` on ``n`` paired differences of mean ``effect``
+    and standard deviation ``sd`` (noncentral t with n-1 degrees of freedom); NaN for n < 2 or unknown inputs.
+    With ``m`` = the pairs of a Holm family this is a lower bound: Holm rejects every p at or below alpha/m."""
+    if n is None or n < 2 or not np.isfinite(effect) or not np.isfinite(sd) or sd < 0:
+        return float("nan")
+    level = alpha / max(int(m), 1)
+    if sd == 0:
+        return 1.0 if effect != 0 else level
+    df = n - 1
+    crit = stats.t.ppf(1 - level / 2, df)
+    nc = np.sqrt(n) * abs(effect) / sd
+    # P(T > crit) + P(T < -crit), the lower tail as the upper tail at -nc: scipy's nct.cdf far in the tail can
+    # return NaN (e.g. df 3, nc 11), its sf at +-nc stays finite
+    return float(min(1.0, stats.nct.sf(crit, df, nc) + stats.nct.sf(crit, df, -nc)))
+
+
+def seeds_needed(effect: float, sd: float, alpha: float = 0.05, m: int = 1, target: float = 0.8,
+                 max_n: int = 10_000) -> int | None:
+    """The smallest n >= 2 with ``power(effect, sd, n, alpha, m) >= target``; None when more than ``max_n`` are
+    needed (or the effect is 0 or unknown). Power grows with n, so a doubling then bisection search finds it."""
+    if not np.isfinite(effect) or not np.isfinite(sd) or effect == 0:
+        return None
+    if power(effect, sd, 2, alpha, m) >= target:
+        return 2
+    lo, hi = 2, 4  # power(lo) < target
+    while power(effect, sd, hi, alpha, m) < target:
+        if hi >= max_n:
+            return None
+        lo, hi = hi, min(2 * hi, max_n)
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        if power(effect, sd, mid, alpha, m) >= target:
+            hi = mid
+        else:
+            lo = mid
+    return hi
 
 
 def agent_means(per_run: pd.DataFrame, value: str, confidence: float = 0.95) -> pd.DataFrame:
-    """Mean of ``value`` per agent over runs, with a bootstrap CI."""
+    """Mean of ``value`` per agent over runs, with its CI by :func:`mean_ci` and the method in ``ci_method``."""
     rows = []
     for agent, g in per_run.groupby("agent"):
-        lo, hi = bootstrap_ci(g[value], confidence)
+        lo, hi, method = mean_ci(g[value], confidence)
         rows.append({"agent": agent, "runs": len(g), "mean": float(g[value].mean()), "ci_low": lo, "ci_high": hi,
-                     "sd": float(g[value].std(ddof=1)) if len(g) > 1 else np.nan})
-    return pd.DataFrame(rows).sort_values("mean", ascending=False, ignore_index=True)
+                     "ci_method": method, "sd": float(g[value].std(ddof=1)) if len(g) > 1 else np.nan})
+    cols = ["agent", "runs", "mean", "ci_low", "ci_high", "ci_method", "sd"]
+    return pd.DataFrame(rows, columns=cols).sort_values("mean", ascending=False, ignore_index=True)
 
 
-def _blocks(per_run: pd.DataFrame, value: str) -> pd.DataFrame:
-    """runs x agents, complete runs only (every agent present)."""
-    wide = per_run.pivot_table(index="run_id", columns="agent", values=value)
+def _blocks(per_run: pd.DataFrame, value: str, exclude: Iterable[str] = ()) -> pd.DataFrame:
+    """runs x agents, complete runs only (every agent present), without the ``exclude``d agents."""
+    keep = per_run[~per_run["agent"].isin(set(exclude))]
+    wide = keep.pivot_table(index="run_id", columns="agent", values=value)
     return wide.dropna()
 
 
-def friedman(per_run: pd.DataFrame, value: str) -> dict:
-    """Friedman test across agents with runs as blocks; Kendall's W as the effect size."""
-    wide = _blocks(per_run, value)
+def smallest_p_wilcoxon(n: int) -> float:
+    """The smallest two-sided p the exact Wilcoxon signed-rank test can give on ``n`` non-zero paired
+    differences: all of one sign, 2 / 2**n (1.0 for n = 0)."""
+    return min(1.0, 2.0 / 2 ** n) if n > 0 else 1.0
+
+
+def smallest_p_friedman(n: int, k: int) -> float:
+    """The smallest p of the Friedman test (chi-square approximation, as scipy's) on ``n`` runs and ``k`` agents:
+    every run ranks the agents alike, chi2 = n (k - 1) with k - 1 degrees of freedom."""
+    if n < 1 or k < 2:
+        return 1.0
+    return float(stats.chi2.sf(n * (k - 1), k - 1))
+
+
+def runs_needed_wilcoxon(pairs: int, alpha: float = 0.05) -> int:
+    """Fewest runs at which one pair can pass Holm's first step (p <= alpha / pairs): the smallest n with
+    2 / 2**n <= alpha / pairs."""
+    n = 1
+    while smallest_p_wilcoxon(n) > alpha / max(pairs, 1):
+        n += 1
+    return n
+
+
+def friedman(per_run: pd.DataFrame, value: str, exclude: Iterable[str] = ()) -> dict:
+    """Friedman test across agents with runs as blocks; Kendall's W as the effect size. ``exclude``: agents left
+    out of the test (e.g. mostly engine fallbacks), listed under ``excluded``."""
+    excluded = sorted(set(exclude) & set(per_run["agent"]))
+    wide = _blocks(per_run, value, excluded)
     n, k = wide.shape
+    base = {"test": "friedman", "n_runs": n, "k_agents": k, "agents": list(wide.columns), "excluded": excluded,
+            "smallest_p": smallest_p_friedman(n, k)}
     if k < 3 or n < 2:
-        return {"test": "friedman", "n_runs": n, "k_agents": k, "statistic": np.nan, "p_value": np.nan,
-                "kendall_w": np.nan, "note": "needs at least 3 agents and 2 complete runs"}
+        return base | {"statistic": np.nan, "p_value": np.nan, "kendall_w": np.nan,
+                       "note": "needs at least 3 agents and 2 complete runs"}
     stat, p = stats.friedmanchisquare(*(wide[c].to_numpy() for c in wide.columns))
-    return {"test": "friedman", "n_runs": n, "k_agents": k, "statistic": float(stat), "p_value": float(p),
-            "kendall_w": float(stat / (n * (k - 1))), "note": ""}
+    return base | {"statistic": float(stat), "p_value": float(p), "kendall_w": float(stat / (n * (k - 1))),
+                   "note": ""}
 
 
 def holm(pvalues) -> np.ndarray:
@@ -64,10 +185,12 @@ def holm(pvalues) -> np.ndarray:
     return adj
 
 
-def pairwise_wilcoxon(per_run: pd.DataFrame, value: str, alpha: float = 0.05) -> pd.DataFrame:
-    """Wilcoxon signed-rank test for every pair of agents over the runs both played, Holm-corrected.
-    Effect size: matched-pairs rank-biserial correlation (+1: ``a`` higher in every run)."""
-    wide = _blocks(per_run, value)
+def pairwise_wilcoxon(per_run: pd.DataFrame, value: str, alpha: float = 0.05,
+                      exclude: Iterable[str] = ()) -> pd.DataFrame:
+    """Wilcoxon signed-rank test for every pair of agents over the runs both played, Holm-corrected over the pairs
+    of the agents not in ``exclude`` (agents left out of the family, e.g. mostly engine fallbacks). Effect size:
+    matched-pairs rank-biserial correlation (+1: ``a`` higher in every run)."""
+    wide = _blocks(per_run, value, exclude)
     rows = []
     for a, b in combinations(sorted(wide.columns), 2):
         d = (wide[a] - wide[b]).to_numpy()
@@ -90,6 +213,20 @@ def pairwise_wilcoxon(per_run: pd.DataFrame, value: str, alpha: float = 0.05) ->
     return out
 
 
+def not_ranked(info: pd.DataFrame | None) -> dict[str, str]:
+    """Agents never to rank, from :func:`metrics.agent_info`: those above the fallback threshold in season or
+    draft decisions, with the share that flagged them ("fallback share 63%", "draft fallback share 80%")."""
+    if info is None or info.empty:
+        return {}
+    out = {}
+    for r in info.itertuples(index=False):
+        shares = ([f"fallback share {r.fallback_rate:.0%}"] if r.flagged else []) + (
+            [f"draft fallback share {r.draft_fallback_rate:.0%}"] if r.draft_flagged else [])
+        if shares:
+            out[r.agent] = ", ".join(shares)
+    return out
+
+
 def slot_effect(per_run_team: pd.DataFrame, value: str) -> dict:
     """Draft slot as a covariate: Spearman correlation of slot with ``value`` over all team-seasons, and the
     mean by slot (a rotate design balances slots across agents, so agent comparisons are not confounded)."""
@@ -101,18 +238,47 @@ def slot_effect(per_run_team: pd.DataFrame, value: str) -> dict:
             "by_slot": df.groupby("draft_slot")[value].mean().round(2).to_dict()}
 
 
-def verdict(metric: str, fried: dict, pairs: pd.DataFrame, alpha: float = 0.05) -> str:
-    """A plain-language summary that says so when differences are not significant."""
+def _share(v) -> str:
+    return f"fallback share {v:.0%}" if isinstance(v, (int, float)) else str(v)
+
+
+def verdict(metric: str, fried: dict, pairs: pd.DataFrame, alpha: float = 0.05, sample: str | None = None,
+            flagged: Mapping[str, str | float] | None = None) -> str:
+    """A plain-language summary that says so when differences are not significant, states the smallest p each
+    test can reach with this many runs, and says plainly when no pair could pass Holm's correction at all.
+    ``sample``: how the runs are described (:func:`metrics.describe_sample`); ``flagged``: agent -> fallback share
+    (a fraction or a phrase, :func:`not_ranked`) of agents left out of the tests (``exclude`` of :func:`friedman`
+    and :func:`pairwise_wilcoxon`), named as not ranked; a flagged agent that was tested is an error."""
+    flagged = dict(flagged or {})
+    tested = set(fried.get("agents", [])) | (set(pairs["agent_a"]) | set(pairs["agent_b"]) if len(pairs) else set())
+    wrongly = sorted(tested & set(flagged))
+    if wrongly:
+        raise ValueError(f"verdict: {', '.join(wrongly)} flagged (mostly engine fallbacks) but tested: pass "
+                         "exclude=flagged to stats.friedman and stats.pairwise_wilcoxon")
+    tail = (" Not ranked (mostly engine fallbacks, not the model's play): "
+            + "; ".join(f"{a} ({_share(v)})" for a, v in sorted(flagged.items())) + ".") if flagged else ""
+    n, k = fried.get("n_runs", 0), fried.get("k_agents", 0)
     if np.isnan(fried.get("p_value", np.nan)):
-        return f"{metric}: too few complete runs or agents for a test ({fried.get('note', '')})."
+        return f"{metric}: too few complete runs or agents for a test ({fried.get('note', '')}).{tail}"
+    runs = sample if sample and sample.startswith(f"{n} run") else (
+        f"{n} complete runs" + (f" (of {sample})" if sample else ""))
     head = (f"{metric}: Friedman chi2 = {fried['statistic']:.2f}, p = {fried['p_value']:.3g} over "
-            f"{fried['n_runs']} runs and {fried['k_agents']} agents (Kendall's W = {fried['kendall_w']:.2f}).")
+            f"{runs} and {k} agents (Kendall's W = {fried['kendall_w']:.2f}).")
+    n_pairs = len(pairs) if len(pairs) else k * (k - 1) // 2
+    p_min = smallest_p_wilcoxon(n)
+    power = (f" Smallest possible p with {n} runs: {smallest_p_friedman(n, k):.3g} (Friedman), {p_min:.3g} "
+             "(Wilcoxon pair).")
+    if p_min > alpha / max(n_pairs, 1):
+        power += (f" With {n} runs no pair can be significant after Holm correction over {n_pairs} pairs "
+                  f"(smallest possible p = {p_min:.3g} > {alpha:g}/{n_pairs}): at least "
+                  f"{runs_needed_wilcoxon(n_pairs, alpha)} runs are needed.")
+    head += power
     if fried["p_value"] >= alpha:
-        return head + " The agents' differences are NOT statistically significant; more seasons are needed."
+        return head + " The agents' differences are NOT statistically significant; more runs (seeds) are needed." + tail
     sig = pairs[pairs["significant"]] if not pairs.empty else pairs
     if sig.empty:
         return head + (" The agents differ overall, but no pair survives the Holm correction: "
-                       "no specific ranking is supported.")
+                       "no specific ranking is supported.") + tail
     lines = [f"{r.agent_a if r.mean_diff > 0 else r.agent_b} > {r.agent_b if r.mean_diff > 0 else r.agent_a} "
              f"(p_holm = {r.p_holm:.3g}, r = {abs(r.rank_biserial):.2f})" for r in sig.itertuples()]
-    return head + " Significant pairs after Holm correction: " + "; ".join(lines) + "."
+    return head + " Significant pairs after Holm correction: " + "; ".join(lines) + "." + tail

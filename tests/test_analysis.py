@@ -113,11 +113,12 @@ def test_statistics_on_synthetic_data_with_known_answers():
     np.testing.assert_allclose(stats.holm([0.01, 0.04, 0.03]), [0.03, 0.06, 0.06])
     # a CI needs two values: fewer (NaNs not counted) give NaN for both ends, never a zero-width interval
     for few in ([5.0], [], [5.0, np.nan]):
-        lo, hi = stats.bootstrap_ci(few)
-        assert np.isnan(lo) and np.isnan(hi), few
-    assert stats.bootstrap_ci([4.0, 4.0, 4.0]) == (4.0, 4.0)  # no spread: the value itself
-    lo, hi = stats.bootstrap_ci([1.0, 2.0, 3.0, 4.0])
-    assert 1.0 <= lo < 2.5 < hi <= 4.0
+        lo, hi, method = stats.mean_ci(few)
+        assert np.isnan(lo) and np.isnan(hi) and method == "none", few
+    assert stats.mean_ci([4.0, 4.0, 4.0]) == (4.0, 4.0, "t-interval")  # no spread: the value itself
+    lo, hi, method = stats.mean_ci([1.0, 2.0, 3.0, 4.0])
+    assert lo < 1.0 and hi > 4.0 and method == "t-interval"  # t_{3}: wider than the data's range at n = 4
+    assert set(means["ci_method"]) == {"t-interval"}  # 12 runs
 
 
 def test_metrics_on_a_real_run(prepared_2024, tmp_path):

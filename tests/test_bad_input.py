@@ -125,6 +125,16 @@ def test_malformed_batch_yaml_and_batch_out_that_is_a_file(tmp_path):
     assert taken.read_text() == "a file"
 
 
+def test_bad_field_batch_names_the_field_and_writes_nothing(tmp_path):
+    f = tmp_path / "field.yaml"
+    f.write_text(f"name: x\nbase: {DEMO}\ndesign: field\nseeds: [0]\nout: {tmp_path / 'out'}\nfield:\n"
+                 "  seat: Nobody\n  candidates: [{kind: bot, strategy: adp}, {kind: bot, strategy: vorp}]\n")
+    refused("batch", f, expect=["field.seat: no team 'Nobody' in base demo.yaml; use one of: VORP-1, ADP-1"])
+    f.write_text(f.read_text().replace("seat: Nobody", "seat: ADP-1").replace("strategy: vorp", "strategy: adp"))
+    refused("batch", f, expect=["field.candidates[1]: bot:adp is also candidates[0]", "keep one"])
+    assert not (tmp_path / "out").exists()
+
+
 def test_league_and_batch_files_are_told_apart(tmp_path):
     refused("batch", DEMO, expect=["this is a league file", "ffbench run"])
     refused("run", BATCH, "--out", tmp_path / "run", expect=["this is a batch file", "ffbench batch"])

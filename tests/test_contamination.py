@@ -224,7 +224,7 @@ def test_a_significant_change_inside_the_band_is_trusted_and_said():
     v = judge(constructed(8, {"llm:openai/x": steady}))
     assert v.status == "trusted"
     [reason] = [r for r in v.reasons if r.startswith("llm:openai/x")]
-    assert "95% CI -42.0 to -25.6" in reason and reason.endswith("a significant change, but smaller than 5%.")
+    assert "95% t-interval -42.0 to -25.6" in reason and reason.endswith("a significant change, but smaller than 5%.")
 
 
 def test_cannot_tell_says_the_true_reason():

@@ -138,7 +138,10 @@ def test_win_rate_axis_counts_runs_of_the_season():
                        "ci_high": [0.7, 0.5]})
     fig = plots.win_rate_ci(ci, plots.agent_palette(ci["agent"]), seasons=[2024, 2024, 2024, 2024])
     label = fig.axes[0].get_xlabel()
-    assert "over 4 runs (seeds) of season 2024" in label and "seasons" not in label
+    assert "over 4 runs (seeds of the 2024 season)" in label and "seasons" not in label
+    assert "95% t-interval" in label and "bootstrap" not in label  # n = 4: a t-interval, named
+    two = plots.win_rate_ci(ci, plots.agent_palette(ci["agent"]), seasons=[2023, 2024, 2024, 2024])
+    assert "over 4 runs over seasons 2023, 2024" in two.axes[0].get_xlabel()
     plt.close("all")
 
 

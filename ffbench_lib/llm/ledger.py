@@ -7,12 +7,15 @@ import pandas as pd
 
 COLUMNS = ["team", "agent", "model", "decisions", "fallbacks", "fallback_rate", "calls", "cache_hits", "reasks",
            "invalid_answers", "invalid_rate", "transport_errors", "failed_calls", "prompt_tokens", "prompt_tokens_estimated",
-           "completion_tokens", "reasoning_tokens", "cost_usd", "latency_s_mean"]
+           "completion_tokens", "reasoning_tokens", "cost_usd", "unpriced_calls", "latency_s_mean"]
 
 
 def summarize(calls: list[dict[str, Any]], decisions: list[dict[str, Any]]) -> pd.DataFrame:
     """One row per LLM team. ``invalid_rate``: share of calls whose answer failed parsing or validation;
-    ``fallback_rate``: share of decisions the engine had to repair."""
+    ``fallback_rate``: share of decisions the engine had to repair. ``unpriced_calls``: answered calls without a
+    price (litellm's table lacks the model and the config sets none): their cost is unknown, so ``cost_usd`` is a
+    lower bound and must not be shown as the cost. Replayed (cache-hit) answers count too: they carry the recorded
+    live call's cost, which ``cost_usd`` sums; failed calls got no answer to price and do not count."""
     if not calls:
         return pd.DataFrame(columns=COLUMNS)
     c = pd.DataFrame(calls)
@@ -36,6 +39,7 @@ def summarize(calls: list[dict[str, Any]], decisions: list[dict[str, Any]]) -> p
             "completion_tokens": int(g["completion_tokens"].fillna(0).sum()),
             "reasoning_tokens": int(g["reasoning_tokens"].fillna(0).sum()),
             "cost_usd": float(g["cost_usd"].fillna(0).sum()),
+            "unpriced_calls": int((g["cost_usd"].isna() & g["error"].isna()).sum()),
             "latency_s_mean": float(g["latency_s"].dropna().mean()) if g["latency_s"].notna().any() else 0.0,
         })
     return pd.DataFrame(rows, columns=COLUMNS)

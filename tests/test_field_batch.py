@@ -1,0 +1,233 @@
+"""Field batches (``design: field``, issue #14): every candidate plays the same seat of the same league on the same
+seeds. Real short leagues (3 weeks) through the real batch; the checks are what field mode relies on: per seed the
+same schedule and draft order in every candidate's league, only the seat's agent changed, runs reused on re-run."""
+import json
+import re
+
+import pandas as pd
+import pytest
+import yaml
+
+from ffbench_lib import field
+from ffbench_lib.batch import field_plan, load_batch, run_batch
+from ffbench_lib.config import ConfigError
+from ffbench_lib.rundir import RunDir
+
+from engine_helpers import REPO
+
+BASE = REPO / "params" / "demo.yaml"
+SHORT = {"weeks": 3, "trades": {"weeks": [2]}}
+BOTS = {s: {"kind": "bot", "strategy": s} for s in ("adp", "vorp", "recent_form", "random")}
+
+
+def field_spec(tmp_path, name="batch.yaml", out="batch", **fieldkw):
+    """A field batch file over the demo league (seat VORP-1, 3 weeks); ``fieldkw`` replaces keys of ``field``."""
+    fld = {"seat": "VORP-1", "candidates": [BOTS["adp"], BOTS["random"], BOTS["recent_form"]], **fieldkw}
+    d = {"name": "t", "base": str(BASE), "design": "field", "field": fld, "seeds": [0, 1], "workers": 2,
+         "out": str(tmp_path / out), "analysis": False, "overrides": SHORT}
+    f = tmp_path / name
+    f.write_text(yaml.safe_dump(d))
+    return f
+
+
+def edited(f, **top):
+    """The batch file ``f`` with top-level keys changed (None removes one)."""
+    d = yaml.safe_load(f.read_text())
+    for k, v in top.items():
+        if v is None:
+            d.pop(k, None)
+        else:
+            d[k] = v
+    f.write_text(yaml.safe_dump(d))
+    return f
+
+
+@pytest.fixture(scope="module")
+def field_batch(tmp_path_factory, data_dir):
+    """3 candidates x 2 seeds, reference = the seat's own agent (bot:vorp, not a candidate: runs/reference)."""
+    tmp = tmp_path_factory.mktemp("field")
+    f = field_spec(tmp)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("FFBENCH_DATA_DIR", str(data_dir))
+        summary = run_batch(f, progress=False)
+    return f, tmp / "batch", summary
+
+
+@pytest.mark.slow
+def test_field_batch_writes_manifest_and_one_league_per_candidate_and_seed(field_batch):
+    f, out, summary = field_batch
+    assert summary["complete"] == 8 and summary["failed"] == [] and summary["design"] == "field"
+    manifest = field.Manifest.model_validate_json((out / field.MANIFEST).read_text())
+    assert manifest == field.Manifest(
+        name="t", seat="VORP-1", reference="bot:vorp", reference_dir="runs/reference", seeds=[0, 1],
+        candidates={"bot:adp": "runs/bot-adp", "bot:random": "runs/bot-random",
+                    "bot:recent_form": "runs/bot-recent_form"})
+    runs = pd.read_csv(out / "batch_runs.csv")
+    assert list(runs.columns[:3]) == ["candidate", "seed", "status"]
+    assert sorted(zip(runs["candidate"], runs["seed"])) == sorted(
+        (c, s) for c in ("bot:adp", "bot:random", "bot:recent_form", "reference") for s in (0, 1))
+    dirs = [out / d / f"seed-{s}" for d in [*manifest.candidates.values(), manifest.reference_dir] for s in (0, 1)]
+    assert all(RunDir(d).meta()["status"] == "complete" for d in dirs)
+    assert (out / "configs" / "bot-adp" / "seed-0.yaml").is_file()
+    assert (out / "notebooks" / "reference" / "seed-1.ipynb").is_file()
+    found = field.find_manifest([dirs[0]])
+    assert found is not None and found[0] == manifest and found[1] == out.resolve()
+
+
+@pytest.mark.slow
+def test_field_leagues_of_a_seed_share_schedule_draft_order_and_opponents(field_batch):
+    """Only the seat's agent differs between the leagues of a seed: same week-1 pairings, same round-1 draft
+    order, every other team plays the base's agent; the seat's draft slot moves with the seed (rotate)."""
+    _, out, _ = field_batch
+    base_agents = {t["name"]: f"bot:{t['agent']['strategy']}" for t in yaml.safe_load(BASE.read_text())["teams"]}
+    seat_slot = {}
+    for seed in (0, 1):
+        pairings, orders = set(), set()
+        for folder, agent in (("bot-adp", "bot:adp"), ("bot-random", "bot:random"),
+                              ("bot-recent_form", "bot:recent_form"), ("reference", "bot:vorp")):
+            run = RunDir(out / "runs" / folder / f"seed-{seed}")
+            m = run.table("matchups")
+            pairings.add(frozenset(frozenset(p) for p in m.loc[m["week"] == 1, ["team", "opponent"]].values))
+            picks = run.table("draft_picks")
+            order = tuple(picks.loc[picks["round"] == 1].sort_values("pick")["team"])
+            orders.add(order)
+            seat_slot[seed] = order.index("VORP-1")
+            agents = dict(zip(m["team"], m["agent"]))
+            assert agents == {**base_agents, "VORP-1": agent}
+        assert len(pairings) == 1 and len(orders) == 1, f"seed {seed}: leagues differ beyond the seat's agent"
+    assert seat_slot[0] != seat_slot[1]
+
+
+@pytest.mark.slow
+def test_field_rerun_skips_complete_runs(field_batch, data_dir, monkeypatch):
+    f, out, _ = field_batch
+    monkeypatch.setenv("FFBENCH_DATA_DIR", str(data_dir))
+    manifest = (out / field.MANIFEST).read_text()
+    before = (out / "runs" / "bot-adp" / "seed-0" / "run.json").stat().st_mtime_ns
+    summary = run_batch(f, progress=False)
+    assert summary["complete"] == 8
+    runs = pd.read_csv(out / "batch_runs.csv")
+    assert runs["skipped"].all() and (runs["seconds"] == 0).all()
+    assert (out / "runs" / "bot-adp" / "seed-0" / "run.json").stat().st_mtime_ns == before
+    assert (out / field.MANIFEST).read_text() == manifest
+
+
+@pytest.mark.slow
+def test_field_batch_out_of_another_seat_reference_or_design_is_refused(field_batch, tmp_path):
+    """An out holding a field batch accepts added candidates, never another seat or reference or a dropped
+    candidate (the analysis would score runs against the wrong reference), nor a rotate batch."""
+    f, out, _ = field_batch
+    spec = yaml.safe_load(f.read_text())
+    g = tmp_path / "again.yaml"
+
+    def variant(**fieldkw):
+        g.write_text(yaml.safe_dump({**spec, "field": {**spec["field"], **fieldkw}}))
+        return g
+
+    with pytest.raises(ConfigError, match=r"field: .* another seat or reference \(seat: 'VORP-1' there, 'ADP-1' "
+                                          r"now\); use another out"):
+        load_batch(variant(seat="ADP-1", reference=BOTS["vorp"]))
+    with pytest.raises(ConfigError, match=r"reference: 'bot:vorp' there, 'bot:adp' now"):
+        load_batch(variant(reference=BOTS["adp"]))
+    with pytest.raises(ConfigError, match=r"field.candidates: .* holds runs of bot:recent_form, which this spec "
+                                          r"drops; add them back or use another out"):
+        load_batch(variant(candidates=[BOTS["adp"], BOTS["random"]]))
+    load_batch(variant(candidates=[*spec["field"]["candidates"], BOTS["vorp"]]))  # a new candidate: fine
+    rotate = {k: v for k, v in spec.items() if k != "field"} | {"design": "rotate"}
+    g.write_text(yaml.safe_dump(rotate))
+    with pytest.raises(ConfigError, match=r"out: .* holds a field batch \(field.json\); use another out"):
+        load_batch(g)
+
+
+@pytest.mark.slow
+def test_reference_among_candidates_reuses_their_runs(tmp_path, data_dir, monkeypatch):
+    monkeypatch.setenv("FFBENCH_DATA_DIR", str(data_dir))
+    f = edited(field_spec(tmp_path, reference=BOTS["adp"], candidates=[BOTS["adp"], BOTS["random"]]), seeds=[0])
+    summary = run_batch(f, progress=False)
+    assert summary["complete"] == 2 and summary["runs"] == 2
+    manifest = json.loads((tmp_path / "batch" / field.MANIFEST).read_text())
+    assert manifest["reference"] == "bot:adp" and manifest["reference_dir"] == "runs/bot-adp"
+    assert not (tmp_path / "batch" / "runs" / "reference").exists()
+    assert set(pd.read_csv(tmp_path / "batch" / "batch_runs.csv")["candidate"]) == {"bot:adp", "bot:random"}
+
+
+def test_field_plan_defaults_seat_and_reference_to_the_base(tmp_path):
+    spec, base = load_batch(field_spec(tmp_path, seat=None, candidates=[BOTS["random"], BOTS["vorp"]]))
+    manifest, entries = field_plan(spec, base)
+    assert manifest.seat == "VORP-1" and manifest.reference == "bot:vorp" and manifest.reference_dir == "runs/bot-vorp"
+    assert [e.label for e in entries] == ["bot:random", "bot:vorp"]
+
+
+def one_problem(f, pattern):
+    with pytest.raises(ConfigError) as info:
+        load_batch(f)
+    assert len(info.value.problems) == 1, info.value.problems
+    assert str(info.value.source) == str(f)
+    assert re.search(pattern, info.value.problems[0]), info.value.problems[0]
+
+
+@pytest.mark.parametrize("fieldkw, pattern", [
+    ({"seat": "Nobody"}, r"^field.seat: no team 'Nobody' in base demo.yaml; use one of: VORP-1, ADP-1, .*ADP-3$"),
+    ({"candidates": [BOTS["adp"]]}, r"^field.candidates: a field compares 2 or more agents \(got 1\); add candidates"),
+    ({"candidates": [BOTS["adp"], BOTS["vorp"], BOTS["adp"]]},
+     r"^field.candidates\[2\]: bot:adp is also candidates\[0\]; .* would merge; keep one$"),
+    ({"candidates": [{"kind": "llm", "model": "a/b"}, {"kind": "llm", "model": "a-b"}]},
+     r"^field.candidates\[1\]: llm:a-b and candidates\[0\] share the folder runs/llm-a-b \(field.slug\); keep one$"),
+    ({"candidates": [BOTS["adp"], {"kind": "bot", "strategy": "best"}]},
+     r"^field.candidates\[1\].strategy: Input should be 'random', 'adp', 'vorp' or 'recent_form' \(got 'best'\)$"),
+    ({"candidates": [BOTS["adp"], {"kind": "human"}]}, r"^field.candidates\[1\].kind: got 'human'; allowed: 'bot' or"),
+    ({"reference": {"kind": "bot"}}, r"^field.reference.strategy: field required$"),
+    ({"reference": {"kind": "llm", "model": "m", "temperature": 0.5},
+      "candidates": [BOTS["adp"], {"kind": "llm", "model": "m"}]},
+     r"^field.reference: llm:m is also candidates\[1\] but with other settings; .* give both the same settings$"),
+    ({"cand": []}, r"^field.cand: unknown key"),
+])
+def test_bad_field_spec_is_one_line_naming_the_field(tmp_path, fieldkw, pattern):
+    one_problem(field_spec(tmp_path, **fieldkw), pattern)
+
+
+def test_candidate_that_makes_the_league_invalid_is_named(tmp_path):
+    """A v1-prompt league with waivers is fine with bots only, not with an LLM in the seat."""
+    f = field_spec(tmp_path, candidates=[BOTS["adp"], {"kind": "llm", "model": "openai/x"}])
+    edited(f, overrides={**SHORT, "llm": {"prompt_version": "v1"}, "waivers": {"enabled": True}})
+    one_problem(f, r"^field.candidates\[1\]: waivers.enabled: prompt_version v1 has no waiver prompts .*use "
+                   r"prompt_version v2 or turn waivers off \(with this agent in seat VORP-1\)$")
+
+
+@pytest.mark.parametrize("top, pattern", [
+    ({"design": "rotate"}, r"field: only a design: field batch uses it \(design is rotate\); set design: field or "
+                           r"remove field"),
+    ({"field": None}, r"field: design: field needs a field section .*; add it, or use design: rotate"),
+    ({"agents": [{"name": "A", "agent": BOTS["adp"]}]}, r"agents: a field batch keeps the base league's teams .*"
+                                                        r"remove agents and put the league in base"),
+    ({"seed_overrides": {1: {"teams": []}}}, r"seed_overrides: sets `teams`, which a field batch keeps from base"),
+])
+def test_field_design_and_field_section_go_together(tmp_path, top, pattern):
+    one_problem(edited(field_spec(tmp_path), **top), pattern)
+
+
+def test_committed_field_and_full_league_specs_are_valid():
+    """params/batch_field_bots.yaml: 4 bot candidates x 10 seeds in seat VORP-1, reference adp (a candidate, so
+    40 leagues); params/batch_full_bots.yaml: the same bots in one demo league on the same seeds."""
+    spec, base = load_batch(REPO / "params" / "batch_field_bots.yaml")
+    manifest, entries = field_plan(spec, base)
+    assert base.resolve() == BASE.resolve() and spec.seeds == list(range(10)) and spec.workers == 2
+    assert list(manifest.candidates) == ["bot:adp", "bot:vorp", "bot:recent_form", "bot:random"]
+    assert (manifest.seat, manifest.reference, manifest.reference_dir, len(entries)) == (
+        "VORP-1", "bot:adp", "runs/bot-adp", 4)
+    full, full_base = load_batch(REPO / "params" / "batch_full_bots.yaml")
+    assert full.design == "rotate" and full.seeds == spec.seeds and full_base.resolve() == BASE.resolve()
+
+
+def test_failed_field_league_is_reported_with_its_candidate(tmp_path):
+    """A seed whose config is unusable fails for every candidate; the CLI names candidate and seed, no traceback."""
+    import subprocess
+    import sys
+
+    f = edited(field_spec(tmp_path, candidates=[BOTS["adp"], BOTS["random"]]), seeds=[1],
+               seed_overrides={1: {"weeks": 99}})
+    r = subprocess.run([sys.executable, "-m", "ffbench_lib", "batch", str(f), "--quiet"], capture_output=True,
+                       text=True, cwd=REPO)
+    assert r.returncode == 1 and "Traceback" not in r.stdout + r.stderr
+    assert "  bot:adp seed 1 failed: invalid league config" in r.stdout
+    assert "  reference seed 1 failed: invalid league config" in r.stdout  # bot:vorp, the seat's own agent
