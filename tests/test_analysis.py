@@ -224,6 +224,16 @@ def test_analysis_notebooks_execute(source, prepared_2024, imported, tmp_path):
         assert (out / f"{fig}.png").stat().st_size > 10_000 and (out / f"{fig}.svg").exists()
     head = pd.read_csv(out / "headline.csv")
     assert len(head) == (4 if source == "demo" else 10)
+    # notebook 08's leaderboard: ratings with named intervals; agents mostly played by the engine never ranked
+    board = pd.read_csv(out / "leaderboard.csv").set_index("agent")
+    assert set(board.index) == set(head["agent"]) and (board["ci_method"] == "jackknife t-interval").all()
+    flagged = set(head.loc[head["flagged"], "agent"])
+    assert board.loc[list(flagged), "rank"].isna().all() and board.loc[~board.index.isin(flagged), "rank"].notna().all()
+    assert (source == "imported") == bool(flagged)
+    assert (out / "leaderboard.png").stat().st_size > 10_000 and (out / "cost_vs_rating.png").exists()
+    power = pd.read_csv(out / "power.csv")  # one row per adjacent pair of the ranked agents
+    assert len(power) == len(board) - len(flagged) - 1 and (power["seeds_full"].dropna() >= 2).all()
+    assert power["sd_field"].isna().all()  # not a field batch: the field design needs a field pilot
     assert {"fallback_rate", "flagged", "drafted_by"} <= set(head.columns)
 
     def texts(name):
@@ -237,6 +247,8 @@ def test_analysis_notebooks_execute(source, prepared_2024, imported, tmp_path):
     caveat = [t for t in every if "Imported runs" in t]
     assert bool(caveat) == (source == "imported")  # the imported-runs caveat only where imported runs are
     usage = " ".join(texts("08_model_comparison"))
+    assert "5 runs (seeds of the 2024 season)" in usage and "two-sided paired t-test" in usage
+    assert "With 5 runs no pair can be significant after Holm correction" in usage  # 2/2**5 > 0.05/6
     assert ("no LLM teams in these runs" in usage) == (source == "demo")
     assert "draft slot" in usage and "by_slot" not in usage  # a table, not a raw dict
     if source == "imported":  # the trades table names players, never ids
