@@ -258,8 +258,7 @@ def paired_test(diffs) -> tuple[str, float, float]:
     return f"paired t-test ({nonzero} changed seeds < {WILCOXON_MIN})", float(res.statistic), float(res.pvalue)
 
 
-def is_bot(agent: str) -> bool:
-    return str(agent).startswith("bot:")
+is_bot = metrics.is_bot
 
 
 def paired_changes(seeds: pd.DataFrame, value: str = "points", confidence: float = 0.95) -> pd.DataFrame:

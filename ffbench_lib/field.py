@@ -49,14 +49,69 @@ def candidate_dir(agent_id: str) -> str:
     return f"runs/{slug(agent_id)}"
 
 
-def find_manifest(run_dirs: list[str | Path]) -> tuple[Manifest, Path] | None:
-    """The field manifest of these runs (searched two and three levels above each run: ``out/runs/<cand>/seed-N``)
-    and the batch folder it is in; None when the runs are not a field batch's."""
-    for d in run_dirs:
-        for up in Path(d).resolve().parents[1:3]:
-            f = up / MANIFEST
-            if f.is_file():
+#: how tables name the agents of a field batch's baseline teams (every team but the seat): ``field:bot:adp``. The
+#: baseline bots are often the same bots as the candidates; under one name a candidate's 10 seat-seasons would be
+#: pooled with the 90 baseline seasons of its namesake (and 40 leagues of 10 seeds counted as 40 independent runs).
+FIELD_PREFIX = "field:"
+#: (table, team column, agent column) of every table that names a team's agent
+AGENT_COLUMNS = (("trades", "proposer", "proposer_agent"), ("trades", "receiver", "receiver_agent"),
+                 ("trade_steps", "actor", "agent"))
+
+
+def relabel(tables: dict[str, pd.DataFrame], seat: str) -> dict[str, pd.DataFrame]:
+    """One field run's tables with every team but the seat playing as ``field:<agent>`` (see
+    :data:`FIELD_PREFIX`); tables without agents are returned as they are."""
+    out = {}
+    special = {t for t, _, _ in AGENT_COLUMNS}
+    for name, df in tables.items():
+        pairs = [(tc, ac) for t, tc, ac in AGENT_COLUMNS if t == name] if name in special else [("team", "agent")]
+        df = df.copy() if any(tc in df.columns and ac in df.columns for tc, ac in pairs) else df
+        for tc, ac in pairs:
+            if tc in df.columns and ac in df.columns and len(df):
+                base = df[tc] != seat
+                df.loc[base, ac] = FIELD_PREFIX + df.loc[base, ac].astype(str)
+        out[name] = df
+    return out
+
+
+def is_field_agent(agent) -> bool:
+    """A field batch's baseline team (not a candidate): ``field:bot:adp``."""
+    return str(agent).startswith(FIELD_PREFIX)
+
+
+def manifest_of(run_dir: str | Path) -> tuple[Manifest, Path] | None:
+    """The field manifest of the batch this run belongs to (``out/runs/<cand>/seed-N``: ``out/field.json``) and
+    the batch folder; None for a run of no field batch."""
+    for up in Path(run_dir).resolve().parents[1:3]:
+        f = up / MANIFEST
+        if f.is_file():
+            try:
                 return Manifest.model_validate_json(f.read_text(encoding="utf-8")), up
+            except ValueError as exc:  # pydantic's ValidationError: name the file, no traceback
+                raise ValueError(f"{f}: not a field manifest ({str(exc).splitlines()[0]}); re-run the batch to "
+                                 "rewrite it") from None
+    return None
+
+
+def stray(manifest: Manifest, folder: Path, run_dir: str | Path, seed) -> str | None:
+    """Why a run under a field batch's folder is not one of its runs (a seed or candidate the spec no longer
+    lists, a folder of its own), or None."""
+    parent = Path(run_dir).resolve().parent
+    dirs = {(folder / d).resolve() for d in (*manifest.candidates.values(), manifest.reference_dir)}
+    if parent not in dirs:
+        return f"not a candidate's or the reference's folder in {folder / MANIFEST}"
+    if seed not in manifest.seeds:
+        return f"seed {seed} is not in {folder / MANIFEST} (a run of an earlier spec)"
+    return None
+
+
+def find_manifest(run_dirs: list[str | Path]) -> tuple[Manifest, Path] | None:
+    """The field manifest of these runs (:func:`manifest_of` of the first run that has one) and the batch folder
+    it is in; None when the runs are not a field batch's."""
+    for d in run_dirs:
+        found = manifest_of(d)
+        if found is not None:
+            return found
     return None
 
 
@@ -150,8 +205,7 @@ def seat_results(runs: dict, manifest: Manifest, folder: str | Path | None = Non
     out["is_reference"] = out["agent"] == manifest.reference
     out["fallback_rate"] = out["agent"].map(info["fallback_rate"]).fillna(0.0)
     out["draft_fallback_rate"] = out["agent"].map(info["draft_fallback_rate"]).fillna(0.0)
-    out["ranked"] = ~(out["agent"].map(info["flagged"]).fillna(False).astype(bool)
-                      | out["agent"].map(info["draft_flagged"]).fillna(False).astype(bool))
+    out["ranked"] = out["agent"].map(info["ranked"]).fillna(True).astype(bool)
     return out.sort_values(["agent", "seed"], ignore_index=True)
 
 
@@ -175,6 +229,28 @@ def duplicate_scores(seat: pd.DataFrame, manifest: Manifest, value: str = "point
 
 
 VALUE_COLUMNS = ("points_for", "wins", "win_rate")
+
+
+def by_seed(per_run: pd.DataFrame, runs: dict) -> pd.DataFrame:
+    """A per-(run, agent) frame blocked for paired tests: for a field batch's runs, the candidates' rows with
+    ``run_id`` replaced by ``seed-N`` (the candidates' leagues of one seed are the block: same schedule, slot and
+    bots; 4 candidates x 10 seeds are 10 blocks, not 40 runs) and the baseline teams left out; other runs as
+    they are."""
+    meta = runs["meta"]
+    if "field_seat" not in meta or meta["field_seat"].isna().all():
+        return per_run
+    seed = dict(zip(meta["run_id"], meta["seed"]))
+    out = per_run[~per_run["agent"].map(is_field_agent)].copy()
+    out["run_id"] = "seed-" + out["run_id"].map(seed).astype(str)
+    return out
+
+
+def describe_blocks(runs: dict) -> str:
+    """The blocks of :func:`by_seed` in words: "10 seeds of the 2024 season (one league per candidate each)"."""
+    meta = runs["meta"]
+    n, seasons = meta["seed"].nunique(), sorted({int(s) for s in meta["season"].dropna()})
+    where = f"the {seasons[0]} season" if len(seasons) == 1 else f"seasons {', '.join(map(str, seasons))}"
+    return f"{n} seed{'s' if n != 1 else ''} of {where} (one league per candidate each)"
 
 
 def variance_reduction(scores: pd.DataFrame, value: str = "points_for") -> pd.DataFrame:

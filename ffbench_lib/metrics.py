@@ -15,6 +15,7 @@ import numpy as np
 import pandas as pd
 import yaml
 
+from . import field
 from .config import FLEX_SLOTS, KNOWN_POSITIONS, LLMSettings, Roster
 from .llm.guard import is_decision
 from .rules.lineup import best_lineup, lineup_value
@@ -66,6 +67,7 @@ def load_runs(runs: str | Path | Iterable[str | Path], complete_only: bool = Tru
     about: a result that quietly drops runs would look like all of them."""
     tables: dict[str, list[pd.DataFrame]] = {name: [] for name in (*TABLES, "llm_summary", "decisions")}
     metas, excluded = [], []
+    batches: dict[str | None, Path] = {}
     paths = expand_paths(runs)
     for path, label in zip(paths, run_labels(paths)):
         rd = RunDir(path)
@@ -74,6 +76,17 @@ def load_runs(runs: str | Path | Iterable[str | Path], complete_only: bool = Tru
             excluded.append({"path": str(path), "status": meta.get("status") or "unknown",
                              "reason": meta.get("reason") or "not complete"})
             continue
+        in_field = field.manifest_of(path)  # a field batch's run: its baseline teams play as field:<agent>
+        why = field.stray(*in_field, path, meta.get("seed")) if in_field else None
+        if why:
+            excluded.append({"path": str(path), "status": "not in field batch", "reason": why})
+            continue
+        batches.setdefault(str(in_field[1]) if in_field else None, path)
+        if len(batches) > 1:  # field scores pair a batch's own runs by seed: another batch's runs would mix in
+            (a, pa), (b, pb) = list(batches.items())[:2]
+            raise ValueError(f"{pa} and {pb} are runs of {'the field batch ' + a if a else 'no field batch'} and "
+                             f"{'the field batch ' + b if b else 'no field batch'}: analyse one field batch at a "
+                             "time, apart from other runs")
         run_id = f"{meta['run_id']}@{label}"
         cfg = yaml.safe_load(rd.file("config.yaml").read_text())
         metas.append({"run_id": run_id, "path": str(path), "seed": meta.get("seed"), "season": meta.get("season"),
@@ -82,16 +95,17 @@ def load_runs(runs: str | Path | Iterable[str | Path], complete_only: bool = Tru
                       # the bracket's rounds (None: no playoffs), so a run stopped mid-bracket crowns nobody
                       "playoff_rounds": len((cfg.get("playoffs") or {}).get("round_weeks") or []) or None
                       if (cfg.get("playoffs") or {}).get("enabled") else None,
-                      "waivers": (cfg.get("waivers") or {}).get("mode") if (cfg.get("waivers") or {}).get("enabled") else None})
-        for name in TABLES:
-            f = rd.file(f"{name}.parquet")
-            df = pd.read_parquet(f) if f.exists() else table_frame(name, [])
-            tables[name].append(df.assign(run_id=run_id, seed=meta.get("seed")))
+                      "waivers": (cfg.get("waivers") or {}).get("mode") if (cfg.get("waivers") or {}).get("enabled") else None,
+                      "field_seat": in_field[0].seat if in_field else None})
+        one = {name: (pd.read_parquet(f) if (f := rd.file(f"{name}.parquet")).exists() else table_frame(name, []))
+               .assign(run_id=run_id, seed=meta.get("seed")) for name in TABLES}
         if rd.file("llm_summary.parquet").exists():
-            tables["llm_summary"].append(pd.read_parquet(rd.file("llm_summary.parquet")).assign(run_id=run_id))
+            one["llm_summary"] = pd.read_parquet(rd.file("llm_summary.parquet")).assign(run_id=run_id)
         dec = [{**{k: r.get(k) for k in ("week", "pick", "team", "agent", "decision", "decided_by", "applied")},
                 "on_deck": bool(r.get("on_deck"))} for r in rd.decisions()]
-        tables["decisions"].append(pd.DataFrame(dec).assign(run_id=run_id) if dec else pd.DataFrame())
+        one["decisions"] = pd.DataFrame(dec).assign(run_id=run_id) if dec else pd.DataFrame()
+        for name, df in (field.relabel(one, in_field[0].seat) if in_field else one).items():
+            tables[name].append(df)
     excluded_df = pd.DataFrame(excluded, columns=["path", "status", "reason"])
     if not metas:
         raise FileNotFoundError(f"no complete runs in {runs!r}{_excluded_note(excluded_df)}")
@@ -117,6 +131,11 @@ def describe_runs(runs: Runs) -> str:
     return f"{describe_sample(runs)}{_excluded_note(excluded)}"
 
 
+def is_bot(agent) -> bool:
+    """A bot (``bot:adp``, or a field batch's baseline ``field:bot:adp``): free, and cannot remember a season."""
+    return str(agent).removeprefix(field.FIELD_PREFIX).startswith("bot:")
+
+
 def describe_sample(runs: Runs | Iterable) -> str:
     """The unit of evidence in words, for axis labels, titles and verdicts: "10 runs (seeds of the 2024 season)",
     "1 run (a seed of the 2024 season)", "12 runs over seasons 2023, 2024" (a run is one league on one seed of one
@@ -124,6 +143,11 @@ def describe_sample(runs: Runs | Iterable) -> str:
     seasons = pd.Series(runs["meta"]["season"] if isinstance(runs, dict) else list(runs), dtype=float)
     n, known = len(seasons), sorted({int(s) for s in seasons.dropna()})
     what = f"{n} run{'s' if n != 1 else ''}"
+    if isinstance(runs, dict) and runs["meta"].get("field_seat", pd.Series(dtype=object)).notna().any():
+        k = sum(not field.is_field_agent(a) for a in runs["standings"]["agent"].unique())
+        seeds = runs["meta"]["seed"].nunique()
+        where = f"the {known[0]} season" if len(known) == 1 else f"seasons {', '.join(map(str, known))}"
+        return f"{what}: {k} candidate{'s' if k != 1 else ''} × {seeds} seed{'s' if seeds != 1 else ''} of {where}"
     if len(known) > 1:
         return f"{what} over seasons {', '.join(map(str, known))}"
     if len(known) == 1 and seasons.notna().all():
@@ -172,7 +196,9 @@ def fallback_rates(runs: Runs, draft: bool = False) -> pd.DataFrame:
 
 def agent_info(runs: Runs) -> pd.DataFrame:
     """One row per (season) agent for labelling figures and tables: its season and draft fallback rates, whether
-    either is above :data:`MAX_FALLBACK_RATE`, and ``drafted_by`` (the other models that drafted its teams)."""
+    either is above :data:`MAX_FALLBACK_RATE`, ``ranked`` (neither is: an agent whose decisions were mostly the
+    engine's is never ranked as if the model had played) and ``drafted_by`` (the other models that drafted its
+    teams)."""
     agents = sorted(set(runs["standings"]["agent"]))
     season = fallback_rates(runs).set_index("agent")
     draft = fallback_rates(runs, draft=True).set_index("agent")
@@ -183,6 +209,7 @@ def agent_info(runs: Runs) -> pd.DataFrame:
     out["draft_fallback_rate"] = out["agent"].map(draft["fallback_rate"]).fillna(0.0)
     out["flagged"] = out["fallback_rate"] > MAX_FALLBACK_RATE
     out["draft_flagged"] = out["draft_fallback_rate"] > MAX_FALLBACK_RATE
+    out["ranked"] = ~(out["flagged"] | out["draft_flagged"])  # the one rule: mostly the engine's play is never ranked
     out["drafted_by"] = out["agent"].map(lambda a: ", ".join(by.get(a, [])))
     return out
 

@@ -374,15 +374,15 @@ def standings_by_week(weekly: pd.DataFrame, palette: dict[str, str], info: pd.Da
 def _rating_marks(board: pd.DataFrame, info: pd.DataFrame | None) -> tuple[dict[str, str], set[str]]:
     """Labels and the not-ranked set for :func:`ratings.leaderboard` rows: a flagged agent (season or draft
     decisions mostly engine fallbacks) gets a dagger and its fallback share."""
+    from .stats import not_ranked
+
     labels = agent_labels(info)
     unranked = set(board.loc[~board["ranked"].astype(bool), "agent"])
+    why = not_ranked(board)
     out = {}
     for r in board.itertuples(index=False):
         label = labels.get(r.agent, short(r.agent)).removesuffix(f" {DAGGER}")
-        if r.flagged or r.draft_flagged:
-            share = max(r.fallback_rate if r.flagged else 0.0, r.draft_fallback_rate if r.draft_flagged else 0.0)
-            label += f" {DAGGER} ({share:.0%} {'draft ' if r.draft_flagged and not r.flagged else ''}fallbacks)"
-        out[r.agent] = label
+        out[r.agent] = label + (f" {DAGGER} ({why[r.agent]})" if r.agent in why else "")
     return out, unranked
 
 

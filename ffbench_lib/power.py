@@ -13,7 +13,7 @@ import numpy as np
 import pandas as pd
 
 from . import metrics
-from .stats import power, seeds_needed
+from .stats import not_ranked, power, seeds_needed
 
 VALUES = ("points_for", "win_rate", "wins")
 ESTIMATED_NOTE = "full-league sd estimated from the field pilot (two seats taken as independent)"
@@ -77,14 +77,14 @@ def pair_table(runs: metrics.Runs, value: str = "points_for", alpha: float = 0.0
         dup = None
         design = "full-league"
         means = raw.mean()
-    flagged = {a for a in means.index
-               if a in info.index and bool(info.loc[a, "flagged"] or info.loc[a, "draft_flagged"])}
+    flagged = {a for a in means.index if a in info.index and not bool(info.loc[a, "ranked"])}
     costs = cost_per_seed(runs, field=design == "field").set_index("agent")
     agents = pd.DataFrame({"agent": means.index, "mean": means.to_numpy(),
                            "seeds": [int(raw[a].notna().sum()) for a in means.index]})
     agents["ranked"] = ~agents["agent"].isin(flagged)
     agents["fallback_rate"] = agents["agent"].map(info["fallback_rate"]).fillna(0.0)
     agents["draft_fallback_rate"] = agents["agent"].map(info["draft_fallback_rate"]).fillna(0.0)
+    agents["why_not_ranked"] = agents["agent"].map(not_ranked(info.reset_index())).fillna("")
     agents = agents.sort_values(["ranked", "mean"], ascending=[False, False], ignore_index=True)
     agents["rank"] = pd.array([i + 1 if r else pd.NA for i, r in enumerate(agents["ranked"])], dtype="Int64")
     agents["cost_per_seed"] = agents["agent"].map(costs["cost_per_seed"])
@@ -180,8 +180,7 @@ def _seeds(x: float) -> str:
 
 def _agent_line(r) -> str:
     """``bot:adp #1 mean 0.00, $0 (free) per seed``; an unranked agent with its fallback share."""
-    place = f"#{r.rank}" if r.ranked else (f"NOT RANKED (fallback share "
-                                           f"{max(r.fallback_rate, r.draft_fallback_rate):.0%})")
+    place = f"#{r.rank}" if r.ranked else f"NOT RANKED ({r.why_not_ranked})"
     why = f" ({r.cost_note})" if r.cost_note and r.cost_note != "free" else ""
     return f"{r.agent} {place} mean {r.mean:.2f}, {_money(r.cost_per_seed)} per seed{why}"
 

@@ -209,14 +209,17 @@ def costs(runs: metrics.Runs) -> pd.DataFrame:
     for agent, g in st.groupby("agent"):
         row = {"agent": agent, "team_seasons": len(g), "points_per_team_season": float(g["points_for"].mean())}
         led = ledger[(ledger["agent"] == agent) & ledger["run_id"].isin(g["run_id"])] if len(ledger) else ledger
-        if agent.startswith("bot:"):
+        if metrics.is_bot(agent):
             known, total, unpriced = True, 0.0, 0
         else:
             unpriced = int(led["unpriced_calls"].fillna(0).sum()) if "unpriced_calls" in led else 0
             total = float(led["cost_usd"].fillna(0).sum()) if len(led) else 0.0
             all_runs = set(g["run_id"]) <= set(led["run_id"]) if len(led) else False
-            old_zero = "unpriced_calls" not in led or led["unpriced_calls"].isna().any()
-            old_zero = old_zero and total == 0 and len(led) and led["calls"].sum() > 0
+            # per run: a ledger from before unpriced_calls whose calls cost $0 in all could not price them
+            old = led.assign(u=led["unpriced_calls"] if "unpriced_calls" in led else np.nan).groupby("run_id").agg(
+                u=("u", lambda s: s.isna().any()), cost=("cost_usd", "sum"), calls=("calls", "sum")) if len(led) \
+                else pd.DataFrame(columns=["u", "cost", "calls"])
+            old_zero = bool((old["u"] & (old["cost"] == 0) & (old["calls"] > 0)).any())
             known = bool(all_runs and unpriced == 0 and not old_zero)
         row.update(cost_usd=total if known else np.nan, unpriced_calls=unpriced, cost_known=known)
         row["cost_per_team_season"] = row["cost_usd"] / len(g)
@@ -236,10 +239,11 @@ def leaderboard(runs: metrics.Runs, confidence: float = 0.95, n_resamples: int =
     model had played. Its games stay in the fit: its opponents really played them (against the engine's
     decisions). ``win_rate``: weekly head-to-head against other agents, a tie half a win."""
     r = ratings(runs, confidence, n_resamples, seed)
-    info = metrics.agent_info(runs)[["agent", "fallback_rate", "draft_fallback_rate", "flagged", "draft_flagged"]]
+    info = metrics.agent_info(runs)[["agent", "fallback_rate", "draft_fallback_rate", "flagged", "draft_flagged",
+                                     "ranked"]]
     board = info.merge(r, on="agent", how="left").merge(costs(runs), on="agent", how="left")
     board["win_rate"] = (board["wins"] + 0.5 * board["ties"]) / board["games"].where(board["games"] > 0)
-    board["ranked"] = ~(board["flagged"] | board["draft_flagged"]) & board["rating"].notna()
+    board["ranked"] = board["ranked"] & board["rating"].notna()
     board = board.sort_values(["ranked", "rating"], ascending=[False, False], ignore_index=True)
     board["rank"] = pd.array([i + 1 if ok else pd.NA for i, ok in enumerate(board["ranked"])], dtype="Int64")
     first = ["rank", "agent", "rating", "ci_low", "ci_high", "ci_method", "n_runs", "games", "wins", "losses", "ties",

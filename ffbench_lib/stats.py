@@ -260,7 +260,7 @@ def verdict(metric: str, fried: dict, pairs: pd.DataFrame, alpha: float = 0.05, 
     n, k = fried.get("n_runs", 0), fried.get("k_agents", 0)
     if np.isnan(fried.get("p_value", np.nan)):
         return f"{metric}: too few complete runs or agents for a test ({fried.get('note', '')}).{tail}"
-    runs = sample if sample and sample.startswith(f"{n} run") else (
+    runs = sample if sample and sample.startswith(f"{n} ") else (
         f"{n} complete runs" + (f" (of {sample})" if sample else ""))
     head = (f"{metric}: Friedman chi2 = {fried['statistic']:.2f}, p = {fried['p_value']:.3g} over "
             f"{runs} and {k} agents (Kendall's W = {fried['kendall_w']:.2f}).")

@@ -217,7 +217,7 @@ def test_figures_name_the_method_and_mark_flagged_and_unknown_cost(llm_runs, bot
     fig = plots.leaderboard_figure(board, pal, info, sample=metrics.describe_sample(llm_runs))
     text = _texts(fig)
     assert "no interval (fewer than 2 runs)" in text and "1 run (a seed of the 2024 season)" in text
-    assert f"fake-garbage {plots.DAGGER} (100% fallbacks)" in text and "not ranked" in text
+    assert f"fake-garbage {plots.DAGGER} (fallback share 100%" in text and "not ranked" in text
     assert "mostly the engine's results" in text
     plots.save(fig, tmp_path, "leaderboard")
     fig = plots.cost_vs_rating(board, pal, info)
