@@ -4,11 +4,16 @@ Runs (or reuses, when every run is complete) the field batch params/batch_field_
 seat VORP-1 of the demo league, one league per candidate and seed, reference adp) and the full-league batch
 params/batch_full_bots.yaml (the 10 demo bots in one league, same seeds), then prints:
 
-* per candidate: the sd of the seat's raw season points vs the sd of its duplicate score (minus adp's in the same
-  seat on the same seed), and the variance reduction factor var_raw / var_dup;
+* per candidate: the sd of the seat's raw season result vs the sd of its duplicate score (minus adp's in the same
+  seat on the same seed) and two variance reduction factors (field.variance_reduction): ``vrf_raw`` =
+  var_raw / var_dup (the duplicate score's spread against one raw result's, as issue #14 words it; it compares a
+  difference with a single result, so it understates the gain) and ``vrf_pairing`` = (var_raw + var_raw_reference)
+  / var_dup (how much playing the reference's seat on the same seed reduces the variance of the comparison with
+  it, against comparing results of two independent leagues);
 * vorp vs adp: the sd of the paired per-seed difference in each design -- field (duplicate scores, measured),
   full league measured from the full batch (one VORP team vs one ADP team, VORP-1 - ADP-1, and the per-run means
-  of all VORP vs all ADP teams) and full league estimated from the field pilot (sqrt(var_raw_a + var_raw_b)) --
+  of all VORP vs all ADP teams) and full league estimated from the field pilot (sqrt(var_raw_a + var_raw_b): two
+  independent seats with one team per agent, an upper bound when seats of one league share the seed's luck) --
   and the seeds each needs for 80% power at alpha 0.05, alone (m = 1) and with Holm over the 6 pairs of 4
   candidates (m = 6; power at alpha/6 is a lower bound under Holm).
 
@@ -31,6 +36,7 @@ import yaml
 
 from ffbench_lib import field, metrics
 from ffbench_lib.batch import load_batch, run_batch
+from ffbench_lib.power import ESTIMATED
 from ffbench_lib.stats import seeds_needed
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -123,7 +129,11 @@ def report(scores: pd.DataFrame, full: metrics.Runs, value: str, k: int) -> None
     m_holm = k * (k - 1) // 2
     vr = field.variance_reduction(scores, value)
     print(f"\n=== {value} ===\nthe seat's {value}: raw vs duplicate score (minus the reference's on the same seed)")
-    print(vr[["agent", "n", "mean_raw", "sd_raw", "mean_dup", "sd_dup", "vrf", "note"]].round(3).to_string(index=False))
+    print(vr[["agent", "n", "mean_raw", "sd_raw", "sd_raw_reference", "mean_dup", "sd_dup", "vrf_raw", "vrf_pairing",
+              "note"]].round(3).to_string(index=False))
+    print("vrf_raw = var_raw / var_dup (one result's spread vs the duplicate score's); vrf_pairing = (var_raw + "
+          "var_raw_reference) / var_dup (the comparison with the reference on the same seat and seed vs in two "
+          "independent leagues)")
 
     dup = scores.pivot_table(index="seed", columns="agent", values="dup")
     raw = scores.pivot_table(index="seed", columns="agent", values=value)
@@ -141,7 +151,7 @@ def report(scores: pd.DataFrame, full: metrics.Runs, value: str, k: int) -> None
         (f"full league: {TEAM_A} - {TEAM_B} (measured)", len(d_seats), d_seats.mean(), d_seats.std(ddof=1)),
         ("full league: per-run means of all VORP vs all ADP teams (measured)", len(d_means), d_means.mean(),
          d_means.std(ddof=1)),
-        ("full league: sqrt(var_raw_vorp + var_raw_adp) of the field (estimated)", len(raw), np.nan, sd_est),
+        ("full league: sqrt(var_raw_vorp + var_raw_adp) of the field (estimated*)", len(raw), np.nan, sd_est),
     ]
     table = pd.DataFrame(rows, columns=["design", "n", "mean_diff", "sd_diff"])
     for m in (1, m_holm):
@@ -152,6 +162,7 @@ def report(scores: pd.DataFrame, full: metrics.Runs, value: str, k: int) -> None
           f"(m=1) and with Holm over the {m_holm} pairs of {k} candidates (m={m_holm}: a lower bound); 'own effect' "
           f"is each row's mean difference, 'effect {effect:.3g}' the field's, used for every row")
     print(table.round(3).to_string(index=False))
+    print(f"* {ESTIMATED}")
 
 
 if __name__ == "__main__":

@@ -3,7 +3,8 @@ a pool of worker processes, then the analysis notebooks over all finished runs a
 
 * one failed run never stops the others; it is reported with its error;
 * re-running the same command skips finished runs and resumes partial ones (the engine's checkpoints), only if
-  they are runs of the same resolved config (otherwise that seed fails: use another ``out``);
+  they are runs of the same resolved config (otherwise the batch is refused before it writes anything: use
+  another ``out``);
 * workers end with the batch process, even when it is killed;
 * a provider's ``max_concurrency`` holds for the whole batch: each worker gets ``1/workers`` of it;
 * ``design: rotate`` gives every agent every draft slot equally often across ``n_teams`` consecutive seeds;
@@ -24,7 +25,7 @@ from typing import Any, Literal, NamedTuple
 
 import pandas as pd
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 from tqdm.auto import tqdm
 
 from .atomic import write_csv, write_json, write_text
@@ -39,17 +40,17 @@ ANALYSIS = ("03_standings", "04_positions", "05_draft", "06_start_sit", "07_trad
 
 
 class FieldSpec(BaseModel):
-    """``field:`` of a ``design: field`` batch. Agents stay as written (dicts): they are checked against the base
-    league in :func:`load_batch`, with the league config's own messages."""
+    """``field:`` of a ``design: field`` batch. Agents stay as written (any value): they are checked against the
+    base league in :func:`load_batch`, with the league config's own messages (a string says the mapping's shape)."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     seat: str | None = Field(None, description="the base team whose agent each candidate replaces (its name, and "
                                                "so its schedule, draft slot and bot seeds, stay); default: the "
                                                "base's first team")
-    reference: dict[str, Any] | None = Field(None, description="the agent whose result in the seat is subtracted; "
-                                                               "default: the seat's agent in the base league")
-    candidates: list[dict[str, Any]] = Field(description="agent specs (as in a league's teams[].agent), 2 or more")
+    reference: Any = Field(None, description="the agent whose result in the seat is subtracted; default: the "
+                                             "seat's agent in the base league")
+    candidates: list[Any] = Field(description="agent specs (as in a league's teams[].agent), 2 or more")
 
 
 class BatchSpec(BaseModel):
@@ -74,6 +75,14 @@ class BatchSpec(BaseModel):
     seed_overrides: dict[int, dict[str, Any]] = Field(default_factory=dict,
                                                       description="per-seed config changes, merged like overrides "
                                                                   "(after them)")
+
+    @field_validator("field", mode="before")
+    @classmethod
+    def _field_mapping(cls, value: Any) -> Any:
+        """Say the shape, not pydantic's class name."""
+        if value is not None and not isinstance(value, (dict, FieldSpec)):
+            raise ValueError("expected a mapping with seat, reference, candidates")
+        return value
 
     @model_validator(mode="after")
     def _unique_seeds(self) -> "BatchSpec":
@@ -107,6 +116,8 @@ class BatchSpec(BaseModel):
                              "or remove field")
         if self.design != "field":
             return self
+        if len(self.seeds) < 2:
+            raise ValueError("seeds: a field batch needs at least 2 seeds to compare candidates (paired by seed)")
         if self.agents is not None:
             raise ValueError("agents: a field batch keeps the base league's teams and replaces only the agent of "
                              "field.seat (listed in field.candidates); remove agents and put the league in base")
@@ -114,6 +125,10 @@ class BatchSpec(BaseModel):
             if any("teams" in c for c in changes):
                 raise ValueError(f"{key}: sets `teams`, which a field batch keeps from base (only field.seat's "
                                  "agent changes); change the teams in the base file")
+            if any(isinstance(c.get("draft"), dict) and "order" in c["draft"] for c in changes):
+                raise ValueError(f"{key}: sets `draft.order`, which a field batch sets to rotate (the seat's draft "
+                                 "slot must move with the seed, or every candidate is judged from one slot); "
+                                 "remove it")
         return self
 
 
@@ -153,6 +168,8 @@ def load_batch(path: str | Path) -> tuple[BatchSpec, Path]:
     try:
         manifest = field_plan(spec, base)[0] if spec.design == "field" else None
         _check_out(spec, manifest)
+        if spec.out.is_dir():
+            _check_reuse(spec.out, _jobs(spec, base)[0])
     except ConfigError as exc:
         if exc.source is not None:  # the base file's own error names the base file
             raise
@@ -176,6 +193,9 @@ class _Seat(BaseModel):
 
 def _agent(spec: Any, where: str) -> Any:
     """The parsed agent, or :class:`ConfigError` with the league config's own message, at ``where``."""
+    if not isinstance(spec, dict):  # e.g. 'bot:adp', an agent id where its spec belongs
+        raise ConfigError([f"{where}: expected an agent mapping such as {{kind: bot, strategy: adp}} or {{kind: llm, "
+                           f"model: openai/gpt-4o}}, got {spec!r}"])
     try:
         return _Seat.model_validate({"agent": spec}).agent
     except ValidationError as exc:
@@ -199,8 +219,9 @@ def field_plan(spec: BatchSpec, base: Path) -> tuple[fieldmod.Manifest, list[Fie
     for i, a in enumerate(agents):
         aid, folder = a.agent_id, fieldmod.slug(a.agent_id)
         if aid in first_id:
-            problems.append(f"field.candidates[{i}]: {aid} is also candidates[{first_id[aid]}]; one agent id is one "
-                            "row in every table, so the two would merge; keep one")
+            problems.append(f"field.candidates[{i}]: {aid} is also candidates[{first_id[aid]}]; agents are named by "
+                            "model id in every table: two candidates of one model would merge; keep one, or compare "
+                            "two settings of one model in two field batches (two out folders)")
         elif folder in first_slug:
             problems.append(f"field.candidates[{i}]: {aid} and candidates[{first_slug[folder]}] share the folder "
                             f"runs/{folder} (field.slug); keep one")
@@ -248,8 +269,12 @@ def _check_out(spec: BatchSpec, manifest: fieldmod.Manifest | None) -> None:
         return
     try:
         old = fieldmod.Manifest.model_validate_json(stored.read_text(encoding="utf-8"))
-    except ValidationError:
-        raise ConfigError([f"out: {stored} is not a field manifest; use another out"]) from None
+    except (ValidationError, UnicodeDecodeError) as exc:
+        first = exc.errors()[0] if isinstance(exc, ValidationError) else {"loc": (), "msg": "not UTF-8 text"}
+        where = ".".join(map(str, first["loc"])) or "(top level)"
+        raise ConfigError([f"out: {stored} is not a field manifest ({where}: {first['msg']}); delete {stored} to let "
+                           "the batch rewrite it from the spec (its runs are kept and reused when their configs "
+                           "match), or use another out"]) from None
     changed = [f"{k}: {getattr(old, k)!r} there, {getattr(manifest, k)!r} now" for k in ("seat", "reference")
                if getattr(old, k) != getattr(manifest, k)]
     dropped = [c for c in old.candidates if c not in manifest.candidates]
@@ -295,19 +320,47 @@ def run_configs(spec: BatchSpec, base: Path, agent: dict[str, Any] | None = None
     return out
 
 
-def _changed_config(run_dir: Path, cfg: dict[str, Any]) -> str | None:
-    """Why the run already in ``run_dir`` cannot be reused (skipped or resumed) for ``cfg``, or None: a spec
-    edited since that run would otherwise keep the old league's results under the new spec."""
+def _config_diff(run_dir: Path, cfg: dict[str, Any]) -> dict[str, list[Any]]:
+    """The config keys (no resumable ones) in which the run already in ``run_dir`` differs from ``cfg``; empty
+    when there is no run or it can be reused (skipped or resumed)."""
     stored = run_dir / "config.yaml"
     if not stored.exists():
-        return None
-    diff = config_differences(stored.read_text(encoding="utf-8"), cfg, include_resumable=False)
+        return {}
+    return config_differences(stored.read_text(encoding="utf-8"), cfg, include_resumable=False)
+
+
+def _what(diff: dict[str, list[Any]], there: str = "in the run") -> str:
+    what = "; ".join(f"{k}: {a!r} {there}, {b!r} now" for k, (a, b) in list(diff.items())[:4])
+    return what + (f" (and {len(diff) - 4} more)" if len(diff) > 4 else "")
+
+
+def _changed_config(run_dir: Path, cfg: dict[str, Any]) -> str | None:
+    """Why the run already in ``run_dir`` cannot be reused for ``cfg``, or None: a spec edited since that run would
+    otherwise keep the old league's results under the new spec. (:func:`_check_reuse` refuses this up front; here
+    for an out changed between the check and the run.)"""
+    diff = _config_diff(run_dir, cfg)
     if not diff:
         return None
-    what = "; ".join(f"{k}: {a!r} in the run, {b!r} now" for k, (a, b) in list(diff.items())[:4])
-    more = f" (and {len(diff) - 4} more)" if len(diff) > 4 else ""
-    return (f"{run_dir} holds a run of another config ({what}{more}): the batch spec changed since that run; "
+    return (f"{run_dir} holds a run of another config ({_what(diff)}): the batch spec changed since that run; "
             "use another out for the new spec (or restore the old spec to reuse these runs)")
+
+
+def _check_reuse(out: Path, jobs: list["_Job"]) -> None:
+    """Refuse a spec whose leagues differ from runs already in ``out`` (a new name, scoring, a candidate's
+    settings...), before anything is written: each such run would fail, and the finished batch's records
+    (batch_runs.csv, batch_summary.json, field.json) would be overwritten by failures. Runs of the same config are
+    skipped or resumed."""
+    diff: dict[str, list[Any]] = {}
+    stale = 0
+    for job in jobs:
+        d = _config_diff(job.run_dir, job.cfg) if isinstance(job.cfg, dict) else {}
+        stale += bool(d)
+        for k, v in d.items():
+            diff.setdefault(k, v)
+    if stale:
+        what = _what(diff, "in the runs")
+        raise ConfigError([f"out: {out} holds {stale} run(s) of another config ({what}): the batch spec changed since "
+                           "they ran; use another out, or restore the spec to reuse them"])
 
 
 def _exit_with_parent(parent: int) -> None:
@@ -402,7 +455,7 @@ def _run_batch(spec: BatchSpec, base: Path, workers: int | None, progress: bool)
     for d in {out / "runs", out / "configs", out / "notebooks", *(j.log_dir for j in jobs)}:
         d.mkdir(parents=True, exist_ok=True)
     if manifest is not None:  # before any run: the analysis must be able to tell which runs are whose
-        write_json(out / fieldmod.MANIFEST, manifest.model_dump(mode="json"))
+        write_text(out / fieldmod.MANIFEST, manifest.model_dump_json(indent=2) + "\n")  # candidates in spec order
     results: dict[int, dict[str, Any]] = {}
     todo = []
     for k, job in enumerate(jobs):

@@ -46,6 +46,16 @@ def _fraction(text: str) -> float:
     return x
 
 
+def _power_value(text: str) -> str:
+    """An argparse type: a season result :mod:`power` compares (``power.VALUES``, imported only when given: the
+    parser stays light)."""
+    from .power import VALUES
+
+    if text not in VALUES:
+        raise argparse.ArgumentTypeError(f"{text!r} is not one of {', '.join(VALUES)}")
+    return text
+
+
 def _out_folder(text: str) -> str:
     """An argparse type: a folder we can create or reuse (not a file, not inside a file, writable)."""
     p = Path(text).expanduser().absolute()
@@ -257,8 +267,9 @@ def _cmd_power(args: argparse.Namespace) -> int:
     from .power import check_pilot, format_report, load_pilot, pair_table
 
     try:
-        runs, manifest = load_pilot(args.runs)
-        table = pair_table(runs, value=args.value, alpha=args.alpha, target=args.power, manifest=manifest)
+        pilot = load_pilot(args.runs)
+        table = pair_table(pilot.runs, value=args.value, alpha=args.alpha, target=args.power,
+                           manifest=pilot.manifest, full_runs=pilot.full_runs)
         check_pilot(table)
     except (ValueError, FileNotFoundError) as exc:
         raise UsageError(str(exc)) from None
@@ -440,10 +451,12 @@ def build_parser() -> argparse.ArgumentParser:
 
     pw = sub.add_parser("power", help="seeds (and dollars) needed to separate each adjacent pair of the ranking, "
                                       "in the field and full-league designs, from pilot runs")
-    pw.add_argument("runs", nargs="+", help="a batch folder (field or not), run folders or globs")
+    pw.add_argument("runs", nargs="+", help="a batch folder (field or not), run folders or globs; a field batch and "
+                                            "a full-league batch together measure both designs")
     pw.add_argument("--alpha", type=_fraction, default=0.05, help="family-wise level (Holm over all pairs)")
     pw.add_argument("--power", type=_fraction, default=0.8, help="target power")
-    pw.add_argument("--value", choices=["points_for", "win_rate"], default="points_for")
+    pw.add_argument("--value", type=_power_value, default="points_for",
+                    help="the season result compared: points_for (default), win_rate or wins")
     pw.add_argument("--out", default=None, help="CSV file for the pair table")
     pw.set_defaults(func=_cmd_power)
 

@@ -83,14 +83,19 @@ def manifest_of(run_dir: str | Path) -> tuple[Manifest, Path] | None:
     """The field manifest of the batch this run belongs to (``out/runs/<cand>/seed-N``: ``out/field.json``) and
     the batch folder; None for a run of no field batch."""
     for up in Path(run_dir).resolve().parents[1:3]:
-        f = up / MANIFEST
-        if f.is_file():
-            try:
-                return Manifest.model_validate_json(f.read_text(encoding="utf-8")), up
-            except ValueError as exc:  # pydantic's ValidationError: name the file, no traceback
-                raise ValueError(f"{f}: not a field manifest ({str(exc).splitlines()[0]}); re-run the batch to "
-                                 "rewrite it") from None
+        if (up / MANIFEST).is_file():
+            return read_manifest(up), up
     return None
+
+
+def read_manifest(folder: str | Path) -> Manifest:
+    """The manifest in a field batch folder; a broken one is a ValueError naming the file (no traceback)."""
+    f = Path(folder) / MANIFEST
+    try:
+        return Manifest.model_validate_json(f.read_text(encoding="utf-8"))
+    except ValueError as exc:  # pydantic's ValidationError is a ValueError
+        raise ValueError(f"{f}: not a field manifest ({str(exc).splitlines()[0]}); re-run the batch to "
+                         "rewrite it") from None
 
 
 def stray(manifest: Manifest, folder: Path, run_dir: str | Path, seed) -> str | None:
@@ -137,11 +142,7 @@ def load(batch_dir_or_run_dirs) -> FieldRuns:
     items = [batch_dir_or_run_dirs] if isinstance(batch_dir_or_run_dirs, (str, Path)) else list(batch_dir_or_run_dirs)
     if len(items) == 1 and (Path(items[0]) / MANIFEST).is_file():
         folder = Path(items[0])
-        try:
-            manifest = Manifest.model_validate_json((folder / MANIFEST).read_text(encoding="utf-8"))
-        except ValueError as exc:  # pydantic's ValidationError is a ValueError: name the file, not a traceback
-            raise ValueError(f"{folder / MANIFEST}: not a field manifest ({str(exc).splitlines()[0]}); re-run the "
-                             "batch to rewrite it") from None
+        manifest = read_manifest(folder)
         dirs = run_dirs(manifest, folder)
         if not dirs:
             raise ValueError(f"{folder}: the field batch has no runs yet (run `ffbench batch` on its spec)")
@@ -172,7 +173,8 @@ def _which(manifest: Manifest, folder: Path, run_path: str) -> str | None:
 
 def seat_results(runs: dict, manifest: Manifest, folder: str | Path | None = None) -> pd.DataFrame:
     """One row per (agent, seed): the seat team's regular-season points_for, wins and win_rate in that agent's
-    league, with ``is_reference`` and ``ranked`` (False when the agent's decisions were mostly engine fallbacks,
+    league, with ``is_reference``, ``candidate`` (False for a reference that is not a candidate) and ``ranked``
+    (False when the agent's decisions were mostly engine fallbacks,
     :func:`metrics.agent_info`) and its fallback shares. The agent is the seat team's agent in the run; a run
     whose seat is played by an agent that is not a candidate (nor the reference) is refused."""
     from . import metrics
@@ -203,6 +205,7 @@ def seat_results(runs: dict, manifest: Manifest, folder: str | Path | None = Non
     out = seat[["agent", "seed", "run_id", "points_for", "wins", "win_rate"]].copy()
     out["seed"] = out["seed"].astype(int)
     out["is_reference"] = out["agent"] == manifest.reference
+    out["candidate"] = out["agent"].isin(manifest.candidates)  # False: the reference's own leagues, a yardstick
     out["fallback_rate"] = out["agent"].map(info["fallback_rate"]).fillna(0.0)
     out["draft_fallback_rate"] = out["agent"].map(info["draft_fallback_rate"]).fillna(0.0)
     out["ranked"] = out["agent"].map(info["ranked"]).fillna(True).astype(bool)
@@ -254,31 +257,52 @@ def describe_blocks(runs: dict) -> str:
 
 
 def variance_reduction(scores: pd.DataFrame, value: str = "points_for") -> pd.DataFrame:
-    """Per agent: n seeds, the mean and sd of the raw seat result and of the duplicate score, and the variance
-    reduction factor var_raw / var_dup. The reference's duplicate score is 0 by construction: its row is kept,
-    ``is_reference`` True and its factor NaN."""
+    """Per agent: n seeds, the mean and sd of the raw seat result and of the duplicate score, and two factors:
+
+    * ``vrf_raw`` = var_raw / var_dup: the sd of the duplicate score against the raw season result (what issue #14
+      asks for). It compares one result's spread with a difference's, so it understates the gain: a difference of
+      two independent results has twice the variance of one.
+    * ``vrf_pairing`` = (var_raw + var_raw_reference) / var_dup: how much playing the same seat on the same seed
+      as the reference reduces the variance of the comparison with it, against comparing results of two
+      independent leagues (var_raw_reference: the reference's seat result on the same seeds). Above 1: pairing
+      helps; the seeds a comparison needs shrink by about this factor.
+
+    The reference's duplicate score is 0 by construction: its row is kept, ``is_reference`` True and its factors
+    NaN."""
     rows = []
     for agent, g in scores.groupby("agent", sort=False):
-        raw, dup = g[value].astype(float), g["dup"].astype(float)
+        raw, dup, ref = g[value].astype(float), g["dup"].astype(float), g["reference_value"].astype(float)
         is_ref = bool(g["is_reference"].iloc[0])
-        sd_raw = float(raw.std(ddof=1)) if len(g) > 1 else np.nan
-        sd_dup = float(dup.std(ddof=1)) if len(g) > 1 else np.nan
-        vrf = sd_raw ** 2 / sd_dup ** 2 if not is_ref and sd_dup and np.isfinite(sd_dup) else np.nan
-        rows.append({"agent": agent, "n": len(g), "mean_raw": float(raw.mean()), "sd_raw": sd_raw,
-                     "mean_dup": float(dup.mean()), "sd_dup": sd_dup, "vrf": vrf, "is_reference": is_ref,
+        many = len(g) > 1
+        var_raw, var_ref, var_dup = (float(x.var(ddof=1)) if many else np.nan for x in (raw, ref, dup))
+        ok = not is_ref and np.isfinite(var_dup) and var_dup > 0
+        rows.append({"agent": agent, "n": len(g), "mean_raw": float(raw.mean()), "sd_raw": np.sqrt(var_raw),
+                     "sd_raw_reference": np.sqrt(var_ref), "mean_dup": float(dup.mean()), "sd_dup": np.sqrt(var_dup),
+                     "vrf_raw": var_raw / var_dup if ok else np.nan,
+                     "vrf_pairing": (var_raw + var_ref) / var_dup if ok else np.nan, "is_reference": is_ref,
                      "note": "reference: its duplicate score is 0 by construction" if is_ref else ""})
     return pd.DataFrame(rows).sort_values("mean_dup", ascending=False, ignore_index=True)
 
 
 def pairwise(scores: pd.DataFrame, value: str = "dup", alpha: float = 0.05, confidence: float = 0.95) -> pd.DataFrame:
     """Every pair of ranked agents on the seeds both have: mean paired difference of ``value`` (``a`` minus
-    ``b``), its t-interval, the paired t-test's p and Holm's p over the family. Agents not ranked (mostly engine
-    fallbacks) are left out of the family; ``attrs["not_ranked"]`` lists them."""
+    ``b``), its interval, the paired t-test's p and Holm's p over the family.
+
+    The interval is the paired t-test's own t-interval at every n, by design and not :func:`stats.mean_ci`'s rule
+    (BCa from 20 values): it is the interval that matches the test and the power analysis (:func:`stats.power`),
+    so it excludes 0 exactly when p < 1 - ``confidence``.
+
+    The family is the candidates' pairs: agents not ranked (mostly engine fallbacks) are left out of the table
+    (``attrs["not_ranked"]`` lists them); a reference that is not a candidate (``candidate`` False in
+    :func:`seat_results`: its own leagues under ``runs/reference``) is a yardstick, not a hypothesis, so its pairs
+    stay in the table with their p and interval but ``in_family`` False, ``p_holm`` NaN, ``significant`` empty,
+    and do not count in Holm's m (``attrs["outside_family"]`` lists it)."""
     from scipy import stats as sps
 
     from .stats import holm
 
     ranked = scores[scores["ranked"]] if "ranked" in scores else scores
+    yardstick = set(ranked.loc[~ranked["candidate"].astype(bool), "agent"]) if "candidate" in ranked else set()
     wide = ranked.pivot_table(index="seed", columns="agent", values=value)
     order = list(ranked.groupby("agent")[value].mean().sort_values(ascending=False).index)
     rows = []
@@ -300,10 +324,12 @@ def pairwise(scores: pd.DataFrame, value: str = "dup", alpha: float = 0.05, conf
         rows.append(row)
     out = pd.DataFrame(rows, columns=["agent_a", "agent_b", "n", "mean_diff", "sd_diff", "ci_low", "ci_high",
                                       "ci_method", "p_value"])
-    tested = out["p_value"].notna()
+    out["in_family"] = ~(out["agent_a"].isin(yardstick) | out["agent_b"].isin(yardstick))
     out["p_holm"] = np.nan
-    if tested.any():
-        out.loc[tested, "p_holm"] = holm(out.loc[tested, "p_value"])
-    out["significant"] = out["p_holm"] < alpha
+    if out["in_family"].any():  # holm leaves an untested pair (NaN p) NaN and out of m
+        out.loc[out["in_family"], "p_holm"] = holm(out.loc[out["in_family"], "p_value"])
+    out["significant"] = pd.array([bool(p < alpha) if fam and np.isfinite(p) else (False if fam else pd.NA)
+                                   for p, fam in zip(out["p_holm"], out["in_family"])], dtype="boolean")
     out.attrs["not_ranked"] = sorted(set(scores["agent"]) - set(ranked["agent"]))
+    out.attrs["outside_family"] = sorted(yardstick)
     return out

@@ -27,25 +27,33 @@ Runs = dict[str, pd.DataFrame]
 #: results are mostly the engine's. The same number as the config's ``llm.max_fallback_rate`` default.
 MAX_FALLBACK_RATE: float = LLMSettings.model_fields["max_fallback_rate"].default
 DRAFT_DECISIONS = ("draft_shortlist", "draft_pick")
+#: the status of a run left out as not one of its field batch's (a seed or folder its field.json does not list)
+STRAY = "not in its field.json"
 
 
 def expand_paths(runs: str | Path | Iterable[str | Path]) -> list[Path]:
-    """Run directories from a path, a glob, a folder of runs, or a list of those (sorted, deduplicated)."""
+    """Run directories from a path, a glob, a folder of runs, a batch folder (its ``runs/``, a field batch's
+    ``runs/<candidate>/``), or a list of those (sorted, deduplicated). An item that holds no run is an error
+    naming it: a mistyped path must not quietly shrink the sample."""
     items = [runs] if isinstance(runs, (str, Path)) else list(runs)
     out: list[Path] = []
     for item in items:
-        hits = sorted(glob.glob(str(item))) or [str(item)]
-        for h in hits:
+        found: list[Path] = []
+        for h in sorted(glob.glob(str(item))) or [str(item)]:
             p = Path(h)
             if (p / "run.json").exists():
-                out.append(p)
+                found.append(p)
             elif p.is_dir():
-                out.extend(sorted(q.parent for q in p.glob("*/run.json")))
+                inner = sorted(q.parent for q in p.glob("*/run.json"))
+                batch = sorted(q.parent for pattern in ("runs/*/run.json", "runs/*/*/run.json")
+                               for q in p.glob(pattern))
+                found.extend(inner or batch)
+        if not found:
+            raise FileNotFoundError(f"no run directories (folders with run.json) in {str(item)!r}")
+        out.extend(found)
     seen: dict[str, Path] = {}
     for p in out:
         seen.setdefault(str(p.resolve()), p)
-    if not seen:
-        raise FileNotFoundError(f"no run directories (folders with run.json) in {runs!r}")
     return list(seen.values())
 
 
@@ -79,7 +87,7 @@ def load_runs(runs: str | Path | Iterable[str | Path], complete_only: bool = Tru
         in_field = field.manifest_of(path)  # a field batch's run: its baseline teams play as field:<agent>
         why = field.stray(*in_field, path, meta.get("seed")) if in_field else None
         if why:
-            excluded.append({"path": str(path), "status": "not in field batch", "reason": why})
+            excluded.append({"path": str(path), "status": STRAY, "reason": why})
             continue
         batches.setdefault(str(in_field[1]) if in_field else None, path)
         if len(batches) > 1:  # field scores pair a batch's own runs by seed: another batch's runs would mix in
@@ -121,8 +129,10 @@ def _excluded_note(excluded: pd.DataFrame) -> str:
     if excluded.empty:
         return ""
     counts = ", ".join(f"{n} {s}" for s, n in excluded["status"].value_counts().sort_index().items())
-    names = ", ".join(Path(p).name for p in excluded["path"].head(3)) + (", ..." if len(excluded) > 3 else "")
-    return f"; {len(excluded)} run(s) excluded as not complete ({counts}): {names}"
+    names = ", ".join("/".join(Path(p).parts[-2:]) for p in excluded["path"].head(3)) + (
+        ", ..." if len(excluded) > 3 else "")
+    why = "excluded" if (excluded["status"] == STRAY).any() else "excluded as not complete"
+    return f"; {len(excluded)} run(s) {why} ({counts}): {names}"
 
 
 def describe_runs(runs: Runs) -> str:

@@ -19,7 +19,9 @@ model rates each agent against whoever it actually met, so leagues of different 
   Student t-interval (df = the agent's runs - 1), from 20 runs a BCa cluster bootstrap resampling whole runs
   within strata of runs with the same set of agents (field mode: one stratum per candidate), so every agent is
   in every resample; fewer than 2 runs: none. Each refit is centred on the same agents' mean as the full fit, so
-  an agent missing from a leave-out (its only run) does not shift the others.
+  an agent missing from a leave-out (its only run) does not shift the others. The jackknife standard error uses
+  the leave-outs of all runs, with (n - 1) / n for n = all runs, not only the agent's: for an agent in few of many
+  runs this is conservative (wider than a jackknife over its own runs would be).
 """
 from __future__ import annotations
 

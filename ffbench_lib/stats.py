@@ -116,12 +116,14 @@ def seeds_needed(effect: float, sd: float, alpha: float = 0.05, m: int = 1, targ
 
 
 def agent_means(per_run: pd.DataFrame, value: str, confidence: float = 0.95) -> pd.DataFrame:
-    """Mean of ``value`` per agent over runs, with its CI by :func:`mean_ci` and the method in ``ci_method``."""
+    """Mean of ``value`` per agent over runs, with its CI by :func:`mean_ci` and the method in ``ci_method``;
+    ``runs`` counts the non-NaN values the mean and interval use (the n a figure shows)."""
     rows = []
     for agent, g in per_run.groupby("agent"):
         lo, hi, method = mean_ci(g[value], confidence)
-        rows.append({"agent": agent, "runs": len(g), "mean": float(g[value].mean()), "ci_low": lo, "ci_high": hi,
-                     "ci_method": method, "sd": float(g[value].std(ddof=1)) if len(g) > 1 else np.nan})
+        n = int(g[value].notna().sum())  # the values the mean and its interval use (NaNs ignored), not the rows
+        rows.append({"agent": agent, "runs": n, "mean": float(g[value].mean()), "ci_low": lo, "ci_high": hi,
+                     "ci_method": method, "sd": float(g[value].std(ddof=1)) if n > 1 else np.nan})
     cols = ["agent", "runs", "mean", "ci_low", "ci_high", "ci_method", "sd"]
     return pd.DataFrame(rows, columns=cols).sort_values("mean", ascending=False, ignore_index=True)
 
@@ -173,13 +175,15 @@ def friedman(per_run: pd.DataFrame, value: str, exclude: Iterable[str] = ()) -> 
 
 
 def holm(pvalues) -> np.ndarray:
-    """Holm-Bonferroni adjusted p-values (monotone, capped at 1)."""
+    """Holm-Bonferroni adjusted p-values (monotone, capped at 1). A NaN p (a pair that could not be tested) stays
+    NaN and is not counted in m: counting it would make every other pair's correction stricter for nothing, and
+    sorting it (NaN sorts last) would hide it as a p of 1."""
     p = np.asarray(pvalues, dtype=float)
-    order = np.argsort(p)
-    m = len(p)
-    adj = np.empty(m)
+    adj = np.full(len(p), np.nan)
+    tested = np.flatnonzero(~np.isnan(p))
+    m = len(tested)
     running = 0.0
-    for rank, i in enumerate(order):
+    for rank, i in enumerate(tested[np.argsort(p[tested], kind="stable")]):
         running = max(running, (m - rank) * p[i])
         adj[i] = min(1.0, running)
     return adj

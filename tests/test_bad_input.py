@@ -127,11 +127,13 @@ def test_malformed_batch_yaml_and_batch_out_that_is_a_file(tmp_path):
 
 def test_bad_field_batch_names_the_field_and_writes_nothing(tmp_path):
     f = tmp_path / "field.yaml"
-    f.write_text(f"name: x\nbase: {DEMO}\ndesign: field\nseeds: [0]\nout: {tmp_path / 'out'}\nfield:\n"
+    f.write_text(f"name: x\nbase: {DEMO}\ndesign: field\nseeds: [0, 1]\nout: {tmp_path / 'out'}\nfield:\n"
                  "  seat: Nobody\n  candidates: [{kind: bot, strategy: adp}, {kind: bot, strategy: vorp}]\n")
     refused("batch", f, expect=["field.seat: no team 'Nobody' in base demo.yaml; use one of: VORP-1, ADP-1"])
     f.write_text(f.read_text().replace("seat: Nobody", "seat: ADP-1").replace("strategy: vorp", "strategy: adp"))
     refused("batch", f, expect=["field.candidates[1]: bot:adp is also candidates[0]", "keep one"])
+    f.write_text(f.read_text().replace("seeds: [0, 1]", "seeds: [0]"))
+    refused("batch", f, expect=["seeds: a field batch needs at least 2 seeds to compare candidates (paired by seed)"])
     assert not (tmp_path / "out").exists()
 
 

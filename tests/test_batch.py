@@ -133,18 +133,20 @@ def test_seed_overrides_refuse_seed_and_unknown_seeds(tmp_path):
 
 @pytest.mark.slow
 def test_changed_spec_never_reuses_the_old_runs(tmp_path, data_dir, monkeypatch):
-    """A finished run is skipped only if it is this spec's run; after an edit the seed fails, naming the keys."""
+    """A finished run is skipped only if it is this spec's run; after an edit the batch is refused before it
+    writes anything (the finished batch's records are kept), naming out, the keys and the fix."""
     monkeypatch.setenv("FFBENCH_DATA_DIR", str(data_dir))
     short = {"weeks": 3, "trades": {"weeks": [2]}}
     f = spec_file(tmp_path, seeds=[0], seed_overrides={0: short})
     assert run_batch(f, progress=False)["complete"] == 1
     assert run_batch(f, progress=False)["complete"] == 1  # unchanged: reused
     assert bool(pd.read_csv(tmp_path / "batch" / "batch_runs.csv").loc[0, "skipped"]) is True
+    records = {p.name: p.read_bytes() for p in (tmp_path / "batch").glob("batch_*")}
     f = spec_file(tmp_path, seeds=[0], seed_overrides={0: {**short, "schedule": "round_robin"}})
-    summary = run_batch(f, progress=False)
-    assert summary["complete"] == 0
-    (failed,) = summary["failed"]
-    assert "schedule: 'random' in the run, 'round_robin' now" in failed["error"] and "another out" in failed["error"]
+    with pytest.raises(ConfigError, match=r"out: .* holds 1 run\(s\) of another config \(schedule: 'random' in the "
+                                          r"runs, 'round_robin' now\).*use another out, or restore the spec"):
+        run_batch(f, progress=False)
+    assert {p.name: p.read_bytes() for p in (tmp_path / "batch").glob("batch_*")} == records and len(records) == 2
     run = json.loads((tmp_path / "batch" / "runs" / "seed-0" / "run.json").read_text())
     assert run["status"] == "complete"  # the old run is left as it was
 

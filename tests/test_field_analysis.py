@@ -1,17 +1,19 @@
 """Field analysis on a real small field batch (3-week leagues of bots, 2 seeds, 3 candidates), laid out as
 design14's field batch: duplicate scores, variance reduction, pairwise tests and ``ffbench power`` on it."""
+import json
 import os
 import shutil
 import subprocess
 import sys
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
 
-from ffbench_lib import field, metrics
+from ffbench_lib import field, metrics, power, ratings
 from ffbench_lib.config import parse_config
-from ffbench_lib.power import pair_table
+from ffbench_lib.power import format_report, load_pilot, pair_table
 
 from engine_helpers import REPO, demo_league, run_engine
 
@@ -65,11 +67,15 @@ def test_duplicate_scores_subtract_the_reference_on_the_same_seed(field_batch):
     # diverge, so the first pick of a team drafting before the seat matches across candidates
     vr = field.variance_reduction(scores, "points_for")
     ref_row = vr[vr["is_reference"]].iloc[0]
-    assert ref_row["agent"] == REFERENCE and ref_row["sd_dup"] == 0 and np.isnan(ref_row["vrf"])
+    assert ref_row["agent"] == REFERENCE and ref_row["sd_dup"] == 0
+    assert np.isnan(ref_row["vrf_raw"]) and np.isnan(ref_row["vrf_pairing"])
     other = vr[~vr["is_reference"]].iloc[0]
     g = scores[scores["agent"] == other["agent"]]
     assert other["sd_raw"] == pytest.approx(g["points_for"].std(ddof=1))
-    assert other["vrf"] == pytest.approx(g["points_for"].var(ddof=1) / g["dup"].var(ddof=1))
+    assert other["vrf_raw"] == pytest.approx(g["points_for"].var(ddof=1) / g["dup"].var(ddof=1))
+    # pairing: the comparison with the reference on the same seat and seed vs two independent leagues
+    assert other["vrf_pairing"] == pytest.approx((g["points_for"].var(ddof=1) + ref.loc[g["seed"]].var(ddof=1))
+                                                 / g["dup"].var(ddof=1))
 
 
 def test_pairwise_is_a_paired_t_test_with_holm(field_batch):
@@ -134,8 +140,19 @@ def test_power_command_prints_the_table(field_batch, tmp_path):
     assert r.returncode == 0, r.stderr
     assert "pilot: field batch" in r.stdout and "seeds field" in r.stdout and "Holm over 3 pair(s)" in r.stdout
     assert "full-league design" in r.stdout and "$0 (free)" in r.stdout
+    # the estimated full-league column is labelled as such; the summary claims each pair, not all at once
+    assert f"* full league: {power.ESTIMATED}" in r.stdout and "sd full*" in r.stdout
+    assert "separate every adjacent pair" not in r.stdout and "on its own by" in r.stdout
+    assert "pilot uncertainty" in r.stdout and "chi-square interval" in r.stdout
     table = pd.read_csv(tmp_path / "p.csv")
     assert len(table) == 2 and set(table["design"]) == {"field"}
+    assert (table["note"] == power.ESTIMATED_NOTE).all() and "upper bound" in power.ESTIMATED_NOTE
+    assert {"seeds_field_range", "seeds_full_range"} <= set(table.columns)
+    wins = _cli(field_batch, "--value", "wins", "--out", tmp_path / "w.csv")  # every power.VALUES is offered
+    assert wins.returncode == 0, wins.stderr
+    assert set(pd.read_csv(tmp_path / "w.csv")["value"]) == {"wins"} and "mean duplicate score of wins" in wins.stdout
+    bad = _cli(field_batch, "--value", "points")
+    assert bad.returncode == 2 and "points_for, win_rate, wins" in bad.stderr
     # the candidate's run folders give the same (a field batch found from its runs)
     r2 = _cli(field_batch / "runs" / "*" / "seed-*")
     assert r2.returncode == 0 and "pilot: field batch" in r2.stdout
@@ -187,3 +204,133 @@ def test_a_broken_manifest_is_named(tmp_path):
     (tmp_path / field.MANIFEST).write_text('{"name": "x"}')
     r = _cli(tmp_path)
     assert r.returncode == 2 and "Traceback" not in r.stderr and "field.json: not a field manifest" in r.stderr
+
+
+def _copy_batch(field_batch, to, **manifest):
+    """A copy of the field batch with its manifest changed (a second batch, an earlier spec, another reference)."""
+    shutil.copytree(field_batch, to)
+    m = field.read_manifest(to).model_copy(update=manifest)
+    (to / field.MANIFEST).write_text(m.model_dump_json())
+    return to
+
+
+def test_load_runs_plays_the_baseline_teams_as_field_agents(field_batch, tmp_path):
+    """Every table of a field batch's runs names the baseline teams' agents field:<agent>; the seat keeps its
+    candidate. Runs of two batches are refused, a seed field.json no longer lists is left out, and the ratings count
+    a candidate's runs as its seeds (its namesake baseline teams are another agent)."""
+    runs = metrics.load_runs(field_batch)
+    assert runs["meta"]["field_seat"].eq(SEAT).all() and len(runs["meta"]) == 6
+
+    def check(df, team, agent):
+        assert len(df), "no rows to check"
+        seat = df[team] == SEAT
+        assert df.loc[seat, agent].isin(list(CANDIDATES)).all()
+        assert df.loc[~seat, agent].str.startswith(field.FIELD_PREFIX).all()
+
+    check(runs["standings"], "team", "agent")
+    check(runs["matchups"], "team", "agent")
+    check(runs["decisions"], "team", "agent")
+    check(runs["trade_steps"], "actor", "agent")
+    # a trade between the seat and a baseline team (3-week leagues rarely trade: one written into a copy's run)
+    traded = _copy_batch(field_batch, tmp_path / "traded")
+    run = traded / "runs" / "bot-vorp" / "seed-0"
+    pd.DataFrame([{"week": 2, "negotiation": "w2-n1", "proposer": SEAT, "receiver": "VORP-2", "proposer_agent":
+                   "bot:vorp", "receiver_agent": "bot:vorp", "proposer_gives": ["00-0030279"],
+                   "receiver_gives": ["00-0033288"], "accepted_step": 2, "made_by": "agent"}]
+                 ).to_parquet(run / "trades.parquet")
+    trades = metrics.load_runs(traded)["trades"]
+    trade = trades[trades["negotiation"] == "w2-n1"].iloc[0]
+    assert (trade["proposer_agent"], trade["receiver_agent"]) == ("bot:vorp", "field:bot:vorp")
+    check(trades, "proposer", "proposer_agent")
+    check(trades, "receiver", "receiver_agent")
+    st = metrics.standings(runs)
+    assert set(st.loc[st["team"] == SEAT, "agent"]) == set(CANDIDATES)
+    assert "field:bot:adp" in set(st["agent"]) and metrics.is_bot("field:bot:adp")
+    assert metrics.describe_sample(runs) == "6 runs: 3 candidates × 2 seeds of the 2024 season"
+    # ratings: a candidate played in its own leagues only, one per seed
+    board = ratings.leaderboard(runs, n_resamples=50).set_index("agent")
+    for agent in CANDIDATES:
+        assert board.loc[agent, "n_runs"] == len(SEEDS)
+    assert board.loc["field:bot:adp", "n_runs"] == 6
+
+    other = _copy_batch(field_batch, tmp_path / "other")
+    with pytest.raises(ValueError) as two:
+        metrics.load_runs([field_batch / "runs" / "bot-adp", other / "runs" / "bot-adp"])
+    assert "analyse one field batch at a time" in str(two.value) and "\n" not in str(two.value)
+    with pytest.raises(ValueError) as mixed:
+        metrics.load_runs([field_batch / "runs" / "bot-adp", _full_league(field_batch, tmp_path)])
+    assert "no field batch" in str(mixed.value) and "\n" not in str(mixed.value)
+
+    earlier = _copy_batch(field_batch, tmp_path / "earlier", seeds=[0])
+    with pytest.warns(UserWarning, match="excluded"):
+        kept = metrics.load_runs(earlier)
+    assert set(kept["meta"]["seed"]) == {0} and len(kept["meta"]) == 3
+    assert (kept["excluded"]["status"] == metrics.STRAY).all() and len(kept["excluded"]) == 3
+    assert kept["excluded"]["reason"].str.contains("seed 1 is not in").all()
+
+
+def test_power_measures_both_designs_from_a_field_and_a_full_league_batch(field_batch, tmp_path):
+    full = _full_league(field_batch, tmp_path)
+    pilot = load_pilot([field_batch, full])
+    assert pilot.manifest is not None and pilot.full_runs is not None  # the field batch is not dropped
+    assert set(pilot.full_runs["meta"]["path"].map(lambda p: str(Path(p).resolve().parent))) == {str(full.resolve())}
+    t = pair_table(pilot.runs, manifest=pilot.manifest, full_runs=pilot.full_runs)
+    assert t.summary["design"] == "field" and t.summary["full_measured"]
+    # the full-league columns: paired per-run means of each agent's teams in the full-league runs, by agent
+    st = metrics.standings(pilot.full_runs)
+    means = metrics.per_agent(st, "points_for").pivot_table(index="run_id", columns="agent", values="points_for")
+    for r in t.pairs.itertuples():
+        d = (means[r.agent_a] - means[r.agent_b]).dropna()
+        assert r.n_full == len(d) == 2 and r.sd_full == pytest.approx(d.std(ddof=1))
+        assert r.mean_diff_full == pytest.approx(d.mean()) and r.note.startswith(power.MEASURED_NOTE)
+    report = format_report(t)
+    assert "full-league pilot: 2 runs" in report and power.ESTIMATED not in report and "sd full*" not in report
+    r = _cli(field_batch, full)
+    assert r.returncode == 0, r.stderr
+    assert "pilot: field batch" in r.stdout and "full-league pilot: 2 runs" in r.stdout
+
+
+def test_power_refuses_two_field_batches_and_names_a_path_without_runs(field_batch, tmp_path):
+    other = _copy_batch(field_batch, tmp_path / "other")
+    two = _cli(field_batch, other)
+    assert two.returncode == 2 and "Traceback" not in two.stderr
+    assert f"{field_batch.resolve()} and {other.resolve()} are two field batches" in two.stderr
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    r = _cli(field_batch, empty)
+    assert r.returncode == 2 and "Traceback" not in r.stderr and str(empty) in r.stderr
+    unfinished = tmp_path / "unfinished"
+    shutil.copytree(field_batch / "runs" / "bot-vorp" / "seed-0", unfinished / "seed-0")
+    meta = json.loads((unfinished / "seed-0" / "run.json").read_text())
+    (unfinished / "seed-0" / "run.json").write_text(json.dumps({**meta, "status": "running"}))
+    with pytest.raises(FileNotFoundError, match=f"{unfinished}: no complete runs there"):
+        load_pilot([field_batch, unfinished])
+
+
+def test_a_reference_that_is_not_a_candidate_stays_outside_the_family(field_batch, tmp_path):
+    """bot:adp as the yardstick only: its pairs stay in the tables, marked, and m counts the candidates' pairs."""
+    batch = _copy_batch(field_batch, tmp_path / "yardstick",
+                        candidates={a: d for a, d in field.read_manifest(field_batch).candidates.items()
+                                    if a != REFERENCE})
+    loaded = field.load(batch)
+    scores = field.duplicate_scores(field.seat_results(loaded.runs, loaded.manifest), loaded.manifest)
+    assert not scores.loc[scores["agent"] == REFERENCE, "candidate"].any() and scores["candidate"].sum() == 4
+    pw = field.pairwise(scores)
+    assert len(pw) == 3 and pw.attrs["outside_family"] == [REFERENCE]
+    fam = pw[pw["in_family"]]
+    assert len(fam) == 1 and REFERENCE not in {fam.iloc[0]["agent_a"], fam.iloc[0]["agent_b"]}
+    if np.isfinite(fam.iloc[0]["p_value"]):
+        assert fam.iloc[0]["p_holm"] == pytest.approx(fam.iloc[0]["p_value"])  # a family of one
+    yard = pw[~pw["in_family"]]
+    assert yard["p_holm"].isna().all() and yard["significant"].isna().all()
+    t = pair_table(loaded.runs, manifest=loaded.manifest)
+    assert t.summary["m"] == 1 and len(t.summary["ranked"]) == 2 and REFERENCE not in t.summary["ranked"]
+    assert t.summary["outside_family"] == [REFERENCE]
+    assert t.pairs["in_family"].sum() == 1 and (t.pairs.loc[~t.pairs["in_family"], "m"] == 1).all()
+    assert (~t.pairs["in_family"]).sum() >= 1
+    assert t.pairs.loc[~t.pairs["in_family"], "note"].str.startswith(power.YARDSTICK_NOTE).all()
+    ref = t.agents.set_index("agent").loc[REFERENCE]
+    assert ref["role"] == "reference" and pd.isna(ref["rank"])
+    report = format_report(t)
+    assert "(yardstick)" in report and "REFERENCE (yardstick, outside the Holm family)" in report
+    assert "Holm over 1 pair(s) of candidates" in report

@@ -139,14 +139,62 @@ def test_field_batch_out_of_another_seat_reference_or_design_is_refused(field_ba
         load_batch(g)
 
 
+RECORDS = ("field.json", "batch_runs.csv", "batch_summary.json")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("top, keys", [
+    ({"name": "renamed"}, r"name: 't' in the runs, 'renamed' now"),
+    ({"overrides": {**SHORT, "scoring": "half_ppr"}}, r"scoring.preset: 'ppr' in the runs, 'half_ppr' now"),
+])
+def test_spec_change_that_makes_the_runs_another_config_is_refused_before_writing(field_batch, tmp_path, top, keys):
+    """Every run would fail as "of another config" and the finished batch's records be overwritten by failures:
+    refused at load time, one line naming out, the keys and the fix; nothing in out changes."""
+    f, out, _ = field_batch
+    g = tmp_path / "again.yaml"
+    g.write_text(f.read_text())
+    edited(g, **top)
+    before = {name: (out / name).read_bytes() for name in RECORDS}
+    one_problem(g, rf"^out: {re.escape(str(out))} holds 8 run\(s\) of another config \({keys}\): the batch spec "
+                   r"changed since they ran; use another out, or restore the spec to reuse them$")
+    with pytest.raises(ConfigError, match="holds 8 run"):
+        run_batch(g, progress=False)
+    assert {name: (out / name).read_bytes() for name in RECORDS} == before
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("text, where", [("{not json", r"\(top level\): Invalid JSON"),
+                                         ('{"design": "field", "name": "t"}', r"seat: Field required")])
+def test_corrupt_manifest_is_named_and_rewritten_once_deleted(field_batch, data_dir, monkeypatch, text, where):
+    """The batch names the file and the wrong field and says how to recover; once the file is deleted the batch
+    rewrites it from the spec and reuses the runs (their configs match)."""
+    f, out, _ = field_batch
+    monkeypatch.setenv("FFBENCH_DATA_DIR", str(data_dir))
+    manifest = out / field.MANIFEST
+    good = manifest.read_text()
+    try:
+        manifest.write_text(text)
+        one_problem(f, rf"^out: {re.escape(str(manifest))} is not a field manifest \({where}.*\); delete "
+                       rf"{re.escape(str(manifest))} to let the batch rewrite it from the spec \(its runs are kept and "
+                       r"reused when their configs match\), or use another out$")
+        manifest.unlink()
+        assert run_batch(f, progress=False)["complete"] == 8
+        assert pd.read_csv(out / "batch_runs.csv")["skipped"].all()
+        rewritten = manifest.read_text()
+    finally:
+        manifest.write_text(good)  # the module's batch, as the other tests expect it
+    assert rewritten == good
+
+
 @pytest.mark.slow
 def test_reference_among_candidates_reuses_their_runs(tmp_path, data_dir, monkeypatch):
     monkeypatch.setenv("FFBENCH_DATA_DIR", str(data_dir))
-    f = edited(field_spec(tmp_path, reference=BOTS["adp"], candidates=[BOTS["adp"], BOTS["random"]]), seeds=[0])
+    f = field_spec(tmp_path, reference=BOTS["adp"], candidates=[BOTS["random"], BOTS["adp"]])
     summary = run_batch(f, progress=False)
-    assert summary["complete"] == 2 and summary["runs"] == 2
+    assert summary["complete"] == 4 and summary["runs"] == 4
     manifest = json.loads((tmp_path / "batch" / field.MANIFEST).read_text())
     assert manifest["reference"] == "bot:adp" and manifest["reference_dir"] == "runs/bot-adp"
+    assert list(manifest["candidates"]) == ["bot:random", "bot:adp"]  # the spec's order (Manifest), not sorted
     assert not (tmp_path / "batch" / "runs" / "reference").exists()
     assert set(pd.read_csv(tmp_path / "batch" / "batch_runs.csv")["candidate"]) == {"bot:adp", "bot:random"}
 
@@ -170,7 +218,15 @@ def one_problem(f, pattern):
     ({"seat": "Nobody"}, r"^field.seat: no team 'Nobody' in base demo.yaml; use one of: VORP-1, ADP-1, .*ADP-3$"),
     ({"candidates": [BOTS["adp"]]}, r"^field.candidates: a field compares 2 or more agents \(got 1\); add candidates"),
     ({"candidates": [BOTS["adp"], BOTS["vorp"], BOTS["adp"]]},
-     r"^field.candidates\[2\]: bot:adp is also candidates\[0\]; .* would merge; keep one$"),
+     r"^field.candidates\[2\]: bot:adp is also candidates\[0\]; agents are named by model id in every table: two "
+     r"candidates of one model would merge; keep one, or compare two settings of one model in two field batches "
+     r"\(two out folders\)$"),
+    ({"candidates": [{"kind": "llm", "model": "m"}, {"kind": "llm", "model": "m", "temperature": 0.5}]},
+     r"^field.candidates\[1\]: llm:m is also candidates\[0\]; .*compare two settings of one model in two field "
+     r"batches"),
+    ({"candidates": ["bot:adp", "bot:vorp"]}, r"^field.candidates\[0\]: expected an agent mapping such as \{kind: "
+                                              r"bot, strategy: adp\} or \{kind: llm, model: .*\}, got 'bot:adp'$"),
+    ({"reference": "bot:adp"}, r"^field.reference: expected an agent mapping such as \{kind: bot, strategy: adp\}"),
     ({"candidates": [{"kind": "llm", "model": "a/b"}, {"kind": "llm", "model": "a-b"}]},
      r"^field.candidates\[1\]: llm:a-b and candidates\[0\] share the folder runs/llm-a-b \(field.slug\); keep one$"),
     ({"candidates": [BOTS["adp"], {"kind": "bot", "strategy": "best"}]},
@@ -201,6 +257,12 @@ def test_candidate_that_makes_the_league_invalid_is_named(tmp_path):
     ({"agents": [{"name": "A", "agent": BOTS["adp"]}]}, r"agents: a field batch keeps the base league's teams .*"
                                                         r"remove agents and put the league in base"),
     ({"seed_overrides": {1: {"teams": []}}}, r"seed_overrides: sets `teams`, which a field batch keeps from base"),
+    ({"field": [1, 2]}, r"^field: expected a mapping with seat, reference, candidates$"),
+    ({"seeds": [0]}, r"^seeds: a field batch needs at least 2 seeds to compare candidates \(paired by seed\)$"),
+    ({"overrides": {**SHORT, "draft": {"order": "fixed"}}},
+     r"^overrides: sets `draft.order`, which a field batch sets to rotate \(the seat's draft slot must move with the "
+     r"seed, .*\); remove it$"),
+    ({"seed_overrides": {0: {"draft": {"order": "random"}}}}, r"^seed_overrides: sets `draft.order`, which a field "),
 ])
 def test_field_design_and_field_section_go_together(tmp_path, top, pattern):
     one_problem(edited(field_spec(tmp_path), **top), pattern)
@@ -224,8 +286,8 @@ def test_failed_field_league_is_reported_with_its_candidate(tmp_path):
     import subprocess
     import sys
 
-    f = edited(field_spec(tmp_path, candidates=[BOTS["adp"], BOTS["random"]]), seeds=[1],
-               seed_overrides={1: {"weeks": 99}})
+    f = edited(field_spec(tmp_path, candidates=[BOTS["adp"], BOTS["random"]]),
+               seed_overrides={0: {"weeks": 99}, 1: {"weeks": 99}})
     r = subprocess.run([sys.executable, "-m", "ffbench_lib", "batch", str(f), "--quiet"], capture_output=True,
                        text=True, cwd=REPO)
     assert r.returncode == 1 and "Traceback" not in r.stdout + r.stderr

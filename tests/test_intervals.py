@@ -67,6 +67,26 @@ def test_agent_means_names_each_agents_method():
     assert {"runs", "mean", "ci_low", "ci_high", "sd", "ci_method"} <= set(m.columns)
 
 
+def test_agent_means_counts_the_values_the_interval_uses():
+    """A run without a value (NaN) is not evidence: ``runs`` is the n of the mean and of its t-interval."""
+    per_run = pd.DataFrame({"run_id": ["r0", "r1", "r2", "r3", "r4"], "agent": "a",
+                            "v": [1.0, 2.0, np.nan, 4.0, np.nan]})
+    m = stats.agent_means(per_run, "v").iloc[0]
+    assert m["runs"] == 3 and m["mean"] == pytest.approx(7 / 3)
+    assert (m["ci_low"], m["ci_high"]) == pytest.approx(stats.mean_ci([1.0, 2.0, 4.0])[:2])
+    one = stats.agent_means(per_run.assign(v=[1.0, np.nan, np.nan, np.nan, np.nan]), "v").iloc[0]
+    assert one["runs"] == 1 and one["ci_method"] == "none" and np.isnan(one["sd"])
+
+
+def test_holm_leaves_untested_pairs_out_of_m():
+    """A NaN p (a pair that could not be tested) stays NaN and does not make the others' correction stricter."""
+    adj = stats.holm([0.01, np.nan, 0.04, np.nan])
+    assert np.isnan(adj[1]) and np.isnan(adj[3])
+    assert adj[0] == pytest.approx(0.02) and adj[2] == pytest.approx(0.04)  # m = 2, not 4
+    assert list(stats.holm([0.01, 0.04])) == pytest.approx([0.02, 0.04])
+    assert np.isnan(stats.holm([np.nan])).all() and len(stats.holm([])) == 0
+
+
 def test_smallest_achievable_p_values():
     assert [stats.smallest_p_wilcoxon(n) for n in (0, 1, 4, 5, 6)] == [1.0, 1.0, 0.125, 0.0625, 0.03125]
     assert stats.smallest_p_wilcoxon(4) == pytest.approx(sps.wilcoxon([1.0, 2.0, 3.0, 4.0]).pvalue)

@@ -7,7 +7,7 @@ import pytest
 from scipy import stats
 
 from ffbench_lib import field
-from ffbench_lib.power import cost_per_seed
+from ffbench_lib.power import cost_per_seed, seeds_range
 from ffbench_lib.stats import power, seeds_needed
 
 SIMS = 4000
@@ -76,8 +76,15 @@ def test_field_mode_needs_fewer_seeds_than_a_full_league():
     rng = np.random.default_rng(14)
     scores = field.duplicate_scores(_field_seat(rng, range(200)), MANIFEST)
     vr = field.variance_reduction(scores).set_index("agent")
-    # raw var = luck + noise; the duplicate score keeps only the two noises: VRF ~ (60^2 + 8^2) / (2 * 8^2) = 28.6
-    assert 18 < vr.loc["cand:strong", "vrf"] < 42 and vr.loc["bot:ref", "is_reference"]
+    # raw var = luck + noise; the duplicate score keeps only the two noises: vrf_raw ~ (60^2 + 8^2) / (2 * 8^2) =
+    # 28.6; against two independent leagues the comparison's variance is twice the raw one: vrf_pairing ~ 57
+    assert 18 < vr.loc["cand:strong", "vrf_raw"] < 42 and vr.loc["bot:ref", "is_reference"]
+    assert 40 < vr.loc["cand:strong", "vrf_pairing"] < 80
+    g = scores[scores["agent"] == "cand:strong"]
+    ref = scores[scores["agent"] == "bot:ref"].set_index("seed")["points_for"]
+    assert vr.loc["cand:strong", "vrf_pairing"] == pytest.approx(
+        (g["points_for"].var() + ref.var()) / g["dup"].var())
+    assert vr.loc["cand:strong", "sd_raw_reference"] == pytest.approx(ref.std())
     pw = field.pairwise(scores).set_index(["agent_a", "agent_b"])
     sd_field = pw.loc[("cand:strong", "cand:weak"), "sd_diff"]
     sd_full = _full_league_diffs(rng, 200).std(ddof=1)
@@ -111,6 +118,47 @@ def test_pairwise_leaves_unranked_agents_out_of_the_family():
     pw = field.pairwise(field.duplicate_scores(seat, MANIFEST))
     assert len(pw) == 1 and pw.attrs["not_ranked"] == ["cand:weak"]
     assert pw.loc[0, "p_holm"] == pytest.approx(pw.loc[0, "p_value"])  # a family of one
+
+
+def test_a_reference_that_is_not_a_candidate_is_a_yardstick_outside_the_family():
+    """The reference's own leagues (``runs/reference``): its pairs keep their p and t-interval, outside Holm."""
+    seat = _field_seat(np.random.default_rng(5), range(8)).assign(candidate=lambda d: d["agent"] != "bot:ref")
+    pw = field.pairwise(field.duplicate_scores(seat, MANIFEST))
+    assert len(pw) == 3 and pw.attrs["outside_family"] == ["bot:ref"]
+    fam = pw[pw["in_family"]].iloc[0]
+    assert {fam["agent_a"], fam["agent_b"]} == {"cand:strong", "cand:weak"}
+    assert fam["p_holm"] == pytest.approx(fam["p_value"])  # m = 1: the candidates' only pair
+    yard = pw[~pw["in_family"]]
+    assert len(yard) == 2 and yard["p_value"].notna().all() and yard["p_holm"].isna().all()
+    assert yard["significant"].isna().all() and (yard["ci_method"] == "t-interval").all()
+    # every agent a candidate (the default without the column): the reference's pairs are hypotheses, m = 3
+    pw3 = field.pairwise(field.duplicate_scores(seat.drop(columns="candidate"), MANIFEST))
+    assert pw3["in_family"].all() and pw3["p_holm"].notna().all()
+
+
+def test_pairwise_interval_is_the_tests_t_interval_at_any_n():
+    """By design not mean_ci's rule (BCa from 20): the interval that matches the test excludes 0 iff p < 0.05."""
+    seat = _field_seat(np.random.default_rng(9), range(30))
+    pw = field.pairwise(field.duplicate_scores(seat, MANIFEST))
+    assert (pw["n"] == 30).all() and (pw["ci_method"] == "t-interval").all()
+    for r in pw.itertuples():
+        assert (r.ci_low > 0 or r.ci_high < 0) == (r.p_value < 0.05)
+
+
+def test_seeds_range_spans_the_chi_square_interval_of_the_pilot_sd():
+    """At n = 5 the pilot sd's 95% interval is wide: the seeds needed at its ends, as "lo-hi"."""
+    effect, sd, n = 10.0, 15.0, 5
+    lo_sd = sd * np.sqrt((n - 1) / stats.chi2.ppf(0.975, n - 1))
+    hi_sd = sd * np.sqrt((n - 1) / stats.chi2.ppf(0.025, n - 1))
+    want = f"{seeds_needed(effect, lo_sd, m=3)}-{seeds_needed(effect, hi_sd, m=3)}"
+    got = seeds_range(effect, sd, n - 1, 0.05, 3, 0.8, 10_000)
+    assert got == want
+    lo, hi = map(int, got.split("-"))
+    assert lo < seeds_needed(effect, sd, m=3) < hi and hi > 3 * lo  # very uncertain at 5 seeds
+    lo40, hi40 = map(int, seeds_range(effect, sd, 39, 0.05, 3, 0.8, 10_000).split("-"))
+    assert hi40 - lo40 < hi - lo  # a larger pilot narrows it
+    assert seeds_range(0.0, sd, 4, 0.05, 1, 0.8, 10_000) == "" and seeds_range(effect, np.nan, 4, 0.05, 1, 0.8, 10) == ""
+    assert seeds_range(5.0, 15.0, 4, 0.05, 1, 0.8, 100).endswith("-more than 100")
 
 
 def test_cost_per_seed_from_the_ledger():
