@@ -173,9 +173,9 @@ def _which(manifest: Manifest, folder: Path, run_path: str) -> str | None:
 
 def seat_results(runs: dict, manifest: Manifest, folder: str | Path | None = None) -> pd.DataFrame:
     """One row per (agent, seed): the seat team's regular-season points_for, wins and win_rate in that agent's
-    league, with ``is_reference``, ``candidate`` (False for a reference that is not a candidate) and ``ranked``
-    (False when the agent's decisions were mostly engine fallbacks,
-    :func:`metrics.agent_info`) and its fallback shares. The agent is the seat team's agent in the run; a run
+    league, with ``is_reference``, ``candidate`` (False for a reference that is not a candidate), ``ranked``
+    (False when the agent's decisions were mostly engine fallbacks, :func:`metrics.agent_info`) and its fallback
+    shares. The agent is the seat team's agent in the run; a run
     whose seat is played by an agent that is not a candidate (nor the reference) is refused."""
     from . import metrics
 

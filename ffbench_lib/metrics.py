@@ -104,7 +104,11 @@ def load_runs(runs: str | Path | Iterable[str | Path], complete_only: bool = Tru
                       "playoff_rounds": len((cfg.get("playoffs") or {}).get("round_weeks") or []) or None
                       if (cfg.get("playoffs") or {}).get("enabled") else None,
                       "waivers": (cfg.get("waivers") or {}).get("mode") if (cfg.get("waivers") or {}).get("enabled") else None,
-                      "field_seat": in_field[0].seat if in_field else None})
+                      "field_seat": in_field[0].seat if in_field else None,
+                      # a field batch's own reference leagues (runs/reference): a yardstick, not a candidate
+                      "field_reference": bool(in_field and in_field[0].reference not in in_field[0].candidates
+                                              and Path(path).resolve().parent
+                                              == (in_field[1] / in_field[0].reference_dir).resolve())})
         one = {name: (pd.read_parquet(f) if (f := rd.file(f"{name}.parquet")).exists() else table_frame(name, []))
                .assign(run_id=run_id, seed=meta.get("seed")) for name in TABLES}
         if rd.file("llm_summary.parquet").exists():
@@ -154,10 +158,15 @@ def describe_sample(runs: Runs | Iterable) -> str:
     n, known = len(seasons), sorted({int(s) for s in seasons.dropna()})
     what = f"{n} run{'s' if n != 1 else ''}"
     if isinstance(runs, dict) and runs["meta"].get("field_seat", pd.Series(dtype=object)).notna().any():
-        k = sum(not field.is_field_agent(a) for a in runs["standings"]["agent"].unique())
-        seeds = runs["meta"]["seed"].nunique()
+        meta = runs["meta"]
+        ref = meta["field_reference"].fillna(False).astype(bool) if "field_reference" in meta else False
+        cand = set(runs["standings"].loc[runs["standings"]["run_id"].isin(meta.loc[~ref, "run_id"]), "agent"])
+        k = sum(not field.is_field_agent(a) for a in cand)
+        seeds = meta["seed"].nunique()
         where = f"the {known[0]} season" if len(known) == 1 else f"seasons {', '.join(map(str, known))}"
-        return f"{what}: {k} candidate{'s' if k != 1 else ''} × {seeds} seed{'s' if seeds != 1 else ''} of {where}"
+        plus = " and the reference" if bool(getattr(ref, "any", lambda: False)()) else ""
+        return (f"{what}: {k} candidate{'s' if k != 1 else ''}{plus} × {seeds} seed{'s' if seeds != 1 else ''} "
+                f"of {where}")
     if len(known) > 1:
         return f"{what} over seasons {', '.join(map(str, known))}"
     if len(known) == 1 and seasons.notna().all():

@@ -1,8 +1,12 @@
 """How many seeds (runs) separate two agents: a table for each adjacent pair of a ranking in both designs (field:
 duplicate scores on one seat; full league: all candidates in one league), with the dollar cost from the ledger.
 
-Power is :func:`stats.power` (analytic, the two-sided paired t-test) at level ``alpha / m`` (``m`` = pairs in the
-Holm family): Holm rejects every p at or below alpha/m, so this is a lower bound ("at least") on Holm's power.
+Power is :func:`stats.power` (analytic, the two-sided paired t-test) at level ``alpha / m`` (``m`` = pairs of
+candidates in the Holm family): Holm rejects every p at or below alpha/m, so this is a lower bound ("at least") on
+Holm's power for each pair; the chance that all pairs separate in one experiment is lower. The pilot's difference
+and sd are taken as the truth; ``seeds_<design>_range`` shows how much the seeds needed moves with the sd's
+chi-square interval. The full-league columns are measured on a full-league pilot when one is given, else
+estimated from the field pilot (:data:`ESTIMATED`).
 """
 from __future__ import annotations
 
