@@ -400,17 +400,18 @@ def leaderboard_figure(board: pd.DataFrame, palette: dict[str, str], info: pd.Da
     fig, ax = plt.subplots(figsize=(7.5, max(3, 0.45 * n + 1.8)))
     y = list(range(n))[::-1]  # first row on top
     for yy, r in zip(y, rows.itertuples(index=False)):
-        if pd.isna(r.rating):
-            ax.annotate("no games against other agents", (0, yy), xycoords=("axes fraction", "data"),
-                        va="center", fontsize=8, color="0.4")
+        other = pd.notna(getattr(r, "component", pd.NA)) and r.component != 1  # another group: another scale
+        if pd.isna(r.rating) or other:
+            text = ("not comparable: never met the ranked agents" if other else "no games against other agents")
+            ax.annotate(text, (0, yy), xycoords=("axes fraction", "data"), va="center", fontsize=8, color="0.4")
             continue
         lo, hi = (r.ci_low, r.ci_high) if pd.notna(r.ci_low) else (r.rating, r.rating)
         ax.errorbar([r.rating], [yy], xerr=[[r.rating - lo], [hi - r.rating]], fmt="none", ecolor="0.4", capsize=4)
         ax.scatter([r.rating], [yy], color=palette.get(r.agent, "0.5"), s=60, zorder=3)
         if r.agent in unranked:
             ax.scatter([r.rating], [yy], s=160, facecolors="none", edgecolors="0.2", hatch=HATCH, zorder=4)
-    ticks = [(f"{int(r.rank)}. " if pd.notna(r.rank) else "") + f"{labels[r.agent]} (n={int(r.n_runs or 0)})"
-             for r in rows.itertuples(index=False)]
+    ticks = [(f"{int(r.rank)}. " if pd.notna(r.rank) else "") + f"{labels[r.agent]} (n={int(r.n_runs or 0)}"
+             + (", no interval)" if int(r.n_runs or 0) == 1 else ")") for r in rows.itertuples(index=False)]
     ax.set_yticks(y, ticks)
     n_ranked = int(rows["ranked"].sum())
     if 0 < n_ranked < n:

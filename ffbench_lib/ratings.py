@@ -67,8 +67,8 @@ def matchups(runs: metrics.Runs) -> pd.DataFrame:
 def _win_matrix(games: pd.DataFrame, index: dict[str, int]) -> np.ndarray:
     """``M[i, j]`` = wins of agent i over agent j, a tie half a win to each side."""
     n = len(index)
-    w = games["winner"].map(index).to_numpy()
-    lo = games["loser"].map(index).to_numpy()
+    w = games["winner"].map(index).to_numpy(dtype=int)  # int even when empty (a float index is refused)
+    lo = games["loser"].map(index).to_numpy(dtype=int)
     half = np.where(games["tie"].to_numpy(dtype=bool), 0.5, 1.0)
     mat = np.zeros((n, n))
     np.add.at(mat, (w, lo), half)
@@ -79,8 +79,8 @@ def _win_matrix(games: pd.DataFrame, index: dict[str, int]) -> np.ndarray:
 def _fit(mat: np.ndarray) -> np.ndarray:
     """Theta (natural-log strengths, mean 0) of the agents of a win matrix, with :data:`PRIOR_TIES`."""
     n = mat.shape[0]
-    if n == 1:
-        return np.zeros(1)
+    if n <= 1:
+        return np.zeros(n)
     prior = PRIOR_TIES / 2 * (1 - np.eye(n))
     theta = choix.ilsr_pairwise_dense(mat + prior, alpha=0.0, max_iter=10_000, tol=1e-10)
     return theta - theta.mean()
@@ -130,29 +130,14 @@ def _bca(boot: np.ndarray, jack: np.ndarray, point: float, confidence: float) ->
     return float(lo), float(hi)
 
 
-def ratings(runs: metrics.Runs, confidence: float = 0.95, n_resamples: int = 2000, seed: int = 0) -> pd.DataFrame:
-    """Per agent: Bradley-Terry ``rating`` over all runs with its interval over runs (``ci_low``, ``ci_high``,
-    ``ci_method``; see the module docstring), ``n_runs`` it played, and its cross-agent ``games``, ``wins``,
-    ``losses``, ``ties``. Agents that only ever met themselves have no games and no rating (NaN)."""
-    cols = ["agent", "rating", "ci_low", "ci_high", "ci_method", "n_runs", "games", "wins", "losses", "ties"]
-    games = matchups(runs)
-    agents = sorted(set(runs["matchups"]["agent"])) if not runs["matchups"].empty else []
-    if not agents:
-        return pd.DataFrame(columns=cols)
-    index = {a: i for i, a in enumerate(agents)}
-    run_ids = sorted(runs["matchups"]["run_id"].unique())
-    by_run = dict(tuple(games.groupby("run_id"))) if len(games) else {}
-    empty = games.iloc[:0]
-    mats = {r: _win_matrix(by_run.get(r, empty), index) for r in run_ids}
-    present = {r: (mats[r].sum(axis=0) + mats[r].sum(axis=1)) > 0 for r in run_ids}
+def _intervals(mats: dict, present: dict, run_ids: list, confidence: float, n_resamples: int, seed: int):
+    """Point rating, interval and method per agent of one connected group (see the module docstring)."""
     n_runs = np.sum([present[r] for r in run_ids], axis=0).astype(int)
-    ok = n_runs > 0
-    centre = np.full(len(agents), np.nan)
-    centre[ok] = _fit(sum(mats.values())[np.ix_(ok, ok)])
+    centre = _fit(sum(mats[r] for r in run_ids))
     point = BASE + SCALE * centre
     methods = [ci_method(int(k)) for k in n_runs]
     methods = ["jackknife t-interval" if m == "t-interval" else m for m in methods]
-    lo, hi = np.full(len(agents), np.nan), np.full(len(agents), np.nan)
+    lo, hi = np.full(len(centre), np.nan), np.full(len(centre), np.nan)
     if len(run_ids) >= 2:
         jack = np.array([_rating_of_runs(mats, present, [r for r in run_ids if r != left], centre)
                          for left in run_ids])
@@ -168,15 +153,83 @@ def ratings(runs: metrics.Runs, confidence: float = 0.95, n_resamples: int = 200
                 lo[i], hi[i] = point[i] - tq[n_runs[i]] * se, point[i] + tq[n_runs[i]] * se
             elif m == "BCa bootstrap":
                 lo[i], hi[i] = _bca(boot[:, i], col, point[i], confidence)
+    return point, lo, hi, methods, n_runs
+
+
+#: the note of an agent rated from one run (rated, no interval)
+ONE_RUN = "n=1 run, no interval"
+#: why an agent without games against other agents has no rating
+SELF_PLAY = "only met itself (every game against its own teams): no rating"
+
+
+def components(games: pd.DataFrame, agents: list[str]) -> pd.Series:
+    """Per agent, its group of the comparison graph (agents linked when they played each other, directly or
+    through others): 1 = the largest group (most agents, then most games, then first name), 2, ...; <NA> for an
+    agent without games against other agents. Ratings of different groups are on no common scale."""
+    from scipy.sparse import csr_matrix
+    from scipy.sparse.csgraph import connected_components
+
+    index = {a: i for i, a in enumerate(agents)}
+    mat = _win_matrix(games, index)
+    linked = (mat + mat.T) > 0
+    _, label = connected_components(csr_matrix(linked), directed=False)
+    played = linked.any(axis=1)
+    groups = {}
+    for i, a in enumerate(agents):
+        if played[i]:
+            groups.setdefault(label[i], []).append(i)
+    order = sorted(groups.values(), key=lambda g: (-len(g), -mat[np.ix_(g, g)].sum(), agents[g[0]]))
+    out = pd.Series(pd.NA, index=agents, dtype="Int64", name="component")
+    for k, g in enumerate(order, start=1):
+        out.iloc[g] = k
+    return out
+
+
+def ratings(runs: metrics.Runs, confidence: float = 0.95, n_resamples: int = 2000, seed: int = 0) -> pd.DataFrame:
+    """Per agent: Bradley-Terry ``rating`` with its interval over runs (``ci_low``, ``ci_high``, ``ci_method``;
+    see the module docstring), ``n_runs`` it played, its cross-agent ``games``, ``wins``, ``losses``, ``ties``,
+    its ``component`` (:func:`components`) and a ``note``.
+
+    Each group of agents that met (directly or through others) is fitted on its own, mean 1500 within it: two
+    groups that never met share no games, and the virtual ties alone would put them on one scale they do not
+    have. An agent that only met itself (self-play) has no games, no rating (NaN) and :data:`SELF_PLAY` as note;
+    one rated from a single run has no interval (:data:`ONE_RUN`)."""
+    cols = ["agent", "rating", "ci_low", "ci_high", "ci_method", "n_runs", "games", "wins", "losses", "ties",
+            "component", "note"]
+    games = matchups(runs)
+    agents = sorted(set(runs["matchups"]["agent"])) if not runs["matchups"].empty else []
+    if not agents:
+        return pd.DataFrame(columns=cols)
+    index = {a: i for i, a in enumerate(agents)}
+    run_ids = sorted(runs["matchups"]["run_id"].unique())
+    by_run = dict(tuple(games.groupby("run_id"))) if len(games) else {}
+    empty = games.iloc[:0]
+    mats = {r: _win_matrix(by_run.get(r, empty), index) for r in run_ids}
+    present = {r: (mats[r].sum(axis=0) + mats[r].sum(axis=1)) > 0 for r in run_ids}
+    comp = components(games, agents)
+    point, lo, hi = (np.full(len(agents), np.nan) for _ in range(3))
+    methods, n_runs = ["none"] * len(agents), np.zeros(len(agents), dtype=int)
+    for k in comp.dropna().unique():
+        idx = np.flatnonzero((comp == k).to_numpy(dtype=bool, na_value=False))
+        sub = {r: mats[r][np.ix_(idx, idx)] for r in run_ids}
+        sub_present = {r: present[r][idx] for r in run_ids}
+        held = [r for r in run_ids if sub_present[r].any()]
+        p, lo_k, hi_k, m_k, n_k = _intervals(sub, sub_present, held, confidence, n_resamples, seed)
+        point[idx], lo[idx], hi[idx], n_runs[idx] = p, lo_k, hi_k, n_k
+        for j, i in enumerate(idx):
+            methods[i] = m_k[j]
     wins = games.assign(w=~games["tie"]).groupby("winner")["w"].sum()
     losses = games.assign(w=~games["tie"]).groupby("loser")["w"].sum()
     ties = pd.concat([games.loc[games["tie"], "winner"], games.loc[games["tie"], "loser"]]).value_counts()
     out = pd.DataFrame({"agent": agents, "rating": point, "ci_low": lo, "ci_high": hi, "ci_method": methods,
-                        "n_runs": n_runs})
+                        "n_runs": n_runs, "component": comp.to_numpy()})
+    out["component"] = out["component"].astype("Int64")
     for name, s in (("wins", wins), ("losses", losses), ("ties", ties)):
         out[name] = out["agent"].map(s).fillna(0).astype(int)
     out["games"] = out["wins"] + out["losses"] + out["ties"]
-    return out[cols].sort_values("rating", ascending=False, ignore_index=True)
+    out["note"] = np.where(out["rating"].isna(), SELF_PLAY, np.where(out["n_runs"] == 1, ONE_RUN, ""))
+    out = out.sort_values(["component", "rating"], ascending=[True, False], na_position="last", ignore_index=True)
+    return out[cols]
 
 
 def _cluster_bootstrap(mats, present, run_ids, centre, n_resamples: int, seed: int) -> np.ndarray:
@@ -196,7 +249,7 @@ def _cluster_bootstrap(mats, present, run_ids, centre, n_resamples: int, seed: i
 
 # ------------------------------------------------------------------------------------------------ cost
 COST_COLUMNS = ["agent", "team_seasons", "cost_usd", "cost_per_team_season", "points_per_team_season",
-                "points_per_dollar", "unpriced_calls", "cost_known", "free"]
+                "points_per_week", "points_per_dollar", "unpriced_calls", "cost_known", "free"]
 
 
 def costs(runs: metrics.Runs) -> pd.DataFrame:
@@ -204,12 +257,21 @@ def costs(runs: metrics.Runs) -> pd.DataFrame:
     team-season and points per dollar. ``cost_known`` is False (cost NaN, never $0) when any of the agent's
     answered calls had no price (``unpriced_calls``), or an LLM agent has a run without ledger rows (imported
     runs have no token or cost data), or a ledger from before ``unpriced_calls`` shows calls costing $0 in all
-    (a model litellm cannot price costs 0 throughout). ``free``: known cost of $0 (bots): points per dollar NaN."""
+    (a model litellm cannot price costs 0 throughout). ``free``: known cost of $0 (bots): points per dollar NaN.
+
+    Per team-season needs seasons of one length: when the runs' regular seasons differ in weeks a team-season
+    is no unit (3 weeks and 14 weeks would be averaged), so ``points_per_team_season``, ``cost_per_team_season``
+    and ``points_per_dollar`` are NaN; totals and ``points_per_week`` (each team-season's points over its weeks)
+    stay, and :func:`costs_note` says so."""
     st = metrics.standings(runs)
+    weeks = regular_weeks(runs)
+    mixed = weeks.nunique() > 1
     ledger = runs.get("llm_summary", pd.DataFrame())
     rows = []
     for agent, g in st.groupby("agent"):
-        row = {"agent": agent, "team_seasons": len(g), "points_per_team_season": float(g["points_for"].mean())}
+        row = {"agent": agent, "team_seasons": len(g),
+               "points_per_team_season": np.nan if mixed else float(g["points_for"].mean()),
+               "points_per_week": float((g["points_for"] / g["run_id"].map(weeks).astype(float)).mean())}
         led = ledger[(ledger["agent"] == agent) & ledger["run_id"].isin(g["run_id"])] if len(ledger) else ledger
         if metrics.is_bot(agent):
             known, total, unpriced = True, 0.0, 0
@@ -224,35 +286,92 @@ def costs(runs: metrics.Runs) -> pd.DataFrame:
             old_zero = bool((old["u"] & (old["cost"] == 0) & (old["calls"] > 0)).any())
             known = bool(all_runs and unpriced == 0 and not old_zero)
         row.update(cost_usd=total if known else np.nan, unpriced_calls=unpriced, cost_known=known)
-        row["cost_per_team_season"] = row["cost_usd"] / len(g)
+        row["cost_per_team_season"] = np.nan if mixed else row["cost_usd"] / len(g)
         row["free"] = known and total == 0
         row["points_per_dollar"] = (row["points_per_team_season"] / row["cost_per_team_season"]
-                                    if known and total > 0 else np.nan)
+                                    if known and total > 0 and not mixed else np.nan)
         rows.append(row)
     return pd.DataFrame(rows, columns=COST_COLUMNS)
 
 
+def regular_weeks(runs: metrics.Runs) -> pd.Series:
+    """Per run: the weeks of its regular season (the weeks of its ``matchups`` table; playoffs are apart)."""
+    m = runs["matchups"]
+    return m.groupby("run_id")["week"].nunique() if len(m) else pd.Series(dtype=int)
+
+
+def costs_note(runs: metrics.Runs) -> str:
+    """"" or why :func:`costs` gives nothing per team-season: runs whose regular seasons differ in length."""
+    weeks = regular_weeks(runs)
+    if weeks.nunique() <= 1:
+        return ""
+    counts = weeks.value_counts().sort_index()
+    return ("points and cost per team-season not given: the runs' regular seasons differ in length ("
+            + ", ".join(f"{k} run(s) of {w} weeks" for w, k in counts.items())
+            + "); points_per_week compares them")
+
+
 # ------------------------------------------------------------------------------------------------ leaderboard
+#: why an agent outside the largest group is not ranked
+NOT_COMPARABLE = "not comparable: never met the ranked agents (directly or through others)"
+
+
 def leaderboard(runs: metrics.Runs, confidence: float = 0.95, n_resamples: int = 2000, seed: int = 0
                 ) -> pd.DataFrame:
     """One row per agent: its rating with the interval over runs, head-to-head record, points, fallback shares,
-    cost. An agent whose season or draft decisions were mostly engine fallbacks (``metrics.agent_info``) keeps
-    its row with ``ranked`` False and no ``rank``: it is listed after the ranked agents, never ranked as if the
-    model had played. Its games stay in the fit: its opponents really played them (against the engine's
-    decisions). ``win_rate``: weekly head-to-head against other agents, a tie half a win."""
+    cost, and ``note`` (why it is not ranked, or that its rating has no interval).
+
+    Ranked (``rank`` 1, 2, ...): the agents of the largest group that met each other (``component`` 1,
+    :func:`components`), so every rank is on one scale. Not ranked, listed after them with the reason in
+    ``note``: agents of other groups (:data:`NOT_COMPARABLE`; rated within their own group), agents that only met
+    themselves (no rating), and agents whose season or draft decisions were mostly engine fallbacks
+    (``metrics.agent_info``: never ranked as if the model had played; their games stay in the fit, their
+    opponents really played them). An agent rated from one run is ranked with ``note`` :data:`ONE_RUN`: its
+    rating is the estimate its games give, but nothing says how far another run would move it; the mark goes
+    wherever the rank goes. ``attrs["note"]`` says in words what was ranked and what was left out.
+    ``win_rate``: weekly head-to-head against other agents, a tie half a win."""
+    from .stats import not_ranked
+
     r = ratings(runs, confidence, n_resamples, seed)
-    info = metrics.agent_info(runs)[["agent", "fallback_rate", "draft_fallback_rate", "flagged", "draft_flagged",
-                                     "ranked"]]
+    info = metrics.agent_info(runs)
+    why_flag = not_ranked(info)
+    info = info[["agent", "fallback_rate", "draft_fallback_rate", "flagged", "draft_flagged", "ranked"]]
     board = info.merge(r, on="agent", how="left").merge(costs(runs), on="agent", how="left")
     board["win_rate"] = (board["wins"] + 0.5 * board["ties"]) / board["games"].where(board["games"] > 0)
-    board["ranked"] = board["ranked"] & board["rating"].notna()
-    board = board.sort_values(["ranked", "rating"], ascending=[False, False], ignore_index=True)
+    other_group = board["component"].notna() & (board["component"] != 1)
+    notes = []
+    for row, other in zip(board.itertuples(index=False), other_group):
+        why = [f"mostly engine fallbacks ({why_flag[row.agent]})"] if row.agent in why_flag else []
+        if pd.isna(row.rating):
+            why.append(SELF_PLAY)
+        elif other:
+            why.append(f"{NOT_COMPARABLE}; group {int(row.component)}")
+        if row.note == ONE_RUN:
+            why.append(ONE_RUN)
+        notes.append("; ".join(why))
+    board["note"] = notes
+    board["ranked"] = board["ranked"] & board["rating"].notna() & ~other_group
+    board = board.sort_values(["ranked", "component", "rating"], ascending=[False, True, False],
+                              na_position="last", ignore_index=True)
     board["rank"] = pd.array([i + 1 if ok else pd.NA for i, ok in enumerate(board["ranked"])], dtype="Int64")
     first = ["rank", "agent", "rating", "ci_low", "ci_high", "ci_method", "n_runs", "games", "wins", "losses", "ties",
              "win_rate", "points_per_team_season", "fallback_rate", "draft_fallback_rate", "flagged", "draft_flagged",
-             "ranked"]
-    return board[first + [c for c in COST_COLUMNS if c not in first]]
+             "ranked", "component", "note"]
+    board = board[first + [c for c in COST_COLUMNS if c not in first]]
+    said = []
+    if other_group.any():
+        said.append(f"ranked: the largest group of agents that met each other; not comparable with them (never met "
+                    f"the ranked agents, directly or through others; rated within their own group): "
+                    f"{', '.join(board.loc[board['component'].notna() & (board['component'] != 1), 'agent'])}")
+    if board["rating"].isna().any():
+        said.append(f"no rating ({SELF_PLAY.split(':')[0]}): {', '.join(board.loc[board['rating'].isna(), 'agent'])}")
+    mixed = costs_note(runs)
+    if mixed:
+        said.append(mixed)
+    board.attrs["note"] = "\n".join(said)
+    return board
 
 
-__all__ = ["matchups", "bradley_terry", "ratings", "costs", "leaderboard", "PRIOR_TIES", "BASE", "SCALE",
+__all__ = ["matchups", "bradley_terry", "ratings", "components", "costs", "costs_note", "regular_weeks", "leaderboard",
+           "ONE_RUN", "SELF_PLAY", "NOT_COMPARABLE", "PRIOR_TIES", "BASE", "SCALE",
            ]

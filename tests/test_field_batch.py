@@ -293,3 +293,29 @@ def test_failed_field_league_is_reported_with_its_candidate(tmp_path):
     assert r.returncode == 1 and "Traceback" not in r.stdout + r.stderr
     assert "  bot:adp seed 1 failed: invalid league config" in r.stdout
     assert "  reference seed 1 failed: invalid league config" in r.stdout  # bot:vorp, the seat's own agent
+
+
+@pytest.mark.slow
+def test_notebook_08_reads_a_field_batch_as_one(field_batch, tmp_path):
+    """Given the batch folder, notebook 08 scores the seat alone: baseline teams as field:<agent>, candidates with
+    their seeds as n, tests blocked by seed, the reference a yardstick outside the Holm family."""
+    from ffbench_lib.notebooks import execute
+
+    _, out, _ = field_batch
+    nb = execute("08_model_comparison.ipynb", tmp_path / "08.ipynb", {"runs": str(out), "out": str(tmp_path)},
+                 timeout_s=600)
+    cells = json.loads(nb.read_text())["cells"]
+    assert not [o for c in cells for o in c.get("outputs", []) if o.get("output_type") == "error"]
+    text = " ".join("".join(o.get("text", "")) + "".join(o.get("data", {}).get("text/plain", ""))
+                    for c in cells for o in c.get("outputs", []))
+    assert "8 runs: 3 candidates and the reference × 2 seeds of the 2024 season" in text
+    assert "over 2 seeds of the 2024 season (one league per candidate each)" in text
+    board = pd.read_csv(tmp_path / "leaderboard.csv").set_index("agent")
+    assert board.loc[["bot:adp", "bot:random", "bot:recent_form", "bot:vorp"], "n_runs"].tolist() == [2, 2, 2, 2]
+    assert {"field:bot:adp", "field:bot:vorp"} <= set(board.index)  # the baseline teams, apart from the seat
+    scores = pd.read_csv(tmp_path / "field_scores.csv")
+    assert len(scores) == 8 and (scores.loc[scores["agent"] == "bot:vorp", "dup"] == 0).all()
+    pairs = pd.read_csv(tmp_path / "field_pairwise.csv")
+    outside = pairs[(pairs["agent_a"] == "bot:vorp") | (pairs["agent_b"] == "bot:vorp")]
+    assert len(outside) == 3 and outside["p_holm"].isna().all()  # the reference: a yardstick, not a hypothesis
+    assert pd.read_csv(tmp_path / "friedman.csv")["n_runs"].eq(2).all()  # blocks are the 2 seeds, not 8 runs

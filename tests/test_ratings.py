@@ -231,3 +231,83 @@ def test_figures_name_the_method_and_mark_flagged_and_unknown_cost(llm_runs, bot
     assert "95% jackknife t-interval over runs" in _texts(fig) and "2 runs (seeds of the 2024 season)" in _texts(fig)
     fig = plots.cost_vs_rating(bots, plots.agent_palette(bots["agent"]))
     assert "no LLM cost data" in _texts(fig) and not fig.axes[0].axison
+
+
+# ------------------------------------------------------------------------- self-play, groups that never met, n=1
+def _teams(strategies):
+    """The demo league's team names, their agents cycling through ``strategies`` (the same names: same seeds)."""
+    return [{"name": t.name, "agent": {"kind": "bot", "strategy": strategies[i % len(strategies)]}}
+            for i, t in enumerate(demo_league().teams)]
+
+
+@pytest.fixture(scope="module")
+def split_runs(prepared_2024, tmp_path_factory):
+    """Real 2-week leagues: every team bot:adp (self-play); adp vs vorp (two seeds); random vs recent_form
+    (agents that never meet adp or vorp); adp vs vorp over 3 weeks (a longer season)."""
+    out = tmp_path_factory.mktemp("split")
+    for name, strategies, seed, weeks in (("solo", ["adp"], 1, 2), ("ab1", ["adp", "vorp"], 1, 2),
+                                          ("ab2", ["adp", "vorp"], 2, 2), ("cd", ["random", "recent_form"], 1, 2),
+                                          ("ab3w", ["adp", "vorp"], 3, 3)):
+        run_engine(short_league(seed, weeks=weeks, teams=_teams(strategies)), prepared_2024, out / name)
+    return out
+
+
+def test_an_agent_that_only_met_itself_gets_no_rating_and_no_rank(split_runs):
+    solo = metrics.load_runs([split_runs / "solo"])
+    board = ratings.leaderboard(solo)  # was an IndexError in choix (a fit of an empty matrix)
+    row = board.iloc[0]
+    assert len(board) == 1 and row["agent"] == "bot:adp" and np.isnan(row["rating"]) and not row["ranked"]
+    assert pd.isna(row["rank"]) and pd.isna(row["component"]) and ratings.SELF_PLAY in row["note"]
+    assert "no rating" in board.attrs["note"] and "bot:adp" in board.attrs["note"]
+    # beside a league where adp met vorp: the self-play run adds no game and changes nothing (was an IndexError)
+    both = ratings.ratings(metrics.load_runs([split_runs / "solo", split_runs / "ab1", split_runs / "ab2"]))
+    alone = ratings.ratings(metrics.load_runs([split_runs / "ab1", split_runs / "ab2"]))
+    pd.testing.assert_frame_equal(both, alone)
+    assert both["rating"].notna().all() and (both["n_runs"] == 2).all()
+
+
+def test_agents_that_never_met_are_not_ranked_on_one_scale(split_runs, tmp_path):
+    runs = metrics.load_runs([split_runs / "ab1", split_runs / "ab2", split_runs / "cd"])
+    r = ratings.ratings(runs).set_index("agent")
+    assert r.loc[["bot:adp", "bot:vorp"], "component"].tolist() == [1, 1]  # 2 runs: the larger group
+    assert r.loc[["bot:random", "bot:recent_form"], "component"].tolist() == [2, 2]
+    for group in (["bot:adp", "bot:vorp"], ["bot:random", "bot:recent_form"]):  # each rated within its group
+        assert r.loc[group, "rating"].mean() == pytest.approx(1500)
+    board = ratings.leaderboard(runs, n_resamples=100)
+    ranked = board[board["ranked"]]
+    assert set(ranked["agent"]) == {"bot:adp", "bot:vorp"} and list(ranked["rank"]) == [1, 2]
+    other = board[board["agent"].isin(["bot:random", "bot:recent_form"])]
+    assert other["rank"].isna().all() and other["note"].str.contains(ratings.NOT_COMPARABLE, regex=False).all()
+    assert "not comparable" in board.attrs["note"] and "bot:random" in board.attrs["note"]
+    # the figure draws the ranked group on its scale and lists the others without a point
+    fig = plots.leaderboard_figure(board, plots.agent_palette(board["agent"]))
+    text = _texts(fig)
+    assert text.count("not comparable: never met the ranked agents") == 2
+    drawn = [c for c in fig.axes[0].collections if len(c.get_offsets())]
+    assert len([c for c in drawn if c.get_offsets().shape == (1, 2)]) == 2  # two points: adp and vorp
+
+
+def test_an_agent_from_one_run_is_ranked_and_marked_without_interval(split_runs):
+    runs = metrics.load_runs([split_runs / "ab1"])
+    board = ratings.leaderboard(runs)
+    assert board["ranked"].all() and list(board["rank"]) == [1, 2]
+    assert (board["ci_method"] == "none").all() and (board["note"] == ratings.ONE_RUN).all()
+    fig = plots.leaderboard_figure(board, plots.agent_palette(board["agent"]))
+    ticks = [t.get_text() for t in fig.axes[0].get_yticklabels()]
+    assert all("n=1, no interval" in t for t in ticks) and ticks[-1].startswith("1. ")
+
+
+def test_per_team_season_is_refused_across_seasons_of_different_lengths(split_runs):
+    runs = metrics.load_runs([split_runs / "ab1", split_runs / "ab3w"])
+    assert sorted(ratings.regular_weeks(runs)) == [2, 3]
+    c = ratings.costs(runs).set_index("agent")
+    assert c["points_per_team_season"].isna().all() and c["cost_per_team_season"].isna().all()
+    st = metrics.standings(runs).assign(w=lambda d: d["run_id"].map(ratings.regular_weeks(runs)))
+    ppw = (st["points_for"] / st["w"]).groupby(st["agent"]).mean()
+    assert np.allclose(c["points_per_week"], ppw[c.index])
+    note = ratings.costs_note(runs)
+    assert "1 run(s) of 2 weeks" in note and "1 run(s) of 3 weeks" in note
+    assert note in ratings.leaderboard(runs).attrs["note"]
+    same = ratings.costs(metrics.load_runs([split_runs / "ab1", split_runs / "ab2"]))
+    assert same["points_per_team_season"].notna().all() and ratings.costs_note(
+        metrics.load_runs([split_runs / "ab1", split_runs / "ab2"])) == ""
