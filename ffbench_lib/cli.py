@@ -56,6 +56,20 @@ def _power_value(text: str) -> str:
     return text
 
 
+def _check_out_file(path: str, option: str) -> None:
+    """A file we can write (checked before the work): not a folder, not under a file, in a writable place."""
+    p = Path(path)
+    if p.is_dir():
+        raise UsageError(f"{option} {path}: is a folder; give a file name (e.g. {p / 'power.csv'})")
+    up = p.parent
+    while not up.exists() and up != up.parent:
+        up = up.parent
+    if not up.is_dir():
+        raise UsageError(f"{option} {path}: {up} is a file, not a folder; give a path in a folder")
+    if not os.access(up, os.W_OK | os.X_OK) or (p.exists() and not os.access(p, os.W_OK)):
+        raise UsageError(f"{option} {path}: cannot write there (no permission in {up}); give a writable path")
+
+
 def _out_folder(text: str) -> str:
     """An argparse type: a folder we can create or reuse (not a file, not inside a file, writable)."""
     p = Path(text).expanduser().absolute()
@@ -264,14 +278,27 @@ def _cmd_batch(args: argparse.Namespace) -> int:
 
 def _cmd_power(args: argparse.Namespace) -> int:
     """Seeds (and dollars) needed to separate each adjacent pair of the ranking, from pilot runs."""
+    import warnings
+
     from .power import check_pilot, format_report, load_pilot, pair_table
 
+    if args.out:
+        _check_out_file(args.out, "--out")
     try:
-        pilot = load_pilot(args.runs)
-        table = pair_table(pilot.runs, value=args.value, alpha=args.alpha, target=args.power,
-                           manifest=pilot.manifest, full_runs=pilot.full_runs)
-        check_pilot(table)
+        with warnings.catch_warnings(record=True) as caught:  # printed as lines, not as Python warnings
+            warnings.simplefilter("always")
+            pilot = load_pilot(args.runs)
+            table = pair_table(pilot.runs, value=args.value, alpha=args.alpha, target=args.power,
+                               manifest=pilot.manifest, full_runs=pilot.full_runs)
     except (ValueError, FileNotFoundError) as exc:
+        raise UsageError(str(exc)) from None
+    finally:
+        for w in dict.fromkeys(str(w.message).replace("; see data['excluded']", "") for w in caught
+                               if issubclass(w.category, UserWarning)):
+            print(f"warning: {w}", file=sys.stderr)
+    try:
+        check_pilot(table)
+    except ValueError as exc:
         raise UsageError(str(exc)) from None
     print(format_report(table))
     if args.out:
@@ -457,7 +484,7 @@ def build_parser() -> argparse.ArgumentParser:
     pw.add_argument("--power", type=_fraction, default=0.8, help="target power")
     pw.add_argument("--value", type=_power_value, default="points_for",
                     help="the season result compared: points_for (default), win_rate or wins")
-    pw.add_argument("--out", default=None, help="CSV file for the pair table")
+    pw.add_argument("--out", default=None, help="CSV file for the pair table (checked before the work)")
     pw.set_defaults(func=_cmd_power)
 
     dm = sub.add_parser("demo", help="the README's main job: the demo batch to figures")

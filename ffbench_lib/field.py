@@ -94,8 +94,8 @@ def read_manifest(folder: str | Path) -> Manifest:
     try:
         return Manifest.model_validate_json(f.read_text(encoding="utf-8"))
     except ValueError as exc:  # pydantic's ValidationError is a ValueError
-        raise ValueError(f"{f}: not a field manifest ({str(exc).splitlines()[0]}); re-run the batch to "
-                         "rewrite it") from None
+        raise ValueError(f"{f}: not a field manifest ({str(exc).splitlines()[0]}); delete {f} and re-run the "
+                         "batch (it rewrites it from the spec; the runs are kept)") from None
 
 
 def stray(manifest: Manifest, folder: Path, run_dir: str | Path, seed) -> str | None:
@@ -179,6 +179,10 @@ def seat_results(runs: dict, manifest: Manifest, folder: str | Path | None = Non
     whose seat is played by an agent that is not a candidate (nor the reference) is refused."""
     from . import metrics
 
+    check_manifest(manifest)
+    if folder is None:  # the batch folder of these runs: the folder/agent agreement is always checked
+        found = find_manifest(list(runs["meta"]["path"]))
+        folder = found[1] if found is not None else None
     st = metrics.standings(runs)
     seat = st[st["team"] == manifest.seat]
     missing = sorted(set(st["run_id"]) - set(seat["run_id"]))
@@ -188,14 +192,22 @@ def seat_results(runs: dict, manifest: Manifest, folder: str | Path | None = Non
     stray = sorted(set(seat["agent"]) - known)
     if stray:
         raise ValueError(f"field.json: the seat {manifest.seat!r} is played by {', '.join(stray)}, which is neither a "
-                         f"candidate nor the reference ({manifest.reference}); these runs are not this batch's")
+                         f"candidate nor the reference ({manifest.reference}): the seat does not match the runs "
+                         "(set it to the team the candidates replace), or these runs are not this batch's")
     if folder is not None:  # the folder a run is in must agree with the agent in its seat
         where = dict(zip(runs["meta"]["run_id"], runs["meta"]["path"]))
-        for r in seat.itertuples():
-            owner = _which(manifest, Path(folder), where[r.run_id])
-            if owner is not None and owner != r.agent:
-                raise ValueError(f"{where[r.run_id]}: its seat {manifest.seat!r} is played by {r.agent}, but the "
-                                 f"folder is {owner}'s")
+        owners = {r.run_id: _which(manifest, Path(folder), where[r.run_id]) for r in seat.itertuples()}
+        wrong = [r for r in seat.itertuples() if owners[r.run_id] is not None and owners[r.run_id] != r.agent]
+        if wrong:
+            folders = {owners[r.run_id] for r in wrong}
+            if len(folders) > 1:  # one agent in the seat of several agents' runs: a baseline team, not the seat
+                raise ValueError(f"field.json: seat {manifest.seat!r} is played by {wrong[0].agent} in the runs of "
+                                 f"{', '.join(sorted(folders))}: it is a baseline team, not the seat the candidates "
+                                 "replace, so the seat does not match the runs; set seat to the team whose agent "
+                                 "differs between the candidates' folders (the batch spec's seat)")
+            r = wrong[0]
+            raise ValueError(f"{where[r.run_id]}: its seat {manifest.seat!r} is played by {r.agent}, but the "
+                             f"folder is {owners[r.run_id]}'s in field.json")
     dupes = seat[seat.duplicated(["agent", "seed"], keep=False)]
     if len(dupes):
         r = dupes.iloc[0]
@@ -209,7 +221,52 @@ def seat_results(runs: dict, manifest: Manifest, folder: str | Path | None = Non
     out["fallback_rate"] = out["agent"].map(info["fallback_rate"]).fillna(0.0)
     out["draft_fallback_rate"] = out["agent"].map(info["draft_fallback_rate"]).fillna(0.0)
     out["ranked"] = out["agent"].map(info["ranked"]).fillna(True).astype(bool)
-    return out.sort_values(["agent", "seed"], ignore_index=True)
+    out = out.sort_values(["agent", "seed"], ignore_index=True)
+    out.attrs["gaps"] = gaps(runs, manifest, folder, out)
+    return out
+
+
+def check_manifest(manifest: Manifest) -> None:
+    """A manifest whose reference is a candidate must keep the reference's runs in its candidate folder: else the
+    scores would subtract runs other than the ones ``reference_dir`` names (a hand-edited field.json)."""
+    own = manifest.candidates.get(manifest.reference)
+    if own is not None and Path(own) != Path(manifest.reference_dir):
+        raise ValueError(f"field.json: the reference {manifest.reference} is a candidate with its runs in {own}, but "
+                         f"reference_dir is {manifest.reference_dir}: make them the same folder (or the reference "
+                         "another agent, as the batch spec says)")
+    if own is None and Path(manifest.reference_dir) in {Path(d) for d in manifest.candidates.values()}:
+        holder = next(a for a, d in manifest.candidates.items() if Path(d) == Path(manifest.reference_dir))
+        raise ValueError(f"field.json: reference_dir {manifest.reference_dir} holds the runs of the candidate "
+                         f"{holder}, not of the reference {manifest.reference}")
+
+
+def gaps(runs: dict, manifest: Manifest, folder, seat: pd.DataFrame) -> pd.DataFrame:
+    """Every (agent, seed) of the manifest without a complete run: ``agent``, ``seed``, ``status`` ("missing":
+    no run folder; else the run's status from run.json, e.g. "failed") and ``reason``."""
+    have = set(zip(seat["agent"], seat["seed"].astype(int)))
+    excluded = runs.get("excluded")
+    by_path = ({str(Path(p).resolve()): (st, why) for p, st, why in excluded[["path", "status", "reason"]]
+                .itertuples(index=False)} if excluded is not None and len(excluded) else {})
+    dirs = dict(manifest.candidates)
+    dirs.setdefault(manifest.reference, manifest.reference_dir)
+    rows = []
+    for agent, d in dirs.items():
+        for s in manifest.seeds:
+            if (agent, s) in have:
+                continue
+            path = Path(folder) / d / f"seed-{s}" if folder is not None else None
+            status, why = by_path.get(str(path.resolve()), (None, None)) if path is not None else (None, None)
+            if status is None:
+                status, why = ("missing", f"no run folder {d}/seed-{s}") if path is None or not path.is_dir() \
+                    else ("not loaded", f"{d}/seed-{s} was not among the runs given")
+            rows.append({"agent": agent, "seed": s, "status": status, "reason": why})
+    return pd.DataFrame(rows, columns=["agent", "seed", "status", "reason"])
+
+
+def describe_gaps(g: pd.DataFrame) -> list[str]:
+    """One line per agent of :func:`gaps`: ``bot:vorp: seed 2 missing (no run folder runs/bot-vorp/seed-2)``."""
+    return [f"{agent}: " + "; ".join(f"seed {r.seed} {r.status} ({r.reason})" for r in rows.itertuples())
+            for agent, rows in g.groupby("agent", sort=False)]
 
 
 def duplicate_scores(seat: pd.DataFrame, manifest: Manifest, value: str = "points_for") -> pd.DataFrame:
@@ -228,6 +285,38 @@ def duplicate_scores(seat: pd.DataFrame, manifest: Manifest, value: str = "point
     out = seat.copy()
     out["reference_value"] = out["seed"].map(ref).astype(float)
     out["dup"] = out[value].astype(float) - out["reference_value"]
+    return common_seeds(out, manifest)
+
+
+def _short(text, limit: int = 100) -> str:
+    text = str(text)
+    return text if len(text) <= limit else text[:limit - 1].rstrip() + "…"
+
+
+def common_seeds(scores: pd.DataFrame, manifest: Manifest) -> pd.DataFrame:
+    """``scores`` on the seeds every ranked agent with runs has, so that every mean and pair is over one set of
+    seeds (a candidate missing seed 2 would otherwise be scored on other seeds than the rest). Warns (UserWarning,
+    one per agent) naming the candidate and the seeds that are missing or incomplete (:func:`gaps`, from
+    ``seat.attrs``) and the rows left out; ``attrs``: ``gaps``, ``dropped`` (agent, seed) left out, ``seeds`` kept,
+    ``n`` per agent and ``no_runs`` (candidates without a complete run, with why)."""
+    import warnings
+
+    g = scores.attrs.get("gaps", pd.DataFrame(columns=["agent", "seed", "status", "reason"]))
+    ranked = scores[scores["ranked"]] if "ranked" in scores else scores
+    seeds = sorted(set.intersection(*[set(x) for _, x in ranked.groupby("agent")["seed"]])) if len(ranked) else []
+    keep = ~scores["agent"].isin(ranked["agent"]) | scores["seed"].isin(seeds)
+    dropped = scores.loc[~keep, ["agent", "seed"]]
+    out = scores[keep].reset_index(drop=True)
+    no_runs = {a: "; ".join(f"seed {r.seed} {r.status} ({_short(r.reason)})" for r in rows.itertuples())
+               for a, rows in g.groupby("agent") if a not in set(scores["agent"])}
+    for line in describe_gaps(g):
+        warnings.warn(f"field batch: {line}", UserWarning, stacklevel=3)
+    if len(dropped):
+        left = "; ".join(f"{a} seed(s) {', '.join(map(str, sorted(x)))}" for a, x in dropped.groupby("agent")["seed"])
+        warnings.warn(f"field batch: ranked on the {len(seeds)} seed(s) every ranked candidate has "
+                      f"({', '.join(map(str, seeds))}); left out: {left}", UserWarning, stacklevel=3)
+    out.attrs.update(gaps=g, dropped=dropped, seeds=seeds, no_runs=no_runs,
+                     n=out.groupby("agent")["seed"].nunique().to_dict())
     return out
 
 

@@ -390,8 +390,9 @@ def leaderboard_figure(board: pd.DataFrame, palette: dict[str, str], info: pd.Da
                        sample: str = "", confidence: float = 0.95) -> plt.Figure:
     """Bradley-Terry rating per agent with its interval over runs (``board`` = :func:`ratings.leaderboard`),
     ranked agents from the top, then, below a line, the agents not ranked (mostly engine fallbacks: hatched,
-    dagger, fallback share; or no games against other agents). The axis names the interval method and ``sample``
-    (:func:`metrics.describe_sample`); each label shows the agent's runs."""
+    dagger, fallback share; or no games against other agents; or another group that never met the ranked agents:
+    named, not drawn on their scale). The axis names the interval method and ``sample``
+    (:func:`metrics.describe_sample`); each label shows the agent's runs ("n=1, no interval" for one run)."""
     from .stats import ci_label
 
     labels, unranked = _rating_marks(board, info)
@@ -444,11 +445,17 @@ def cost_vs_rating(board: pd.DataFrame, palette: dict[str, str], info: pd.DataFr
 
     title = "Cost vs rating"
     labels, unranked = _rating_marks(board, info)
-    rated = board[board["rating"].notna()]
-    priced = rated[rated["cost_known"].astype(bool) & ~rated["free"].astype(bool)]
+    other = board["component"].notna() & (board["component"] != 1) if "component" in board else board["rating"].isna()
+    rated = board[board["rating"].notna() & ~other]  # one scale: the ranked group (ratings.leaderboard)
+    priced = rated[rated["cost_known"].astype(bool) & ~rated["free"].astype(bool)
+                   & rated["cost_per_team_season"].notna()]  # NaN: seasons of different lengths
     unknown = board[~board["cost_known"].astype(bool)]
     unknown_txt = textwrap.fill("cost unknown (calls without a price, or no ledger), not placed at $0: "
                                 + ", ".join(labels[a] for a in unknown["agent"]), 60) if len(unknown) else ""
+    if other.any():
+        unknown_txt = "\n".join(filter(None, [unknown_txt, textwrap.fill(
+            "not comparable (never met the ranked agents), not drawn: "
+            + ", ".join(labels[a] for a in board.loc[other, "agent"]), 60)]))
     fig, ax = plt.subplots(figsize=(7.5, 5))
     if priced.empty:
         text = "no LLM cost data in these runs" + (" (only free bots)" if unknown.empty else "")

@@ -39,10 +39,8 @@ def cost_per_seed(runs: metrics.Runs, field: bool = False) -> pd.DataFrame:
     from .ratings import costs
 
     c = costs(runs)
-    st = metrics.standings(runs)
-    teams_per_run = st.groupby("agent")["run_id"].agg(lambda r: len(r) / r.nunique())
     out = pd.DataFrame({"agent": c["agent"], "cost_known": c["cost_known"].astype(bool)})
-    per_run = 1.0 if field else c["agent"].map(teams_per_run)
+    per_run = 1.0 if field else c["agent"].map(teams_per_run(runs))
     out["cost_per_seed"] = (c["cost_per_team_season"] * per_run).to_numpy(dtype=float)
     out["cost_note"] = np.where(c["free"], "free", np.where(
         c["cost_known"], "", np.where(c["unpriced_calls"] > 0, c["unpriced_calls"].map(
@@ -95,6 +93,43 @@ def _per_run_means(runs: metrics.Runs, value: str) -> pd.DataFrame:
     return per_run.pivot_table(index="run_id", columns="agent", values=value)
 
 
+#: pilot sds from fewer seeds than this are labelled rough in the report
+ROUGH_BELOW = 5
+
+
+def teams_per_run(runs: metrics.Runs) -> dict[str, float]:
+    """Per agent: its teams per run (a full-league pilot scores an agent per run by the mean of these teams)."""
+    st = metrics.standings(runs)
+    return st.groupby("agent")["run_id"].agg(lambda r: len(r) / r.nunique()).to_dict()
+
+
+def check_leagues(runs: metrics.Runs, what: str = "the pilot") -> None:
+    """A pilot whose runs differ in league (regular-season weeks, scoring, roster, team names) is refused
+    (ValueError naming the difference and two runs): its sds would mix leagues of different spreads."""
+    import yaml
+
+    from .ratings import regular_weeks
+
+    meta = runs["meta"].set_index("run_id")
+    st = metrics.standings(runs)
+    teams = st.groupby("run_id")["team"].agg(lambda t: ", ".join(sorted(t)))
+    weeks = regular_weeks(runs)
+
+    def scoring(path):
+        cfg = yaml.safe_load((Path(path) / "config.yaml").read_text(encoding="utf-8")) or {}
+        return repr(cfg.get("scoring"))
+
+    for name, per_run in (("regular-season weeks", weeks), ("scoring", meta["path"].map(scoring)),
+                          ("roster", meta["roster"]), ("teams", teams)):
+        per_run = per_run.dropna()
+        if per_run.nunique() > 1:
+            first = per_run.drop_duplicates()
+            a, b = first.index[:2]
+            raise ValueError(f"{what} mixes leagues of different {name} ({meta.loc[a, 'path']}: {first[a]}; "
+                             f"{meta.loc[b, 'path']}: {first[b]}): a power analysis needs one league design; give "
+                             "the runs of one league configuration")
+
+
 def pair_table(runs: metrics.Runs, value: str = "points_for", alpha: float = 0.05, target: float = 0.8,
                manifest=None, max_n: int = 10_000, full_runs: metrics.Runs | None = None,
                confidence: float = 0.95) -> PowerTable:
@@ -118,10 +153,15 @@ def pair_table(runs: metrics.Runs, value: str = "points_for", alpha: float = 0.0
         raise ValueError(f"value: {value!r} is not one of {', '.join(VALUES)}")
     if full_runs is not None and manifest is None:
         raise ValueError("full_runs: a full-league pilot is measured beside a field pilot; give the field manifest")
+    check_leagues(runs)
+    if full_runs is not None:
+        check_leagues(full_runs, "the full-league pilot")
     info = metrics.agent_info(runs).set_index("agent")
     yardstick: set[str] = set()
+    no_runs: dict[str, str] = {}
     if manifest is not None:
         scores = field.duplicate_scores(field.seat_results(runs, manifest), manifest, value)
+        no_runs = scores.attrs.get("no_runs", {})
         dup = scores.pivot_table(index="seed", columns="agent", values="dup")
         raw = scores.pivot_table(index="seed", columns="agent", values=value)
         design = "field"
@@ -214,7 +254,11 @@ def pair_table(runs: metrics.Runs, value: str = "points_for", alpha: float = 0.0
                "outside_family": sorted(yardstick & set(order)), "sample": metrics.describe_sample(runs),
                "full_measured": full_runs is not None, "confidence": confidence,
                "full_sample": metrics.describe_sample(full_runs) if full_runs is not None else None,
-               "full_seeds": int(len(full_raw.index)) if full_raw is not None else None}
+               "full_seeds": int(len(full_raw.index)) if full_raw is not None else None,
+               "no_runs": no_runs,
+               "teams_per_run": {a: k for a, k in teams_per_run(full_runs if full_runs is not None else runs).items()
+                                 if not field.is_field_agent(a)}
+               if full_runs is not None or design == "full-league" else {}}
     fam = pairs[pairs["in_family"]]
     for key, cst in (("field", costs), ("full", costs_full)):
         col = fam[f"seeds_{key}"]
@@ -310,6 +354,7 @@ def check_pilot(table: PowerTable) -> None:
     ranked = len(s["ranked"]) + len(s.get("outside_family", []))
     if ranked < 2:
         extra = f" ({', '.join(s['not_ranked'])} not ranked: mostly engine fallbacks)" if s["not_ranked"] else ""
+        extra += "".join(f"; {a} has no complete run ({why})" for a, why in s.get("no_runs", {}).items())
         raise ValueError(f"the runs have {ranked} ranked agent(s){extra}: a power analysis compares at "
                          "least 2; give runs of two or more agents")
     if s["seeds"] < 2:
@@ -331,7 +376,7 @@ def _agent_line(r) -> str:
     place = (f"#{r.rank}" if r.role == "candidate" else "REFERENCE (yardstick, outside the Holm family)") \
         if r.ranked else f"NOT RANKED ({r.why_not_ranked})"
     why = f" ({r.cost_note})" if r.cost_note and r.cost_note != "free" else ""
-    return f"{r.agent} {place} mean {r.mean:.2f}, {_money(r.cost_per_seed)} per seed{why}"
+    return f"{r.agent} {place} mean {r.mean:.2f} over {r.seeds} seed(s), {_money(r.cost_per_seed)} per seed{why}"
 
 
 def format_report(table: PowerTable) -> str:
@@ -367,6 +412,12 @@ def format_report(table: PowerTable) -> str:
     standard = {ESTIMATED_NOTE, NEEDS_FIELD_NOTE, MEASURED_NOTE}  # said once above or below
     lines += [f"  {r.agent_a} > {r.agent_b}: {r.note}" for r in p.itertuples() if r.note and r.note not in standard]
     lines += ["", "agents: " + "; ".join(_agent_line(r) for r in table.agents.itertuples())]
+    lines += [f"NO COMPLETE RUN, not in the table: {a} ({why})" for a, why in s.get("no_runs", {}).items()]
+    if s.get("teams_per_run"):
+        k = s["teams_per_run"]
+        lines.append("full-league pilot: an agent's result per run is the mean of its K teams in that run, so one "
+                     "seed costs K team-seasons of that agent (K: " + ", ".join(f"{a} {v:g}" for a, v in k.items())
+                     + ")")
     lines.append("")
     n_fam = int(p["in_family"].sum())
     for key, name in (("field", "field design"), ("full", f"full-league design{star}")):
@@ -384,6 +435,10 @@ def format_report(table: PowerTable) -> str:
             lines.append(f"{name}: at least one adjacent pair cannot be separated within the seed limit (its "
                          "difference is 0 or too small for its spread), or has too few seeds to estimate")
     seeds = f"{s['seeds']} seeds" + (f" (full league: {s['full_seeds']} runs)" if s.get("full_measured") else "")
+    few = min(x for x in (s["seeds"], s.get("full_seeds") or s["seeds"]))
+    if few < ROUGH_BELOW:
+        lines.append(f"ROUGH: the pilot sds come from {few} seed(s) (fewer than {ROUGH_BELOW}): take the seeds "
+                     "needed as an order of magnitude and read the range columns")
     lines.append(f"pilot uncertainty: each difference and sd is the pilot's estimate from {seeds}, so the "
                  "seeds needed is itself uncertain (very much so at a few seeds); the range columns "
                  "(seeds_<design>_range) give it with the pilot sd at the ends of its "

@@ -9,6 +9,10 @@ model rates each agent against whoever it actually met, so leagues of different 
   the same strength twice and give the best teams more games). Pairings of two teams of one agent are left out.
 * Ties: half a win to each side (a tie adds 0.5 to both cells of the win matrix; the likelihood is then
   ``0.5 log p_ab + 0.5 log p_ba``).
+* Groups: agents are linked when they played each other; each connected group (:func:`components`, scipy's
+  connected_components) is fitted on its own, mean 1500 within it. Groups that never met share no games (only
+  the virtual ties would put them on one scale), so the leaderboard ranks the largest group and lists the others
+  as not comparable; an agent that only met itself (self-play) has no games and no rating.
 * Regularisation: :data:`PRIOR_TIES` virtual tied games between every pair of agents in a fit, so an unbeaten
   (or winless) agent keeps a finite strength; against the hundreds of real games of a few runs it moves nothing.
 * Fit: choix's ILSR on the dense win matrix (the exact maximum-likelihood estimate, ~2 ms for 10 agents).
@@ -261,8 +265,8 @@ def costs(runs: metrics.Runs) -> pd.DataFrame:
 
     Per team-season needs seasons of one length: when the runs' regular seasons differ in weeks a team-season
     is no unit (3 weeks and 14 weeks would be averaged), so ``points_per_team_season``, ``cost_per_team_season``
-    and ``points_per_dollar`` are NaN; totals and ``points_per_week`` (each team-season's points over its weeks)
-    stay, and :func:`costs_note` says so."""
+    (0 for free agents) and ``points_per_dollar`` are NaN; totals and ``points_per_week`` (each team-season's
+    points over its weeks) stay, and :func:`costs_note` says so."""
     st = metrics.standings(runs)
     weeks = regular_weeks(runs)
     mixed = weeks.nunique() > 1
@@ -286,8 +290,8 @@ def costs(runs: metrics.Runs) -> pd.DataFrame:
             old_zero = bool((old["u"] & (old["cost"] == 0) & (old["calls"] > 0)).any())
             known = bool(all_runs and unpriced == 0 and not old_zero)
         row.update(cost_usd=total if known else np.nan, unpriced_calls=unpriced, cost_known=known)
-        row["cost_per_team_season"] = np.nan if mixed else row["cost_usd"] / len(g)
         row["free"] = known and total == 0
+        row["cost_per_team_season"] = np.nan if mixed and not row["free"] else row["cost_usd"] / len(g)
         row["points_per_dollar"] = (row["points_per_team_season"] / row["cost_per_team_season"]
                                     if known and total > 0 and not mixed else np.nan)
         rows.append(row)
@@ -296,8 +300,8 @@ def costs(runs: metrics.Runs) -> pd.DataFrame:
 
 def regular_weeks(runs: metrics.Runs) -> pd.Series:
     """Per run: the weeks of its regular season (the weeks of its ``matchups`` table; playoffs are apart)."""
-    m = runs["matchups"]
-    return m.groupby("run_id")["week"].nunique() if len(m) else pd.Series(dtype=int)
+    m = runs.get("matchups")
+    return m.groupby("run_id")["week"].nunique() if m is not None and len(m) else pd.Series(dtype=int)
 
 
 def costs_note(runs: metrics.Runs) -> str:

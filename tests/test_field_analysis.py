@@ -204,6 +204,8 @@ def test_a_broken_manifest_is_named(tmp_path):
     (tmp_path / field.MANIFEST).write_text('{"name": "x"}')
     r = _cli(tmp_path)
     assert r.returncode == 2 and "Traceback" not in r.stderr and "field.json: not a field manifest" in r.stderr
+    # the batch refuses a corrupt manifest until it is deleted: the fix says so
+    assert "delete" in r.stderr and "re-run the batch (it rewrites it from the spec; the runs are kept)" in r.stderr
 
 
 def _copy_batch(field_batch, to, **manifest):
@@ -334,3 +336,100 @@ def test_a_reference_that_is_not_a_candidate_stays_outside_the_family(field_batc
     report = format_report(t)
     assert "(yardstick)" in report and "REFERENCE (yardstick, outside the Holm family)" in report
     assert "Holm over 1 pair(s) of candidates" in report
+
+
+# ------------------------------------------------------------------ gaps, failed candidates, hand-edited manifests
+def _set_status(run: Path, status: str, reason: str):
+    meta = json.loads((run / "run.json").read_text())
+    (run / "run.json").write_text(json.dumps({**meta, "status": status, "reason": reason}))
+
+
+def test_a_missing_or_incomplete_candidate_run_ranks_on_the_common_seeds_and_is_named(field_batch, tmp_path):
+    b = _copy_batch(field_batch, tmp_path / "gap")
+    shutil.rmtree(b / "runs" / "bot-vorp" / "seed-1")  # a seed of field.json without a run
+    _set_status(b / "runs" / "bot-random" / "seed-0", "failed", "boom in week 2")  # an incomplete run
+    with pytest.warns(UserWarning):
+        loaded = field.load(b)
+    with pytest.warns(UserWarning) as caught:
+        scores = field.duplicate_scores(field.seat_results(loaded.runs, loaded.manifest), loaded.manifest)
+    said = [str(w.message) for w in caught]
+    assert any("bot:vorp: seed 1 missing (no run folder runs/bot-vorp/seed-1)" in m for m in said)
+    assert any("bot:random: seed 0 failed (boom in week 2)" in m for m in said)
+    # vorp has seed 0 only, random seed 1 only: no seed is common to every ranked candidate
+    assert scores.attrs["seeds"] == [] and scores.empty and any("left out" in m for m in said)
+    # one failed run only: the others are ranked on the seeds all have, n per agent stated
+    b2 = _copy_batch(field_batch, tmp_path / "gap2")
+    shutil.rmtree(b2 / "runs" / "bot-vorp" / "seed-1")
+    loaded = field.load(b2)
+    with pytest.warns(UserWarning) as caught:
+        scores = field.duplicate_scores(field.seat_results(loaded.runs, loaded.manifest), loaded.manifest)
+    assert [str(w.message) for w in caught] == [
+        "field batch: bot:vorp: seed 1 missing (no run folder runs/bot-vorp/seed-1)",
+        "field batch: ranked on the 1 seed(s) every ranked candidate has (0); left out: bot:adp seed(s) 1; "
+        "bot:random seed(s) 1"]
+    assert set(scores["seed"]) == {0} and scores.attrs["n"] == {a: 1 for a in CANDIDATES}
+    assert set(map(tuple, scores.attrs["dropped"].to_numpy())) == {("bot:adp", 1), ("bot:random", 1)}
+    pw = field.pairwise(scores)
+    assert (pw["n"] == 1).all()  # every pair on the same seed, not vorp on 1 and the others on 2
+    r = _cli(b2, "--out", tmp_path / "p.csv")
+    assert r.returncode == 2 and "warning: field batch: bot:vorp: seed 1 missing" in r.stderr
+    assert "UserWarning" not in r.stderr and ".py:" not in r.stderr and "at least 2 seeds" in r.stderr
+    assert not (tmp_path / "p.csv").exists()
+
+
+def test_a_candidate_without_complete_runs_is_named_with_why(field_batch, tmp_path):
+    b = _copy_batch(field_batch, tmp_path / "failed")
+    for s in SEEDS:
+        _set_status(b / "runs" / "bot-vorp" / f"seed-{s}", "failed", "the model's API key was refused")
+    r = _cli(b)
+    assert r.returncode == 0, r.stderr
+    assert "NO COMPLETE RUN, not in the table: bot:vorp (seed 0 failed (the model's API key was refused)" in r.stdout
+    for s in SEEDS:
+        _set_status(b / "runs" / "bot-random" / f"seed-{s}", "failed", "timeout")
+    r = _cli(b)
+    assert r.returncode == 2 and "the runs have 1 ranked agent(s)" in r.stderr
+    assert "bot:vorp has no complete run (seed 0 failed" in r.stderr and "bot:random has no complete run" in r.stderr
+
+
+def test_a_hand_edited_seat_or_reference_is_refused(field_batch, tmp_path):
+    moved = _copy_batch(field_batch, tmp_path / "seat", seat="VORP-1")  # a baseline team, played by bot:vorp
+    loaded = field.load(moved)
+    with pytest.raises(ValueError) as exc:
+        field.seat_results(loaded.runs, loaded.manifest)  # no folder given: found from the runs
+    assert "seat 'VORP-1' is played by bot:vorp in the runs of bot:adp, bot:random" in str(exc.value)
+    assert "the seat does not match the runs" in str(exc.value) and "9 runs" not in str(exc.value)
+    # the reference changed while reference_dir still holds another agent's runs: power.pair_table refuses it
+    ref = _copy_batch(field_batch, tmp_path / "ref", reference="bot:vorp")
+    loaded = field.load(ref)
+    with pytest.raises(ValueError, match="reference bot:vorp is a candidate with its runs in runs/bot-vorp, but "
+                                         "reference_dir is runs/bot-adp"):
+        pair_table(loaded.runs, manifest=loaded.manifest)
+    # changed consistently, it is a valid manifest: vorp is the yardstick each score subtracts
+    ok = _copy_batch(field_batch, tmp_path / "ref_ok", reference="bot:vorp", reference_dir="runs/bot-vorp")
+    loaded = field.load(ok)
+    scores = field.duplicate_scores(field.seat_results(loaded.runs, loaded.manifest), loaded.manifest)
+    assert (scores.loc[scores["agent"] == "bot:vorp", "dup"] == 0).all()
+
+
+def test_power_out_is_checked_before_the_work(field_batch, tmp_path):
+    for out, said in ((tmp_path, "is a folder"), (field_batch / field.MANIFEST / "p.csv", "is a file, not a folder")):
+        r = _cli(field_batch, "--out", out)
+        assert r.returncode == 2 and said in r.stderr and r.stdout == ""
+        assert len(r.stderr.strip().splitlines()) == 1 and ".tmp" not in r.stderr
+
+
+def test_power_report_caveats_and_mixed_leagues(field_batch, tmp_path, prepared_2024):
+    r = _cli(field_batch)
+    assert "ROUGH: the pilot sds come from 2 seed(s) (fewer than 5)" in r.stdout
+    full = _cli(_full_league(field_batch, tmp_path))
+    assert full.returncode == 0, full.stderr
+    assert "the mean of its K teams in that run, so one seed costs K team-seasons" in full.stdout
+    assert "bot:vorp 4" in full.stdout and "bot:adp 2" in full.stdout  # vorp's leagues: its 3 teams and the seat
+    # a pilot mixing a 3-week and a 2-week league is refused, naming the difference
+    mixed = tmp_path / "mixed"
+    shutil.copytree(_full_league(field_batch, tmp_path), mixed)
+    d = _league("vorp", 7).model_dump(mode="json")
+    d.update(weeks=2)
+    run_engine(parse_config(d), prepared_2024, mixed / "seed-7")
+    r = _cli(mixed)
+    assert r.returncode == 2 and "mixes leagues of different regular-season weeks" in r.stderr
