@@ -88,7 +88,12 @@ def agent_palette(agents) -> dict[str, str]:
 
 
 def short(agent: str) -> str:
-    """Axis label for an agent id: drop the 'llm:'/'bot:' kind and a provider prefix."""
+    """Axis label for an agent id: drop the 'llm:'/'bot:' kind and a provider prefix. A field batch's baseline
+    teams keep their mark (``field:bot:adp`` -> ``field: adp``): they must not read as the candidate ``adp``."""
+    from .field import FIELD_PREFIX
+
+    if agent.startswith(FIELD_PREFIX):
+        return f"field: {short(agent.removeprefix(FIELD_PREFIX))}"
     return agent.split(":", 1)[-1].split("/")[-1]
 
 
