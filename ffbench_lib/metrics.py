@@ -26,7 +26,7 @@ Runs = dict[str, pd.DataFrame]
 #: An agent whose decisions the engine repaired more often than this is marked in every figure and table: its
 #: results are mostly the engine's. The same number as the config's ``llm.max_fallback_rate`` default.
 MAX_FALLBACK_RATE: float = LLMSettings.model_fields["max_fallback_rate"].default
-DRAFT_DECISIONS = ("draft_shortlist", "draft_pick")
+DRAFT_DECISIONS = ("draft_shortlist", "draft_pick", "draft_queue")
 #: the status of a run left out as not one of its field batch's (a seed or folder its field.json does not list)
 STRAY = "not in its field.json"
 
@@ -114,7 +114,7 @@ def load_runs(runs: str | Path | Iterable[str | Path], complete_only: bool = Tru
         if rd.file("llm_summary.parquet").exists():
             one["llm_summary"] = pd.read_parquet(rd.file("llm_summary.parquet")).assign(run_id=run_id)
         dec = [{**{k: r.get(k) for k in ("week", "pick", "team", "agent", "decision", "decided_by", "applied")},
-                "on_deck": bool(r.get("on_deck"))} for r in rd.decisions()]
+                "on_deck": bool(r.get("on_deck")), "queue_dry": bool(r.get("queue_dry"))} for r in rd.decisions()]
         one["decisions"] = pd.DataFrame(dec).assign(run_id=run_id) if dec else pd.DataFrame()
         for name, df in (field.relabel(one, in_field[0].seat) if in_field else one).items():
             tables[name].append(df)

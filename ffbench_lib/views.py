@@ -109,6 +109,12 @@ class Firewall:
                 "roster": [self.player_card(p) for p in mine], "roster_summary": summary, "thin_positions": thin,
                 "shortlist_size": lg.draft.shortlist_size, "available": available}
 
+    def picks_so_far(self, state: LeagueState) -> list[dict[str, Any]]:
+        """Every pick made so far in the draft, in order: who took which player (id, name, position)."""
+        return [{"pick": r["pick"], "round": r["round"], "team": r["team"], "id": r["player_id"],
+                 "name": self.name[r["player_id"]], "pos": self.position[r["player_id"]]}
+                for r in state.tables.get("draft_picks", [])]
+
     def available_ids(self, state: LeagueState) -> list[str]:
         """Every draftable player not yet taken, best preseason projection first (the legal pick set)."""
         taken = state.drafted()

@@ -65,6 +65,10 @@ class World:
         state, pick, rnd = self.mid_draft
         return REGISTRY["draft_shortlist"].view(self.fw, state, self.qb_team, pick=pick, rnd=rnd)
 
+    def queue_view(self, picks_before=3):
+        state, pick, rnd = self.mid_draft
+        return REGISTRY["draft_queue"].view(self.fw, state, self.qb_team, pick=pick, rnd=rnd, picks_before=picks_before)
+
     def pick_view(self, shortlist):
         state, _, _ = self.mid_draft
         return REGISTRY["draft_pick"].view(self.fw, state, self.qb_team, base=self.draft_view(), shortlist=shortlist)
@@ -417,7 +421,7 @@ def test_claims_without_bids(world, kind, mode):
 def every_kind(world):
     """(kind, view) pairs covering every registered kind on real views (draft_pick is built from a shortlist)."""
     a, b, offer, respond = offer_case(world)
-    out = [("draft_shortlist", world.draft_view())]
+    out = [("draft_shortlist", world.draft_view()), ("draft_queue", world.queue_view())]
     out += [("set_lineup", world.lineup_view(t)) for t in world.teams[:4]]
     out += [("propose_trade", world.trade_view(t)) for t in (a, world.qb_team)]
     out += [("respond_to_offer", respond),
@@ -518,6 +522,7 @@ def test_adp_never_claims(world, mode):
 # ------------------------------------------------------------------------------------------------------ prompts
 #: the view tables each kind's prompt shows (every player in them must be in the prompt)
 TABLES = {"draft_shortlist": ("roster", "available"), "draft_pick": ("roster", "shortlist_detail"),
+          "draft_queue": ("roster", "available", "picks_so_far"),
           "set_lineup": ("players",), "waiver_claims": ("my_roster", "free_agents"),
           "free_agent_adds": ("my_roster", "free_agents"), "ir_moves": ("my_roster", "ir")}
 TRADE_TABLES = ("my_roster", "other_teams", "offer")

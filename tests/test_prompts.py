@@ -68,6 +68,14 @@ def captured_views(league, tmp_path, rationale="I think this helps us both"):
     seen = {}
     for record in RunDir(out).decisions():  # each view exactly as the engine logged it at decision time
         seen.setdefault(record["decision"], record["view"])
+    # draft.mode: queue asks draft_queue instead: its view from a queue draft of the same league (a later round's,
+    # so the picks so far are shown)
+    queue = league.model_copy(update={"draft": league.draft.model_copy(update={"mode": "queue"}), "weeks": 1,
+                                      "trades": league.trades.model_copy(update={"weeks": []})})
+    agents = {t.name: _negotiating(t.name, league.seed, rationale) for t in league.teams}
+    run_engine(queue, prepared, out.with_name(out.name + "-queue"), agents=agents)
+    seen["draft_queue"] = [r for r in RunDir(out.with_name(out.name + "-queue")).decisions()
+                           if r["decision"] == "draft_queue"][-1]["view"]
     assert set(seen) == set(DECISIONS) - (set() if league.roster.IR else {"ir_moves"}), sorted(seen)
     return seen
 

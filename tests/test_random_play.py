@@ -37,7 +37,9 @@ PRESETS = {
     "ir_faab": {"roster": {"IR": 2}, "waivers": {"enabled": True, "mode": "faab", "budget": 100, "max_claims": 3}},
     "big_trades": {"trades": {"max_players_per_side": 3}},
     "no_on_deck": {"draft": {"on_deck": False}},
+    "draft_queue": {"draft": {"mode": "queue", "queue_size": 1}},  # one-player queues: some run dry (a re-ask)
 }
+DRAFT_KINDS = {"shortlist": {"draft_shortlist", "draft_pick"}, "queue": {"draft_queue"}}
 
 
 def random_league(preset: str, seed: int):
@@ -95,11 +97,13 @@ def test_random_play_is_legal_in_every_preset(played):
     # every kind the preset can reach is asked (waiver kinds only with waivers on, IR moves with IR slots),
     # nothing else
     expected = set(KINDS) - (set() if league.waivers.enabled else WAIVER_KINDS) - (set() if roster.IR else {"ir_moves"})
+    expected -= {k for mode, kinds in DRAFT_KINDS.items() if mode != league.draft.mode for k in kinds}
     if league.waivers.enabled and not league.waivers.free_agents:
         expected.discard("free_agent_adds")
     counts = Counter(d["decision"] for d in decisions)
     assert set(counts) == expected, counts
-    assert counts["draft_pick"] == len(teams) * roster.size
+    picks = [d for d in decisions if d["decision"] in ("draft_pick", "draft_queue") and not d.get("queue_dry")]
+    assert len(picks) == len(teams) * roster.size
     assert counts["set_lineup"] == len(teams) * league.weeks
     if league.waivers.enabled:  # weeks 2..5: every team every week
         assert counts["waiver_claims"] == counts["free_agent_adds"] == len(teams) * (league.weeks - 1)
@@ -123,6 +127,10 @@ def test_random_play_is_legal_in_every_preset(played):
         out = REGISTRY[d["decision"]].resolve(answer, view)
         where = (d["decision"], d["team"], d["week"], d["pick"], d["step"])
         assert (out.decided_by, out.problems) == ("agent", []), where
+        if d["decision"] == "draft_queue":  # the queue judged again; the pick is its entry at the position used
+            assert normal(out.applied) == d["queue"], where
+            assert d["applied"] is None if d.get("queue_dry") else d["queue"][d["queue_position"] - 1] == d["applied"]
+            continue
         assert normal(out.applied) == d["applied"], where
         assert REGISTRY[d["decision"]].validate(answer, view) == [], where
 
@@ -135,7 +143,9 @@ def test_random_play_is_legal_in_every_preset(played):
     flex_played = set(lineups.loc[lineups["slot"] == "FLEX", "position"])
     assert flex_played <= set(roster.flex_positions)
     assert (flex_played == set()) if roster.FLEX == 0 else ("QB" in roster.flex_positions) == ("QB" in flex_played)
-    assert league.draft.on_deck == any(n.startswith(ON_DECK) for n in notes)
+    assert (league.draft.on_deck and league.draft.mode == "shortlist") == any(n.startswith(ON_DECK) for n in notes)
+    if league.draft.mode == "queue":  # short random queues run dry now and then: asked again at the team's turn
+        assert any(d.get("queue_dry") for d in decisions)
 
     # rosters as every week kicked off: full (active players: IR frees spots), within caps, able to field a
     # lineup, no player on two teams
@@ -182,16 +192,18 @@ def check_transactions(league, run, rosters):
         assert moves["bid"].isna().all()
 
 
-@pytest.mark.parametrize("played", ["ir_faab"], indirect=True)
+@pytest.mark.parametrize("played", ["ir_faab", "draft_queue"], indirect=True)
 def test_random_answers_vary_across_seeds(played):
     """Random is a policy over the legal set, not a constant: on the same logged view, bots of different
-    seeds give different (legal) answers, for every kind."""
-    _, run = played
+    seeds give different (legal) answers, for every kind (the two presets ask every kind between them)."""
+    league, run = played
     by_kind: dict[str, list[dict]] = defaultdict(list)
     for d in run.decisions():
         if d["applied"] != "superseded" and not d.get("on_deck") and len(by_kind[d["decision"]]) < 3:
             by_kind[d["decision"]].append(d)
-    assert set(by_kind) == set(KINDS)
+    other = "shortlist" if league.draft.mode == "queue" else "queue"
+    assert set(by_kind) == ({"draft_queue", "set_lineup", "propose_trade", "respond_to_offer", "reply_to_counter",
+                             "final_decision"} if league.draft.mode == "queue" else set(KINDS) - DRAFT_KINDS[other])
 
     async def answers(d):
         return [await RandomBot(d["team"], seed).decide(d["decision"], d["view"]) for seed in range(12)]

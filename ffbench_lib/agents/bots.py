@@ -113,13 +113,18 @@ class _Bot(Agent):
             raise NotImplementedError(f"bot {self.strategy!r} has no policy for decision {kind!r}")
         return await policy(view)
 
-    # draft: a ranking of the legal available players, shortlist its head, pick the best of the shortlist
+    # draft: a ranking of the legal available players, shortlist its head, pick the best of the shortlist (queue
+    # mode: queue the ranking's head)
     def rank(self, view: dict, players: list[dict]) -> list[dict]:
         return sorted(players, key=_proj_key)
 
     async def draft_shortlist(self, view: dict) -> Answer:
         ranked = self.rank(view, _available(view))[: view["shortlist_size"]]
         return {"shortlist": [p["id"] for p in ranked], "rationale": f"{self.strategy} ranking"}
+
+    async def draft_queue(self, view: dict) -> Answer:
+        ranked = self.rank(view, _available(view))[: view["queue_size"]]
+        return {"queue": [p["id"] for p in ranked], "rationale": f"{self.strategy} ranking"}
 
     async def draft_pick(self, view: dict) -> Answer:
         best = self.rank(view, legal_players(view["shortlist_detail"], view["legal_positions"]))[0]
@@ -384,6 +389,18 @@ class RandomBot(_Bot):
         k = min(view["shortlist_size"], len(avail))
         idx = rng.choice(len(avail), size=k, replace=False)
         return {"shortlist": [avail[i]["id"] for i in sorted(idx)], "rationale": "random"}
+
+    async def draft_queue(self, view):
+        """Uniform over every legal queue: each ordered list of 1..``queue_size`` distinct legal players the view
+        shows is equally likely (its length drawn in proportion to how many queues have it, then an ordered
+        sample)."""
+        avail = _available(view)
+        rng = self.rng(f"queue:{view['pick']}:{view['picks_before']}")
+        lengths = range(1, min(view["queue_size"], len(avail)) + 1)
+        counts = [math.perm(len(avail), k) for k in lengths]
+        k = lengths[int(rng.choice(len(counts), p=[c / sum(counts) for c in counts]))]
+        idx = rng.choice(len(avail), size=k, replace=False)
+        return {"queue": [avail[i]["id"] for i in idx], "rationale": "random"}
 
     async def draft_pick(self, view):
         cands = legal_players(view["shortlist_detail"], view["legal_positions"])

@@ -1,6 +1,7 @@
 """Fitting a prompt into a model's budget (``max_prompt_tokens``) by shortening the VIEW before it is rendered,
-so the templates never change: other teams' tables first (their best players by this week's projection are
-kept), then per-position boards (the draft board, the free agents), then long negotiation histories. Each step is one level of a ladder; the agent
+so the templates never change: a draft queue's picks so far first (the latest are kept), other teams' tables
+(their best players by this week's projection are kept), then per-position boards (the draft board, the free
+agents), then long negotiation histories. Each step is one level of a ladder; the agent
 renders, counts and climbs until the prompt fits. The model is told what was shortened.
 
 The answer is still checked against the whole view: a shortened table hides players, it never makes them
@@ -14,6 +15,7 @@ _BOARD_ROWS = (6, 4, 2)  # players kept per position on a board (the views list 
 _BOARDS = {"available": "the board shows the {n} best available player(s) per position",
            "free_agents": "the free agents show the {n} best player(s) per position"}
 _HISTORY = 2  # negotiation steps kept (the latest)
+_PICKS = 10  # draft picks so far kept (the latest; the view's drafted_by_position still counts them all)
 _RATIONALE_CHARS = 300
 
 
@@ -35,6 +37,8 @@ def levels(view: dict) -> int:
         n += len(_BOARD_ROWS)
     if len(view.get("negotiation") or []) > _HISTORY:
         n += 1
+    if len(view.get("picks_so_far") or []) > _PICKS:
+        n += 1
     return n
 
 
@@ -43,6 +47,11 @@ def shorten(view: dict, level: int) -> tuple[dict, list[str]]:
     if level <= 0:
         return view, []
     out, notes, step = dict(view), [], 0
+    if len(view.get("picks_so_far") or []) > _PICKS:
+        step += 1  # a draft queue's picks so far: the counts by position stay in the view
+        if level >= step:
+            out["picks_so_far"] = view["picks_so_far"][-_PICKS:]
+            notes.append(f"only the last {_PICKS} picks so far are shown")
     if view.get("negotiation") and len(view["negotiation"]) > _HISTORY:
         step += 1  # cheapest loss first: old negotiation steps and long rationales
         if level >= step:

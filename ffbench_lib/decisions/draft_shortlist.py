@@ -30,6 +30,13 @@ def draft_common(view: dict) -> dict[str, Any]:
             "legal": ", ".join(view["legal_positions"])}
 
 
+def legal_now(fw, state, team: str) -> list[str]:
+    """The positions ``team`` may draft with the board as it is now (its roster, and what the others still need)."""
+    roster = fw.league.roster
+    supply, need = supply_and_needs(team, state.rosters, fw.available_ids(state), fw.position, roster)
+    return legal_positions([fw.position[p] for p in state.rosters[team]], roster, supply, need)
+
+
 @register
 class DraftShortlist(Decision):
     kind = "draft_shortlist"
@@ -39,9 +46,7 @@ class DraftShortlist(Decision):
     def view(cls, fw, state, team, *, pick: int, rnd: int) -> dict:
         """The board (best available per position), the team's roster, and the positions it may still draft."""
         view = fw.draft_view(state, team, pick, rnd)
-        roster = fw.league.roster
-        supply, need = supply_and_needs(team, state.rosters, fw.available_ids(state), fw.position, roster)
-        view["legal_positions"] = legal_positions([fw.position[p] for p in state.rosters[team]], roster, supply, need)
+        view["legal_positions"] = legal_now(fw, state, team)
         return view
 
     @classmethod

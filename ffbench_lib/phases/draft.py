@@ -1,4 +1,5 @@
-"""The snake draft: per pick, a shortlist then a pick from it (two decisions), a checkpoint after every round.
+"""The snake draft: per pick, a shortlist then a pick from it (two decisions), a checkpoint after every round
+(``draft.mode: queue``: per round, every team's ranked queue at once, see :func:`run_queue_draft`).
 
 With ``draft.on_deck`` the next team's shortlist is requested while the team on the clock picks (its view is
 the board before that pick: a shortlisted player taken meanwhile is dropped, and if all were taken the team is
@@ -11,17 +12,20 @@ import math
 from typing import Any
 
 from ..decisions import REGISTRY, Outcome
+from ..decisions.draft_shortlist import legal_now
 from ..rules import draft as draft_rules
 from ..state import LeagueState
 from . import Season
 
 
-SHORTLIST, PICK = REGISTRY["draft_shortlist"], REGISTRY["draft_pick"]
+SHORTLIST, PICK, QUEUE = REGISTRY["draft_shortlist"], REGISTRY["draft_pick"], REGISTRY["draft_queue"]
 
 
 async def run_draft(eng: Season, state: LeagueState, crash_after: str | None = None) -> bool:
     """Play the draft from the last completed round; False if the budget stops it before a round."""
     lg = eng.league
+    if lg.draft.mode == "queue":
+        return await run_queue_draft(eng, state, crash_after)
     seq = draft_rules.snake(state.draft_order, lg.roster.size)
     n = len(state.teams)
     pending: dict[int, tuple[dict, asyncio.Task]] = {}
@@ -70,6 +74,55 @@ async def run_draft(eng: Season, state: LeagueState, crash_after: str | None = N
                 eng.rundir.write_tables(state)
             eng.checkpoint(state, crash_after)
     return True
+
+
+async def run_queue_draft(eng: Season, state: LeagueState, crash_after: str | None = None) -> bool:
+    """``draft.mode: queue``: per round, every team's queue at once (one by one in snake order with
+    ``llm.sequential``), then the round's picks from the queues in snake order; a team whose queue ran dry is asked
+    again at its turn with the board then. Each pick is logged as its team's ``draft_queue`` decision with the
+    queue position used; a dry queue is logged too (``queue_dry``). A checkpoint follows every round, and a
+    round's queues are asked after the last one, so a resumed draft asks exactly what an uninterrupted one asks."""
+    lg = eng.league
+    seq = draft_rules.snake(state.draft_order, lg.roster.size)
+    n = len(state.teams)
+    for start in range(state.rounds_done(lg.roster.size) * n, len(seq), n):
+        if eng.budget.exceeded:
+            return False
+        picks = seq[start:start + n]
+        rnd = picks[0][1]
+        views = [QUEUE.view(eng.fw, state, team, pick=pick, rnd=rnd, picks_before=j)
+                 for j, (pick, _, team) in enumerate(picks)]
+        answers = await eng.ask_all([(team, "draft_queue", v) for (_, _, team), v in zip(picks, views)])
+        for (pick, _, team), view, (answer, errs) in zip(picks, views, answers):
+            out = QUEUE.resolve(answer, view)
+            got = queue_pick(eng, state, team, out.value)
+            if got is None:  # every queued player was taken (or is no longer legal): ask again with the board now
+                eng.rec.decision(team=team, decision="draft_queue", view=view, answer=answer, applied=None,
+                                 decided_by=out.decided_by, problems=errs + out.problems, pick=pick,
+                                 extra={"queue": out.value, "queue_dry": True})
+                view = QUEUE.view(eng.fw, state, team, pick=pick, rnd=rnd, picks_before=0)
+                answer, errs = await eng.ask(team, "draft_queue", view)
+                out = QUEUE.resolve(answer, view)
+                got = queue_pick(eng, state, team, out.value)
+                assert got is not None, "a queue judged against the board now holds a pickable player"
+            k, pid = got
+            problems = errs + out.problems
+            eng.rec.decision(team=team, decision="draft_queue", view=view, answer=answer, applied=pid,
+                             decided_by=out.decided_by, problems=problems, pick=pick,
+                             extra={"queue": out.value, "queue_position": k})
+            record_pick(eng, pick, rnd, team, pid, out.value, out.decided_by, "; ".join(problems) or None)
+        state.phase = "drafted" if rnd == lg.roster.size else f"draft:{rnd}"
+        if state.phase == "drafted":
+            eng.rundir.write_tables(state)
+        eng.checkpoint(state, crash_after)
+    return True
+
+
+def queue_pick(eng: Season, state: LeagueState, team: str, queue: list[str]) -> tuple[int, str] | None:
+    """The first queued player still available and legal for ``team`` now (the shortlist view's rules), with
+    his 1-based queue position; None if the queue ran dry."""
+    return draft_rules.first_pickable(queue, eng.fw.available_ids(state), eng.fw.position,
+                                      legal_now(eng.fw, state, team))
 
 
 def draft_view(eng: Season, state: LeagueState, team: str, pick: int, rnd: int) -> dict:

@@ -1,5 +1,5 @@
 """Draft rules: order (random, fixed, rotate), snake pick sequence, legal positions, and validation/repair of
-the two draft answers (shortlist, then pick)."""
+the draft answers (shortlist, then pick; or a queue)."""
 from __future__ import annotations
 
 from typing import Any, Iterable, Mapping, Sequence
@@ -72,14 +72,14 @@ def legal_players(cards: Iterable[dict[str, Any]], legal: Sequence[str]) -> list
 
 
 def validate_shortlist(answer: Any, available: Sequence[str], positions: Mapping[str, str], legal: Sequence[str],
-                       size: int) -> tuple[list[str], list[str], bool]:
+                       size: int, key: str = "shortlist") -> tuple[list[str], list[str], bool]:
     """Keep the valid ids (available, legal position, distinct, at most ``size``). If none is usable, the
     repair is the ``size`` best legal players by preseason projection (``available`` is in that order).
-    Returns (shortlist, problems, repaired)."""
+    ``key``: the answer's list (a shortlist, or a draft queue: the same rule). Returns (ids, problems, repaired)."""
     problems: list[str] = []
-    ids = answer.get("shortlist") if isinstance(answer, Mapping) else None
+    ids = answer.get(key) if isinstance(answer, Mapping) else None
     if not isinstance(ids, (list, tuple)):
-        problems.append("no 'shortlist' list of player ids in the answer")
+        problems.append(f"no '{key}' list of player ids in the answer")
         ids = []
     avail = set(available)
     kept: list[str] = []
@@ -94,12 +94,12 @@ def validate_shortlist(answer: Any, available: Sequence[str], positions: Mapping
         else:
             kept.append(pid)
     if len(kept) > size:
-        problems.append(f"{len(kept)} players for a shortlist of {size}; the first {size} kept")
+        problems.append(f"{len(kept)} players for a {key} of {size}; the first {size} kept")
         kept = kept[:size]
     if kept:
         return kept, problems, False
     fallback = [p for p in available if positions[p] in legal][:size]
-    return fallback, problems or ["empty shortlist"], True
+    return fallback, problems or [f"empty {key}"], True
 
 
 def validate_pick(answer: Any, shortlist: Sequence[str], positions: Mapping[str, str], legal: Sequence[str],
@@ -114,3 +114,14 @@ def validate_pick(answer: Any, shortlist: Sequence[str], positions: Mapping[str,
                f"{pid} is at an illegal position")
     best = sorted((p for p in shortlist if positions[p] in legal), key=lambda p: (-projection.get(p, 0.0), p))
     return (best[0] if best else ""), [problem], True
+
+
+def first_pickable(queue: Sequence[str], available: Iterable[str], positions: Mapping[str, str],
+                   legal: Sequence[str]) -> tuple[int, str] | None:
+    """A queue's pick: (1-based position in the queue, player) of the first queued player still ``available`` and
+    at a ``legal`` position now; None when the queue ran dry."""
+    avail = set(available)
+    for k, pid in enumerate(queue, start=1):
+        if pid in avail and positions[pid] in legal:
+            return k, pid
+    return None

@@ -18,7 +18,8 @@ The knowledge probe (``DECISION: knowledge_probe``) is answered from ``probe_kno
 season points}, "top5": {position: [names]}}``, names as the prepared players table spells them), so the server
 "knows" the season; without it, with each position's typical season (``PROBE_GUESS``), as a model that does not.
 Each request's ``X-FFBench-Attempt`` header is logged, so a test can match the client's ledger to the
-requests this server really received.
+requests this server really received. ``spans`` holds each request's start and end time; :func:`critical_path`
+finds the longest chain of them that ran one after another (the calls a season waited for).
 """
 from __future__ import annotations
 
@@ -90,6 +91,12 @@ def policy(prompt: str) -> dict[str, Any]:
         rows = [r for r in _table(prompt, "BEST AVAILABLE") if r["pos"] in legal]
         rows.sort(key=lambda r: -_num(r["proj"]))
         return {"shortlist": [r["id"] for r in rows[:size]], "rationale": "highest projections at legal positions"}
+    if decision == "draft_queue":  # the board's best projections at legal positions, as many as the queue holds
+        legal = [p.strip() for p in _line(prompt, "LEGAL POSITIONS:").split(",")]
+        size = int(_line(prompt, "QUEUE SIZE:") or 12)
+        rows = [r for r in _table(prompt, "BEST AVAILABLE") if r["pos"] in legal]
+        rows.sort(key=lambda r: -_num(r["proj"]))
+        return {"queue": [r["id"] for r in rows[:size]], "rationale": "highest projections at legal positions"}
     if decision == "draft_pick":
         legal = [p.strip() for p in _line(prompt.split("YOUR SHORTLIST")[0], "Unfilled starting slots:").split(
             "LEGAL POSITIONS:")[-1].split(",")]
@@ -161,6 +168,8 @@ class FakeOpenAIServer:
     echo_auth_in_answers: bool = False  # the Authorization header inside every answer's rationale (canary tests)
     inflight: int = 0
     max_inflight: int = 0
+    #: every answered request as (start, end, decision), monotonic seconds: see :func:`critical_path`
+    spans: list[tuple[float, float, str]] = field(default_factory=list)
     context_window: int | None = None  # tokens (4 characters each); longer prompts get OpenAI's 400
     fault_decisions: tuple[str, ...] | None = None  # faults only in these decisions' answers (None: in all)
     #: the knowledge probe's answers: None does not know the season (position-typical guesses); a dict
@@ -181,6 +190,7 @@ class FakeOpenAIServer:
                 return None
 
             def do_POST(self) -> None:  # noqa: N802 - http.server API
+                start = time.monotonic()
                 body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))) or b"{}")
                 with server._lock:
                     server.inflight += 1
@@ -204,6 +214,9 @@ class FakeOpenAIServer:
                     self.wfile.write(data)
                 except (BrokenPipeError, ConnectionResetError):
                     pass  # the client gave up (timeout fault)
+                user = next((m.get("content") or "" for m in body.get("messages", []) if m.get("role") == "user"), "")
+                with server._lock:
+                    server.spans.append((start, time.monotonic(), _line(user, "DECISION:")))
 
         self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self._httpd.daemon_threads = True
@@ -295,6 +308,17 @@ class FakeOpenAIServer:
                      "choices": [{"index": 0, "message": {"role": "assistant", "content": text},
                                   "finish_reason": finish}], "usage": usage,
                      **({"_hold": True} if fault == "slow" else {})}, self.slow_s if fault == "slow" else delay
+
+
+def critical_path(spans: list[tuple[float, float, str]]) -> list[tuple[float, float, str]]:
+    """The longest chain of requests that do not overlap in time (each starts after the one before ended): the
+    calls a season had to wait for one after another, whatever ran beside them. Earliest end first is optimal
+    for the largest set of non-overlapping intervals."""
+    chain: list[tuple[float, float, str]] = []
+    for span in sorted(spans, key=lambda s: (s[1], s[0])):
+        if not chain or span[0] >= chain[-1][1]:
+            chain.append(span)
+    return chain
 
 
 #: what a model that does not know the season might say: a typical starter's season at each position
@@ -404,6 +428,8 @@ def _illegal(answer: dict[str, Any]) -> str:
                            "rationale": "everyone everywhere"})
     if "shortlist" in answer:
         return json.dumps({"shortlist": answer["shortlist"][:1] * 3, "rationale": "same player thrice"})
+    if "queue" in answer:
+        return json.dumps({"queue": [KNOWN_POSITIONS[0]] * 2, "rationale": "a position, not a player"})
     if "player_id" in answer:
         return json.dumps({"player_id": KNOWN_POSITIONS[0], "rationale": "a position, not a player"})
     return json.dumps({**answer, "action": "maybe"})
