@@ -6,7 +6,8 @@ a pool of worker processes, then the analysis notebooks over all finished runs a
   they are runs of the same resolved config (otherwise the batch is refused before it writes anything: use
   another ``out``);
 * workers end with the batch process, even when it is killed;
-* a provider's ``max_concurrency`` holds for the whole batch: each worker gets ``1/workers`` of it;
+* a provider's ``max_concurrency`` holds for the whole batch (:mod:`ffbench_lib.llm.limits`): lock files in
+  ``out/.limits`` under the local executor, a ``distributed.Semaphore`` per provider endpoint under Dask;
 * ``design: rotate`` gives every agent every draft slot equally often across ``n_teams`` consecutive seeds;
 * ``design: field`` (:mod:`ffbench_lib.field`) plays every candidate agent in one seat of the base league on every
   seed, one league per candidate and seed (all in one worker pool), beside the reference agent in that seat.
@@ -62,7 +63,12 @@ class BatchSpec(BaseModel):
     seeds: list[int] = Field(min_length=1)
     design: Literal["rotate", "random", "field"] = "rotate"
     field: FieldSpec | None = Field(None, description="design: field only: seat, reference and candidates")
-    workers: int = Field(1, ge=1, le=32)
+    workers: int = Field(1, ge=1, le=32, description="local: worker processes; dask: workers of the embedded "
+                                                       "LocalCluster (ignored with a scheduler address)")
+    executor: Literal["local", "dask"] = Field("local", description="local: a process pool on this machine; dask: "
+                                                                    "one task per league on a Dask cluster")
+    scheduler: str | None = Field(None, description="executor: dask only: the address of an existing Dask "
+                                                    "scheduler (tcp://host:8786); unset: an embedded LocalCluster")
     out: Path = Path("outputs/batches/batch")
     kernel: str = "python3"
     cell_timeout_s: int = Field(3600, gt=0)
@@ -384,12 +390,13 @@ def _exit_with_parent(parent: int) -> None:
 
 
 def _run_one(seed: int, config_path: str, run_dir: str, log_dir: str, kernel: str, timeout: int,
-             share: int) -> dict[str, Any]:
-    """Worker: execute the simulation notebook for one seed (its own process, its own kernel)."""
+             env: dict[str, str]) -> dict[str, Any]:
+    """Worker: execute the simulation notebook for one seed (its own process, its own kernel). ``env``: settings
+    by field name (:mod:`ffbench_lib.settings`) the kernel inherits, e.g. ``provider_limits``; never a secret."""
     from .notebooks import execute
     from .settings import export
 
-    export(concurrency_share=share)
+    export(**env)
 
     t0 = time.perf_counter()
     try:
@@ -479,7 +486,8 @@ def _run_batch(spec: BatchSpec, base: Path, workers: int | None, progress: bool)
     with ProcessPoolExecutor(max_workers=workers, **pool_args) as pool:
         pending = {pool.submit(_run_one, jobs[k].seed, str(jobs[k].cfg_path.resolve()),
                                str(jobs[k].run_dir.resolve()), str(jobs[k].log_dir.resolve()), spec.kernel,
-                               spec.cell_timeout_s, workers): k for k in todo}
+                               spec.cell_timeout_s, {"provider_limits": str((out / ".limits").resolve())}): k
+                   for k in todo}
         while pending:
             bar.set_postfix(running=min(workers, len(pending)), failed=failed)
             done, _ = wait(pending, return_when=FIRST_COMPLETED)

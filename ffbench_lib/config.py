@@ -117,6 +117,12 @@ class LLMAgent(_Strict):
         """How tables, metrics and figures name this agent: one model is one agent, whatever its settings."""
         return f"llm:{self.model}"
 
+    @property
+    def endpoint(self) -> str:
+        """The provider endpoint whose ``max_concurrency`` this agent shares with every other agent calling it:
+        one limit per endpoint (:mod:`ffbench_lib.llm.limits`)."""
+        return f"{self.model.split('/', 1)[0]}@{self.api_base or 'default'}"
+
     @field_validator("api_key_env")
     @classmethod
     def _env_name_not_key(cls, v: str | None) -> str | None:
@@ -429,10 +435,27 @@ class DataConfig(_Strict):
 
 class Draft(_Strict):
     order: Literal["random", "fixed", "rotate"] = "rotate"
+    mode: Literal["shortlist", "queue"] = Field(
+        "shortlist", description="shortlist: every pick is a shortlist then a pick from it (one team at a time); "
+                                 "queue: at the start of each round every team names a ranked queue at once, the "
+                                 "round's picks are resolved from the queues in snake order, and only a team whose "
+                                 "queue ran dry is asked again")
+    queue_size: Count = Field(12, ge=1, le=40, description="draft.mode: queue only: the longest queue a team names "
+                                                            "(more than the picks before its turn keeps it from "
+                                                            "running dry)")
     shortlist_size: Count = Field(5, ge=1, le=15)
     on_deck: Flag = Field(True, description="the next team names its shortlist while the team on the clock "
                                             "picks (as in a real draft room); false: strictly one at a time")
     show_per_position: Count = Field(10, ge=1, le=40)
+
+    @model_serializer(mode="wrap")
+    def _dump(self, handler: Any) -> dict[str, Any]:
+        out = handler(self)
+        if self.mode == "shortlist" and self.queue_size == type(self).model_fields["queue_size"].default:
+            # a shortlist draft dumps (config.yaml) as it always did
+            out.pop("mode", None)
+            out.pop("queue_size", None)
+        return out
 
 
 class Trades(_Strict):
@@ -598,6 +621,16 @@ class League(_Strict):
             raise ValueError(f"teams: duplicate team name {dup[0]!r}; names must be unique")
         if len(self.teams) % 2:
             raise ValueError(f"teams: {len(self.teams)} teams; an even number is needed for weekly matchups")
+        limit: dict[str, tuple[int, str]] = {}
+        for i, t in enumerate(self.teams):  # one endpoint has one limit (a batch or cluster holds it for everyone)
+            if t.agent.kind != "llm":
+                continue
+            first = limit.setdefault(t.agent.endpoint, (t.agent.max_concurrency, t.name))
+            if first[0] != t.agent.max_concurrency:
+                raise _field_problem(f"teams[{i}].agent.max_concurrency",
+                                     f"{t.agent.max_concurrency} for team {t.name!r}, but {first[0]} for team "
+                                     f"{first[1]!r} on the same endpoint ({t.agent.endpoint}), whose calls share "
+                                     "one limit; give them the same max_concurrency")
         bad = [w for w in self.trades.weeks if not 1 <= w <= self.weeks]
         if bad:
             raise ValueError(f"trades.weeks: week {bad[0]} is outside 1..{self.weeks}")

@@ -1,7 +1,7 @@
 """Every environment variable the project reads, declared once (the README's table is :func:`markdown_table`).
 
 ``settings()`` reads the environment afresh on each call: tests change it at runtime and the batch runner sets
-``FFBENCH_CONCURRENCY_SHARE`` in its workers. An empty value counts as unset. A bad value raises
+``FFBENCH_PROVIDER_LIMITS`` in its workers. An empty value counts as unset. A bad value raises
 :class:`SettingsError`, one line naming the variable.
 """
 from __future__ import annotations
@@ -36,10 +36,12 @@ class Settings(BaseSettings):
     llm_cache: Path | None = Field(
         None, validation_alias="FFBENCH_LLM_CACHE",
         description="the LLM replay cache folder when the config has no `llm.cache_dir`. Unset: `outputs/llm_cache`")
-    concurrency_share: int = Field(
-        1, ge=1, validation_alias="FFBENCH_CONCURRENCY_SHARE",
-        description="divide each model's `max_concurrency` by this many processes (`ffbench batch` sets it to its "
-                    "worker count in each worker)")
+    provider_limits: str | None = Field(
+        None, validation_alias="FFBENCH_PROVIDER_LIMITS",
+        description="where each provider's `max_concurrency` is held for a whole batch: a Dask scheduler address "
+                    "(`tcp://host:8786`: one `distributed.Semaphore` per provider endpoint, cluster-wide) or a "
+                    "folder (lock files shared by the local executor's workers). `ffbench batch` sets it in its "
+                    "workers; unset: the limit holds within one process")
     venv: str = Field(".venv", validation_alias="FFBENCH_VENV",
                       description="`run.sh` only: the virtualenv folder it creates and uses")
     litellm_local_model_cost_map: str = Field(
@@ -52,6 +54,14 @@ class Settings(BaseSettings):
     def _not_a_file(cls, v: Path | None) -> Path | None:
         if v is not None and v.exists() and not v.is_dir():
             raise ValueError(f"{v} is a file, not a folder")
+        return v
+
+    @field_validator("provider_limits")
+    @classmethod
+    def _address_or_folder(cls, v: str | None) -> str | None:
+        if v is not None and "://" not in v and Path(v).exists() and not Path(v).is_dir():
+            raise ValueError(f"{v} is a file, not a folder (give a folder for lock files or a Dask scheduler "
+                             "address such as tcp://host:8786)")
         return v
 
     @field_validator("project_root")

@@ -96,17 +96,22 @@ def test_killed_batch_resumes_without_redoing_finished_runs(tmp_path, data_dir, 
     assert bool(runs.loc[0, "skipped"]) is True
 
 
-def test_concurrency_limit_is_shared_between_workers(prepared_2024, tmp_path, monkeypatch):
-    """Each of W workers gets 1/W of a provider's limit, so a batch never exceeds it."""
+def test_concurrency_limit_is_held_in_the_batch_limits_folder(prepared_2024, tmp_path, monkeypatch):
+    """A run in a local batch worker holds its provider's limit in the batch's lock files (shared by all workers;
+    across processes: tests/test_provider_limits.py)."""
     from test_llm import llm_league
 
-    monkeypatch.setenv("FFBENCH_CONCURRENCY_SHARE", "2")
+    from ffbench_lib.llm.limits import slot_folder
+
+    monkeypatch.setenv("FFBENCH_PROVIDER_LIMITS", str(tmp_path / ".limits"))
     with FakeOpenAIServer(latency_s=0.05) as srv:
         d = llm_league(srv.api_base, tmp_path / "cache", weeks=2).model_dump(mode="json")
         for t in d["teams"]:
-            t["agent"]["max_concurrency"] = 4
+            t["agent"]["max_concurrency"] = 2
         run_engine(League.model_validate(d), prepared_2024, tmp_path / "run")
         assert srv.max_inflight == 2
+    slots = slot_folder(tmp_path / ".limits", f"openai@{srv.api_base}")
+    assert sorted(p.name for p in slots.iterdir()) == ["slot-0.lock", "slot-1.lock"]
 
 
 @pytest.mark.slow

@@ -179,3 +179,20 @@ def test_the_readme_config_reference_names_every_key():
     words = set(re.findall(r"[A-Za-z_][A-Za-z0-9_]*", section))
     missing = sorted({k for k in _config_keys(League) if k.rsplit(".", 1)[-1] not in words})
     assert missing == [], f"README.md's config reference does not name {missing}"
+
+
+def test_one_endpoint_has_one_concurrency_limit():
+    """Teams calling one provider endpoint share its leases (a batch or a cluster holds them for everyone), so
+    two limits for it would leave one of them silently unused."""
+    d = demo()
+    base = "http://127.0.0.1:9/v1"
+    d["teams"][1]["agent"] = {"kind": "llm", "model": "openai/a", "api_base": base, "max_concurrency": 2}
+    d["teams"][4]["agent"] = {"kind": "llm", "model": "openai/b", "api_base": base, "max_concurrency": 3}
+    names = [d["teams"][i]["name"] for i in (1, 4)]
+    assert problems(d) == [f"teams[4].agent.max_concurrency: 3 for team {names[1]!r}, but 2 for team {names[0]!r} "
+                           f"on the same endpoint (openai@{base}), whose calls share one limit; give them the same "
+                           "max_concurrency"]
+    d["teams"][4]["agent"]["api_base"] = "http://127.0.0.1:10/v1"  # another endpoint: its own limit
+    parse_config(d)
+    d["teams"][4]["agent"].update(api_base=base, max_concurrency=2)
+    parse_config(d)

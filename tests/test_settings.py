@@ -42,40 +42,44 @@ def test_the_table_has_one_row_per_variable_with_its_description():
     rows = markdown_table().splitlines()[2:]
     assert [r.split("|")[1].strip(" `") for r in rows] == [Settings.variable(f) for f in Settings.model_fields]
     assert all(r.split("|")[3].strip() for r in rows)
-    assert "| `FFBENCH_CONCURRENCY_SHARE` | `1` |" in markdown_table()
+    assert "| `FFBENCH_VENV` | `.venv` |" in markdown_table() and "| `FFBENCH_LLM_CACHE` | unset |" in markdown_table()
 
 
 def test_values_are_read_afresh_on_each_call(monkeypatch, tmp_path):
-    monkeypatch.delenv("FFBENCH_CONCURRENCY_SHARE", raising=False)
+    monkeypatch.delenv("FFBENCH_PROVIDER_LIMITS", raising=False)
     monkeypatch.delenv("FFBENCH_LLM_CACHE", raising=False)
-    assert settings().concurrency_share == 1 and settings().llm_cache is None
-    monkeypatch.setenv("FFBENCH_CONCURRENCY_SHARE", "4")
+    assert settings().provider_limits is None and settings().llm_cache is None
+    monkeypatch.setenv("FFBENCH_PROVIDER_LIMITS", "tcp://127.0.0.1:8786")
     monkeypatch.setenv("FFBENCH_LLM_CACHE", str(tmp_path))
-    assert settings().concurrency_share == 4 and settings().llm_cache == tmp_path
-    monkeypatch.setenv("FFBENCH_CONCURRENCY_SHARE", "")  # empty counts as unset
-    assert settings().concurrency_share == 1
+    assert settings().provider_limits == "tcp://127.0.0.1:8786" and settings().llm_cache == tmp_path
+    monkeypatch.setenv("FFBENCH_PROVIDER_LIMITS", "")  # empty counts as unset
+    assert settings().provider_limits is None
 
 
-@pytest.mark.parametrize("value, says", [("abc", "valid integer"), ("0", "greater than or equal to 1"),
-                                         ("2.5", "valid integer")])
-def test_a_bad_value_is_one_line_naming_the_variable(monkeypatch, value, says):
-    monkeypatch.setenv("FFBENCH_CONCURRENCY_SHARE", value)
+@pytest.mark.parametrize("name, value, says", [
+    ("FFBENCH_PROJECT_ROOT", "/nonexistent-ffbench", "is not an existing folder"),
+    ("FFBENCH_PROVIDER_LIMITS", str(REPO / "README.md"), "is a file, not a folder (give a folder for lock files or "
+                                                         "a Dask scheduler address"),
+    ("FFBENCH_LLM_CACHE", str(REPO / "README.md"), "is a file, not a folder")])
+def test_a_bad_value_is_one_line_naming_the_variable(monkeypatch, name, value, says):
+    monkeypatch.setenv(name, value)
     with pytest.raises(SettingsError) as err:
         settings()
     msg = str(err.value)
-    assert msg.startswith(f"environment variable FFBENCH_CONCURRENCY_SHARE={value!r}: ") and says in msg
-    assert "\n" not in msg
+    assert msg.startswith(f"environment variable {name}={value!r}: ") and says in msg
+    assert msg.endswith("; fix or unset it") and "\n" not in msg
 
 
-def test_export_sets_the_variable_for_child_processes(monkeypatch):
-    monkeypatch.setenv("FFBENCH_CONCURRENCY_SHARE", "1")  # restored after the test
-    export(concurrency_share=3)
+def test_export_sets_the_variable_for_child_processes(monkeypatch, tmp_path):
+    monkeypatch.setenv("FFBENCH_PROVIDER_LIMITS", "unused")  # restored after the test
+    export(provider_limits=tmp_path)
     out = subprocess.run([sys.executable, "-c", "from ffbench_lib.settings import settings; "
-                          "print(settings().concurrency_share)"], capture_output=True, text=True, check=True)
-    assert out.stdout.strip() == "3"
-    with pytest.raises(SettingsError, match="FFBENCH_CONCURRENCY_SHARE='x'"):
-        export(concurrency_share="x")
-    assert settings().concurrency_share == 3
+                          "print(settings().provider_limits)"], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == str(tmp_path)
+    (tmp_path / "file").write_text("")
+    with pytest.raises(SettingsError, match=f"FFBENCH_PROVIDER_LIMITS='{tmp_path / 'file'}'"):
+        export(provider_limits=tmp_path / "file")
+    assert settings().provider_limits == str(tmp_path)  # a bad value changes nothing
 
 
 def test_the_llm_cache_folder_follows_config_then_variable_then_outputs(monkeypatch, tmp_path):
@@ -92,13 +96,13 @@ def test_the_llm_cache_folder_follows_config_then_variable_then_outputs(monkeypa
 def test_the_cli_names_a_bad_variable_and_exits_2_without_traceback(tmp_path):
     import os
 
-    env = {**os.environ, "FFBENCH_CONCURRENCY_SHARE": "abc"}
+    env = {**os.environ, "FFBENCH_PROJECT_ROOT": "/nonexistent-ffbench"}
     out = subprocess.run([sys.executable, "-m", "ffbench_lib", "validate", str(REPO / "params" / "demo.yaml")],
                          capture_output=True, text=True, env=env, cwd=tmp_path)
     assert out.returncode == 2, out.stderr
     assert out.stderr.strip().splitlines() == [
-        "error: environment variable FFBENCH_CONCURRENCY_SHARE='abc': input should be a valid integer, unable "
-        "to parse string as an integer; fix or unset it"]
+        "error: environment variable FFBENCH_PROJECT_ROOT='/nonexistent-ffbench': /nonexistent-ffbench is not an "
+        "existing folder (the project folder holds pyproject.toml); fix or unset it"]
 
 
 def test_importing_ffbench_sets_litellm_offline_to_the_declared_default():
@@ -114,6 +118,7 @@ def test_importing_ffbench_sets_litellm_offline_to_the_declared_default():
     ("FFBENCH_CACHE_DIR", "README.md", "is a file, not a folder"),
     ("FFBENCH_LLM_CACHE", "README.md", "is a file, not a folder"),
     ("FFBENCH_DATA_DIR", "README.md", "is a file, not a folder"),
+    ("FFBENCH_PROVIDER_LIMITS", "README.md", "is a file, not a folder"),
 ])
 def test_folders_that_cannot_be_used_are_named(monkeypatch, capsys, name, value, words):
     from ffbench_lib.cli import main

@@ -9,8 +9,9 @@
   (a ``TypeError`` from a bad argument, a parameter litellm does not support). Repairing every answer instead would make the
   results measure the engine, not the model;
 * answers longer than ``MAX_ANSWER_CHARS`` are stored truncated (ledger and cache) and marked so;
-* a concurrency limit per provider endpoint, shared by every team that uses it in this process and divided
-  by ``FFBENCH_CONCURRENCY_SHARE`` (the batch runner sets it to the number of worker processes);
+* a concurrency limit per provider endpoint (``max_concurrency``), held around each request by
+  :func:`.limits.lease`: in this process, and across a batch's processes or a Dask cluster when
+  ``FFBENCH_PROVIDER_LIMITS`` says where;
 * cost from litellm's price table, or from the config's per-token prices for models it does not know;
 * the replay cache: a recorded answer is returned without any call; ``replay_only`` turns a miss into an error;
 * never a switch to another model.
@@ -26,7 +27,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..secrets import register, register_credentials, scrub
-from ..settings import settings
+from . import limits
 from .cache import ReplayCache, ReplayMiss  # noqa: F401 - ReplayMiss re-exported
 
 RETRYABLE = ("RateLimitError", "InternalServerError", "ServiceUnavailableError", "BadGatewayError",
@@ -92,17 +93,6 @@ class CallResult:
     cache_error: str | None = None  # the answer could not be stored (it is used all the same)
 
 
-_SEMAPHORES: dict[tuple[int, str], asyncio.Semaphore] = {}
-
-
-def _semaphore(key: str, limit: int) -> asyncio.Semaphore:
-    share = settings().concurrency_share
-    loop_key = (id(asyncio.get_running_loop()), key)
-    if loop_key not in _SEMAPHORES:
-        _SEMAPHORES[loop_key] = asyncio.Semaphore(max(1, limit // share))
-    return _SEMAPHORES[loop_key]
-
-
 def _usage(resp: Any) -> dict[str, int | None]:
     u = getattr(resp, "usage", None)
     if u is None:
@@ -164,7 +154,7 @@ class LLMClient:
         self.cache = cache
         self.budget = budget
         self.team = team
-        self.provider_key = f"{spec.model.split('/', 1)[0]}@{spec.api_base or 'default'}"
+        self.provider_key = spec.endpoint
         self._params: dict[str, Any] | None = None
         register_credentials(spec.extra)  # config validation rejects these; never written if one slips through
 
@@ -255,9 +245,12 @@ class LLMClient:
             attempt_id = uuid.uuid4().hex[:16]
             try:  # the headers too: a bad extra_headers that slipped past validation is a configuration error
                 headers = {**params.get("extra_headers", {}), "X-FFBench-Attempt": attempt_id}
-                async with _semaphore(self.provider_key, self.spec.max_concurrency):
+                async with limits.lease(self.provider_key, self.spec.max_concurrency):
                     resp = await litellm.acompletion(model=self.spec.model, messages=messages,
                                                      **{**params, "extra_headers": headers}, **kwargs)
+            except limits.LimitError as exc:  # the limit cannot be held as configured: no call was made
+                who = f"team {self.team!r} ({self.spec.model})" if self.team else self.spec.model
+                raise FatalLLMError(f"{who}: {exc}") from None
             except Exception as exc:  # noqa: BLE001 - classified below
                 name = type(exc).__name__
                 retry = name in RETRYABLE and attempt < self.settings.retries
