@@ -1,11 +1,14 @@
-"""Batches: many seasons across seeds, each executed as ``notebooks/02_simulate_season.ipynb`` by papermill in
-a pool of worker processes, then the analysis notebooks over all finished runs and a batch summary.
+"""Batches: many seasons across seeds, each executed as ``notebooks/02_simulate_season.ipynb`` by papermill on
+an executor (:mod:`ffbench_lib.executor`: a local process pool, or one task per league on Dask), then the
+analysis notebooks over all finished runs and a batch summary.
 
 * one failed run never stops the others; it is reported with its error;
 * re-running the same command skips finished runs and resumes partial ones (the engine's checkpoints), only if
   they are runs of the same resolved config (otherwise the batch is refused before it writes anything: use
   another ``out``);
-* workers end with the batch process, even when it is killed;
+* local workers end with the batch process, even when it is killed; a Dask worker that dies has its league
+  retried on another worker, resuming from the checkpoint (out must be on storage every worker sees: checked
+  before any run);
 * a provider's ``max_concurrency`` holds for the whole batch (:mod:`ffbench_lib.llm.limits`): lock files in
   ``out/.limits`` under the local executor, a ``distributed.Semaphore`` per provider endpoint under Dask;
 * ``design: rotate`` gives every agent every draft slot equally often across ``n_teams`` consecutive seeds;
@@ -14,15 +17,12 @@ a pool of worker processes, then the analysis notebooks over all finished runs a
 """
 from __future__ import annotations
 
-import os
-import signal
 import sys
-import threading
 import time
 import traceback
-from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Literal, NamedTuple
+from typing import Any, Iterator, Literal, NamedTuple
 
 import pandas as pd
 import yaml
@@ -34,7 +34,12 @@ from . import field as fieldmod
 from .config import (AgentSpec, ConfigError, League, format_validation_error, load_config, load_yaml,
                      parse_config)
 from .engine import config_differences
-from .rundir import RunDir
+from .executor import open_executor
+from .rundir import LOCK, RunDir
+from .settings import settings
+
+# settings a Dask worker gets from the submitter (as absolute paths): the runs must read the same data
+PATH_SETTINGS = ("data_dir", "project_root", "cache_dir", "llm_cache")
 
 ANALYSIS = ("03_standings", "04_positions", "05_draft", "06_start_sit", "07_trades", "08_model_comparison",
             "09_waivers")
@@ -109,6 +114,13 @@ class BatchSpec(BaseModel):
         if seeded:  # each run's seed is its key in seeds; an override would only mislabel configs/seed-N.yaml
             raise ValueError(f"seed_overrides: seed(s) {', '.join(map(str, seeded))} set `seed`, which the batch "
                              "sets from seeds; list the seed you want in seeds instead")
+        return self
+
+    @model_validator(mode="after")
+    def _scheduler_needs_dask(self) -> "BatchSpec":
+        if self.scheduler is not None and self.executor != "dask":
+            raise ValueError(f"scheduler: set to {self.scheduler} but executor is local; use executor: dask "
+                             "(--executor dask) to run on that scheduler, or remove scheduler")
         return self
 
     @model_validator(mode="after")
@@ -369,30 +381,12 @@ def _check_reuse(out: Path, jobs: list["_Job"]) -> None:
                            "they ran; use another out, or restore the spec to reuse them"])
 
 
-def _exit_with_parent(parent: int) -> None:
-    """Worker initializer: a worker ends when the batch process dies (even by kill -9), instead of living on
-    orphaned. Linux: the kernel signals it (prctl PR_SET_PDEATHSIG); elsewhere a thread polls the parent pid."""
-    if sys.platform.startswith("linux"):
-        import ctypes
-
-        pr_set_pdeathsig = 1
-        ctypes.CDLL(None, use_errno=True).prctl(pr_set_pdeathsig, signal.SIGKILL)
-        if os.getppid() != parent:  # the parent died before prctl took effect
-            os._exit(1)
-        return
-
-    def watch() -> None:
-        while os.getppid() == parent:
-            time.sleep(1.0)
-        os._exit(1)
-
-    threading.Thread(target=watch, name="ffbench-parent-watch", daemon=True).start()
-
-
 def _run_one(seed: int, config_path: str, run_dir: str, log_dir: str, kernel: str, timeout: int,
              env: dict[str, str]) -> dict[str, Any]:
     """Worker: execute the simulation notebook for one seed (its own process, its own kernel). ``env``: settings
     by field name (:mod:`ffbench_lib.settings`) the kernel inherits, e.g. ``provider_limits``; never a secret."""
+    from filelock import FileLock
+
     from .notebooks import execute
     from .settings import export
 
@@ -400,6 +394,9 @@ def _run_one(seed: int, config_path: str, run_dir: str, log_dir: str, kernel: st
 
     t0 = time.perf_counter()
     try:
+        if (Path(run_dir) / LOCK).exists():  # a retry after its worker died: that worker's kernel exits within
+            with FileLock(Path(run_dir) / LOCK, timeout=120):  # ~1 s (ipykernel polls its parent); wait for it
+                pass
         execute("02_simulate_season.ipynb", Path(log_dir) / f"seed-{seed}.ipynb",
                 {"config": config_path, "seed": seed, "out": run_dir, "resume": True, "progress": False},
                 timeout_s=timeout, kernel=kernel)
@@ -413,12 +410,46 @@ def _run_one(seed: int, config_path: str, run_dir: str, log_dir: str, kernel: st
                 "seconds": round(time.perf_counter() - t0, 1), "trace": traceback.format_exc()[-2000:]}
 
 
-def run_batch(spec_path: str | Path, workers: int | None = None, progress: bool = True) -> dict[str, Any]:
+def run_batch(spec_path: str | Path, workers: int | None = None, progress: bool = True,
+              executor: str | None = None, scheduler: str | None = None) -> dict[str, Any]:
+    """Run the batch; ``workers``, ``executor`` and ``scheduler`` override the spec's (the CLI flags)."""
     spec, base = load_batch(spec_path)
+    updates = {k: v for k, v in (("executor", executor), ("scheduler", scheduler)) if v is not None}
+    if updates:  # validated as if written in the spec (before the lock and any file)
+        try:
+            spec = BatchSpec.model_validate({**spec.model_dump(), **updates})
+        except ValidationError as exc:
+            raise ConfigError(format_validation_error(exc), str(spec_path), "batch file") from None
     from .rundir import exclusive
 
     with exclusive(spec.out, "batch directory"):  # one batch process per out folder (RunLocked otherwise)
         return _run_batch(spec, base, workers, progress)
+
+
+def _task_name(spec: BatchSpec, job: "_Job") -> str:
+    """A Dask task key prefix that says which league it is (the dashboard shows it)."""
+    who = f"{fieldmod.slug(job.candidate)}-" if job.candidate is not None else ""
+    return f"ffbench-{spec.name}-{who}seed{job.seed}"
+
+
+@contextmanager
+def _executor(spec: BatchSpec, workers: int, out: Path) -> Iterator[tuple[Any, dict[str, str]]]:
+    """The executor and the settings its tasks export (never a secret: API keys are the workers' own
+    environment). Dask: the scheduler holds the provider limits; the submitter's path settings go along as
+    absolute paths (a worker elsewhere has another working folder)."""
+    ex = open_executor(spec.executor, workers, spec.scheduler)
+    try:
+        if spec.executor == "local":
+            env = {"provider_limits": str((out / ".limits").resolve())}
+        else:
+            ex.check_shared(out)
+            tqdm.write(f"Dask dashboard: {ex.dashboard} (scheduler {ex.scheduler})", file=sys.stderr)
+            now = settings()
+            env = {"provider_limits": ex.scheduler,
+                   **{f: str(Path(getattr(now, f)).resolve()) for f in PATH_SETTINGS if getattr(now, f) is not None}}
+        yield ex, env
+    finally:
+        ex.close()
 
 
 class _Job(NamedTuple):
@@ -448,6 +479,27 @@ def _jobs(spec: BatchSpec, base: Path) -> tuple[list[_Job], fieldmod.Manifest | 
             jobs.append(_Job(e.label, seed, configs[e.label][seed], out / e.folder / f"seed-{seed}",
                              out / "configs" / folder / f"seed-{seed}.yaml", out / "notebooks" / folder))
     return jobs, manifest
+
+
+def _execute(spec: BatchSpec, workers: int, jobs: list[_Job], todo: list[int], results: dict[int, dict[str, Any]],
+             bar: Any) -> None:
+    """Run the leagues ``todo`` on the spec's executor; their rows go into ``results`` as they finish."""
+    failed = sum(r["status"] == "failed" for r in results.values())
+    with _executor(spec, workers, Path(spec.out)) as (ex, env):
+        pending = {ex.submit(_task_name(spec, jobs[k]), _run_one, jobs[k].seed, str(jobs[k].cfg_path.resolve()),
+                             str(jobs[k].run_dir.resolve()), str(jobs[k].log_dir.resolve()), spec.kernel,
+                             spec.cell_timeout_s, env): k for k in todo}
+        bar.set_postfix(running=min(ex.workers, len(pending)), failed=failed)
+        for fut, res, exc in ex.as_completed(list(pending)):
+            k = pending.pop(fut)
+            if exc is not None:  # the task itself failed (a Dask worker died too often: KilledWorker)
+                msg = str(exc).strip().splitlines()
+                res = {"seed": jobs[k].seed, "status": "failed", "seconds": 0.0,
+                       "error": f"{type(exc).__name__}: {msg[-1] if msg else ''}"[:500]}
+            results[k] = _row(jobs[k], **res)
+            failed += res["status"] != "complete"
+            bar.update(1)
+            bar.set_postfix(running=min(ex.workers, len(pending)), failed=failed)
 
 
 def _row(job: _Job, **fields: Any) -> dict[str, Any]:
@@ -481,23 +533,8 @@ def _run_batch(spec: BatchSpec, base: Path, workers: int | None, progress: bool)
 
     bar = tqdm(total=len(jobs), desc=f"batch {spec.name}", unit="run", disable=not progress)
     bar.update(len(results))
-    failed = sum(r["status"] == "failed" for r in results.values())
-    pool_args = {"initializer": _exit_with_parent, "initargs": (os.getpid(),)}
-    with ProcessPoolExecutor(max_workers=workers, **pool_args) as pool:
-        pending = {pool.submit(_run_one, jobs[k].seed, str(jobs[k].cfg_path.resolve()),
-                               str(jobs[k].run_dir.resolve()), str(jobs[k].log_dir.resolve()), spec.kernel,
-                               spec.cell_timeout_s, {"provider_limits": str((out / ".limits").resolve())}): k
-                   for k in todo}
-        while pending:
-            bar.set_postfix(running=min(workers, len(pending)), failed=failed)
-            done, _ = wait(pending, return_when=FIRST_COMPLETED)
-            for fut in done:
-                k = pending.pop(fut)
-                res = fut.result()
-                results[k] = _row(jobs[k], **res)
-                failed += res["status"] != "complete"
-                bar.update(1)
-        bar.set_postfix(running=0, failed=failed)
+    if todo:
+        _execute(spec, workers, jobs, todo, results, bar)
     bar.close()
 
     table = pd.DataFrame([results[k] for k in range(len(jobs))]).drop(columns=["trace"], errors="ignore")

@@ -267,7 +267,8 @@ def _cmd_import(args: argparse.Namespace) -> int:
 def _cmd_batch(args: argparse.Namespace) -> int:
     from .batch import run_batch
 
-    summary = run_batch(args.spec, workers=args.workers, progress=not args.quiet)
+    summary = run_batch(args.spec, workers=args.workers, progress=not args.quiet, executor=args.executor,
+                        scheduler=args.scheduler)
     print(f"batch {summary['name']}: {summary['complete']}/{summary['runs']} runs complete")
     for f in summary["failed"]:
         print(f"  {f['candidate'] + ' ' if f.get('candidate') else ''}seed {f['seed']} failed: {f['error']}")
@@ -467,6 +468,11 @@ def build_parser() -> argparse.ArgumentParser:
     bt = sub.add_parser("batch", help="run a batch of seasons with papermill, then the analysis notebooks")
     bt.add_argument("spec", help="batch YAML, e.g. params/batch_demo.yaml")
     bt.add_argument("--workers", type=_count(1, 32), default=None, help="override the spec's worker count")
+    bt.add_argument("--executor", choices=["local", "dask"], default=None,
+                    help="override the spec's executor: local (a process pool) or dask (a Dask cluster)")
+    bt.add_argument("--scheduler", default=None, metavar="ADDRESS",
+                    help="with --executor dask: an existing Dask scheduler (tcp://host:8786); default: an embedded "
+                         "LocalCluster of --workers processes")
     bt.add_argument("--quiet", action="store_true")
     bt.set_defaults(func=_cmd_batch)
 

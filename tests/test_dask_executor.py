@@ -1,0 +1,156 @@
+"""The Dask executor: a bot batch on Dask equals the local executor's byte for byte, a worker killed mid-season
+has its run resumed elsewhere (its kernel does not live on), out must be on storage every worker sees, and the
+spec/CLI refusals. Real short leagues (3 weeks) through the real batch and real Dask clusters (no mocks)."""
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pandas as pd
+import pytest
+import yaml
+
+from ffbench_lib.batch import load_batch, run_batch
+from ffbench_lib.config import ConfigError
+
+from engine_helpers import REPO, digests, same_run
+
+distributed = pytest.importorskip("distributed")
+psutil = pytest.importorskip("psutil")
+
+BASE = REPO / "params" / "demo.yaml"
+SEEDS = [0, 1, 2, 3]
+pytestmark = pytest.mark.slow
+
+
+def spec_file(folder: Path, out: str = "batch", **kw) -> Path:
+    d = {"name": "t", "base": str(BASE), "seeds": SEEDS, "workers": 2, "out": str(folder / out), "analysis": False,
+         "overrides": {"weeks": 3, "trades": {"weeks": [2]}}, **kw}
+    f = folder / f"{out}.yaml"
+    f.write_text(yaml.safe_dump(d))
+    return f
+
+
+def cli(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "ffbench_lib", "batch", *args], capture_output=True, text=True,
+                          cwd=REPO, env={**os.environ, **(env or {})})
+
+
+@pytest.fixture(scope="module")
+def local_batch(tmp_path_factory, data_dir):
+    """The reference: the 4 seeds on the local executor."""
+    tmp = tmp_path_factory.mktemp("local")
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("FFBENCH_DATA_DIR", str(data_dir))
+        assert run_batch(spec_file(tmp), progress=False)["complete"] == len(SEEDS)
+    return tmp / "batch"
+
+
+def assert_same_batch(local: Path, other: Path) -> list[list]:
+    """Every run's files and config byte for byte (run.json apart from a resume list), batch_runs.csv apart
+    from the seconds; returns each run's resumes."""
+    resumes = []
+    for seed in SEEDS:
+        resumes.append(same_run(local / "runs" / f"seed-{seed}", other / "runs" / f"seed-{seed}"))
+    assert digests(local / "configs") == digests(other / "configs") and len(digests(local / "configs")) == len(SEEDS)
+    a, b = (pd.read_csv(d / "batch_runs.csv").drop(columns="seconds") for d in (local, other))
+    pd.testing.assert_frame_equal(a, b)
+    assert list(a.columns) == ["seed", "status", "error"] and set(a["status"]) == {"complete"}
+    return resumes
+
+
+def test_dask_batch_equals_the_local_batch_byte_for_byte(local_batch, tmp_path, data_dir):
+    """The CLI's --executor dask on an embedded LocalCluster of 2 worker processes; the dashboard is printed."""
+    r = cli(str(spec_file(tmp_path)), "--executor", "dask", "--workers", "2", "--quiet",
+            env={"FFBENCH_DATA_DIR": str(data_dir)})
+    assert r.returncode == 0, r.stderr
+    assert "batch t: 4/4 runs complete" in r.stdout
+    (line,) = [ln for ln in r.stderr.splitlines() if "Dask dashboard: http://" in ln]
+    assert_same_batch(local_batch, tmp_path / "batch")
+
+
+def _alive(p) -> bool:
+    try:
+        return p.is_running() and p.status() != psutil.STATUS_ZOMBIE
+    except psutil.NoSuchProcess:
+        return False
+
+
+def test_worker_killed_mid_season_is_resumed_elsewhere_and_its_kernel_ends(local_batch, tmp_path, data_dir,
+                                                                          monkeypatch):
+    """An existing scheduler (--scheduler's path): kill -9 the worker running a season once it has a checkpoint;
+    Dask retries the task, the run resumes from its checkpoint, and the killed worker's kernel exits (one writer)."""
+    monkeypatch.setenv("FFBENCH_DATA_DIR", str(data_dir))
+    f = spec_file(tmp_path, executor="dask", workers=1)
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0",
+                                  silence_logs=40) as cluster, distributed.Client(cluster) as client:
+        box: dict = {}
+        batch = threading.Thread(target=lambda: box.update(summary=run_batch(f, progress=False,
+                                                                             scheduler=cluster.scheduler_address)))
+        batch.start()
+        try:
+            victim, killed, deadline = None, None, time.time() + 240
+            while victim is None and time.time() < deadline and batch.is_alive():
+                for seed in SEEDS:
+                    run = tmp_path / "batch" / "runs" / f"seed-{seed}"
+                    if (run / "checkpoint.json").exists():
+                        busy = {w: keys for w, keys in client.processing().items()}
+                        victim = next((w for w, keys in busy.items() if any(f"-seed{seed}-" in str(k) for k in keys)),
+                                      None)
+                        if victim is not None:
+                            killed = seed
+                            break
+                time.sleep(0.05)
+            assert victim is not None, "no run reached a checkpoint while its task ran"
+            pid = client.run(os.getpid, workers=[victim])[victim]
+            unfinished = json.loads((tmp_path / "batch" / "runs" / f"seed-{killed}" / "run.json").read_text())
+            unfinished = unfinished["status"] != "complete"
+            family = psutil.Process(pid).children(recursive=True)
+            os.kill(pid, signal.SIGKILL)
+            deadline = time.time() + 30  # a bound, not a timing assertion: ipykernel polls its parent every 1 s
+            while time.time() < deadline and any(_alive(p) for p in family):
+                time.sleep(0.2)
+            assert family and not [p.pid for p in family if _alive(p)], "the killed worker's kernel lives on"
+        finally:
+            batch.join(timeout=600)
+    assert box["summary"]["complete"] == len(SEEDS) and box["summary"]["failed"] == []
+    resumes = assert_same_batch(local_batch, tmp_path / "batch")
+    assert resumes[SEEDS.index(killed)] or not unfinished  # killed mid-season: the retry resumed the checkpoint
+
+
+def test_out_that_a_worker_cannot_see_is_refused_before_any_run(tmp_path):
+    """A worker whose file system does not have out (its own mount namespace: a tmpfs over the test folder) is
+    named, with the fix; exit 2, nothing run."""
+    if shutil.which("unshare") is None or subprocess.run(["unshare", "-rm", "true"]).returncode != 0:
+        pytest.skip("needs unshare (user and mount namespaces) to give a worker another file system")
+    f = spec_file(tmp_path, executor="dask")
+    with distributed.LocalCluster(n_workers=0, processes=True, dashboard_address=":0", silence_logs=40) as cluster, \
+            distributed.Client(cluster) as client:
+        dask = str(Path(sys.executable).with_name("dask"))
+        worker = subprocess.Popen(["unshare", "-rm", "sh", "-c", f'mount -t tmpfs none "{tmp_path}" && exec "{dask}" '
+                                   f"worker {cluster.scheduler_address} --nthreads 1 --no-nanny --no-dashboard"],
+                                  stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        try:
+            client.wait_for_workers(1, timeout=120)
+            r = cli(str(f), "--scheduler", cluster.scheduler_address, "--quiet")
+        finally:
+            worker.terminate()
+            worker.wait()
+    assert r.returncode == 2 and "Traceback" not in r.stderr, r.stderr
+    assert "cannot see" in r.stderr and str(tmp_path / "batch") in r.stderr and "shared file system" in r.stderr
+    assert not list((tmp_path / "batch" / "runs").glob("seed-*/run.json"))
+
+
+def test_scheduler_needs_the_dask_executor(tmp_path):
+    with pytest.raises(ConfigError, match=r"scheduler: set to tcp://h:8786 but executor is local; use executor: dask"):
+        load_batch(spec_file(tmp_path, scheduler="tcp://h:8786"))
+    r = cli(str(spec_file(tmp_path)), "--scheduler", "tcp://h:8786")
+    assert r.returncode == 2 and "Traceback" not in r.stderr and "scheduler: set to tcp://h:8786" in r.stderr
+    assert not (tmp_path / "batch").exists()
+    r = cli(str(spec_file(tmp_path)), "--executor", "spark")
+    assert r.returncode == 2 and "invalid choice: 'spark'" in r.stderr
