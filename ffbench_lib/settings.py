@@ -7,6 +7,7 @@
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 from typing import Any
 
@@ -39,9 +40,10 @@ class Settings(BaseSettings):
     provider_limits: str | None = Field(
         None, validation_alias="FFBENCH_PROVIDER_LIMITS",
         description="where each provider's `max_concurrency` is held for a whole batch: a Dask scheduler address "
-                    "(`tcp://host:8786`: one `distributed.Semaphore` per provider endpoint, cluster-wide) or a "
-                    "folder (lock files shared by the local executor's workers). `ffbench batch` sets it in its "
-                    "workers; unset: the limit holds within one process")
+                    "(`tcp://host:8786`: one `distributed.Semaphore` per provider endpoint, cluster-wide) or an "
+                    "absolute folder (lock files shared by the local executor's workers; waiting calls are served "
+                    "first come, first served). `ffbench batch` sets it in its workers; unset: the limit holds "
+                    "within one process")
     venv: str = Field(".venv", validation_alias="FFBENCH_VENV",
                       description="`run.sh` only: the virtualenv folder it creates and uses")
     litellm_local_model_cost_map: str = Field(
@@ -59,7 +61,14 @@ class Settings(BaseSettings):
     @field_validator("provider_limits")
     @classmethod
     def _address_or_folder(cls, v: str | None) -> str | None:
-        if v is not None and "://" not in v and Path(v).exists() and not Path(v).is_dir():
+        if v is None or "://" in v:
+            return v
+        if re.fullmatch(r"[^/\\]+:\d+", v):  # host:port is never a folder someone meant
+            raise ValueError(f"{v} looks like a Dask scheduler address without its scheme; write tcp://{v}")
+        if not Path(v).is_absolute():  # seasons' kernels may run in another folder: one folder for all
+            raise ValueError(f"{v} is a relative folder; give an absolute folder for lock files or a Dask "
+                             "scheduler address such as tcp://host:8786")
+        if Path(v).exists() and not Path(v).is_dir():
             raise ValueError(f"{v} is a file, not a folder (give a folder for lock files or a Dask scheduler "
                              "address such as tcp://host:8786)")
         return v

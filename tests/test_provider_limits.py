@@ -75,15 +75,14 @@ def _all_answered(outs: list[dict], n_procs: int = 3) -> None:
 # -- Dask -----------------------------------------------------------------------------------------------------
 @pytest.fixture(scope="module")
 def dask_cluster():
-    """3 worker processes; leases time out after 2 s unless refreshed (calls below are held 3 s: a lease that
-    were not refreshed would be lost mid-call and a 3rd call let in)."""
+    """3 worker processes, the default lease timeout (30 s); the scheduler checks leases every 200 ms (a
+    semaphore registered with a short timeout frees a dead holder's lease soon)."""
     dask = pytest.importorskip("dask")
     distributed = pytest.importorskip("distributed")
     import cloudpickle
 
     cloudpickle.register_pickle_by_value(sys.modules[__name__])  # the workers cannot import tests/
-    with dask.config.set({"distributed.scheduler.locks.lease-timeout": "2s",
-                          "distributed.scheduler.locks.lease-validation-interval": "200ms"}):
+    with dask.config.set({"distributed.scheduler.locks.lease-validation-interval": "200ms"}):
         with distributed.LocalCluster(n_workers=3, threads_per_worker=1, processes=True, dashboard_address=":0",
                                       silence_logs=40) as cluster, distributed.Client(cluster) as client:
             yield cluster, client
@@ -102,11 +101,45 @@ def test_dask_workers_never_exceed_the_provider_limit(dask_cluster):
     with CrowdServer() as srv:  # per-process limits only: 3 workers x 2 calls crowd the server
         _all_answered(_on_each_worker(client, _calls, srv.api_base, None))
         assert srv.max_inflight >= CROWD
-    with CrowdServer(hold_s=3.0) as srv:  # the scheduler's semaphore: never a 3rd call, so every answer waits 3 s
+    with CrowdServer(hold_s=1.0) as srv:  # the scheduler's semaphore: never a 3rd call, so every answer waits 1 s
         outs = _on_each_worker(client, _calls, srv.api_base, cluster.scheduler_address)
         _all_answered(outs)
-        assert {o["lease_timeout"] for o in outs} == {"2s"}  # shorter than a call: held by refreshing
         assert srv.requests == 3 * CALLS and srv.max_inflight <= LIMIT
+
+
+@pytest.mark.slow
+def test_dask_lease_longer_than_its_timeout_is_kept_by_refreshing(dask_cluster, monkeypatch):
+    """A call held 8 s on a semaphore whose leases time out after 5 s unless refreshed (every 1 s): still one
+    lease, and no other call let in (a refresh would have to stall 4 s to lose it)."""
+    import dask
+
+    cluster, _ = dask_cluster
+    monkeypatch.setenv("FFBENCH_PROVIDER_LIMITS", cluster.scheduler_address)
+    leases = cluster.scheduler.extensions["semaphores"].leases
+
+    async def main():
+        async with limits.lease("refresh@dask", 1):
+            await asyncio.sleep(8)
+            assert len(leases["ffbench-provider:refresh@dask"]) == 1  # not timed out
+            assert not await asyncio.to_thread(asyncio.run, _lease_once("refresh@dask", 1))  # another loop
+    with dask.config.set({"distributed.scheduler.locks.lease-timeout": "5s"}):
+        asyncio.run(main())
+
+
+def test_dask_semaphore_forgotten_by_the_scheduler_is_registered_again(dask_cluster, monkeypatch):
+    """After a scheduler restart a long-lived process's semaphore is unknown there: the next call registers it
+    again (same limit) instead of failing."""
+    from distributed import Semaphore
+
+    cluster, client = dask_cluster
+    monkeypatch.setenv("FFBENCH_PROVIDER_LIMITS", cluster.scheduler_address)
+    assert asyncio.run(_lease_once("restart@dask", 60))
+    ext = cluster.scheduler.extensions["semaphores"]
+    Semaphore(max_leases=1, name="ffbench-provider:restart@dask", scheduler_rpc=client.scheduler,
+              loop=client.loop).close()  # the scheduler forgets it, as a restarted one would
+    assert "ffbench-provider:restart@dask" not in ext.max_leases
+    assert asyncio.run(_lease_once("restart@dask", 60))
+    assert ext.max_leases["ffbench-provider:restart@dask"] == 1
 
 
 _HOLD = """
@@ -225,6 +258,21 @@ def test_an_unreachable_scheduler_stops_the_call_with_one_line(monkeypatch):
                                      "reach the Dask scheduler (") and "\n" not in str(err.value)
 
 
+def test_a_scheduler_address_without_scheme_stops_the_call_with_one_line(monkeypatch):
+    """Never a folder named ``10.0.0.5:8786`` in the kernel's working folder."""
+    from ffbench_lib.config import LLMAgent, LLMSettings
+    from ffbench_lib.llm import Budget, FatalLLMError, LLMClient
+
+    monkeypatch.setenv("FFBENCH_PROVIDER_LIMITS", "10.0.0.5:8786")
+    spec = LLMAgent(kind="llm", model="openai/fake", api_base="http://127.0.0.1:9/v1", max_concurrency=2)
+    client = LLMClient(spec, LLMSettings(retries=0), None, Budget(None), team="T")
+    with pytest.raises(FatalLLMError) as err:
+        asyncio.run(client.complete([{"role": "user", "content": "hi"}]))
+    assert str(err.value) == ("team 'T' (openai/fake): environment variable FFBENCH_PROVIDER_LIMITS='10.0.0.5:8786': "
+                              "10.0.0.5:8786 looks like a Dask scheduler address without its scheme; write "
+                              "tcp://10.0.0.5:8786; fix or unset it")
+
+
 def test_a_scheduler_address_without_dask_installed_is_named(monkeypatch):
     monkeypatch.setitem(sys.modules, "distributed", None)  # as if the dask extra were not installed
     monkeypatch.setenv("FFBENCH_PROVIDER_LIMITS", "tcp://127.0.0.1:8786")
@@ -260,6 +308,111 @@ def test_lock_file_of_a_dead_process_is_freed(tmp_path, monkeypatch):
         proc.wait()
     monkeypatch.setenv("FFBENCH_PROVIDER_LIMITS", str(tmp_path))
     assert asyncio.run(_lease_once("dead@files", 60))
+
+
+_HOG = """
+import asyncio, sys
+from ffbench_lib.llm import limits
+async def call(i):
+    async with limits.lease("fair@files", 1):
+        with open(sys.argv[1], "a") as log:
+            log.write("A\\n")
+        await asyncio.sleep(0.05)
+async def main():
+    await asyncio.gather(*(call(i) for i in range(400)))
+asyncio.run(main())
+"""
+
+
+def test_a_busy_process_does_not_starve_another(tmp_path, monkeypatch):
+    """Limit 1: process A keeps 400 calls queued (50 ms each); this process then wants one call. It gets the
+    slot within A's next few calls (counted in A's log), not when A happens to leave a gap."""
+    log = tmp_path / "log"
+    log.write_text("")
+    hog = subprocess.Popen([sys.executable, "-c", _HOG, str(log)],
+                           env={**os.environ, "FFBENCH_PROVIDER_LIMITS": str(tmp_path / "limits")})
+    try:
+        deadline = time.monotonic() + 120
+        while log.read_text().count("A") < 3:  # A is under way
+            assert hog.poll() is None and time.monotonic() < deadline, "the busy process did not start"
+            time.sleep(0.05)
+        monkeypatch.setenv("FFBENCH_PROVIDER_LIMITS", str(tmp_path / "limits"))
+
+        async def one():
+            before = log.read_text().count("A")
+            async with limits.lease("fair@files", 1):
+                return log.read_text().count("A") - before
+        calls_of_a_meanwhile = asyncio.run(one())
+        assert hog.poll() is None  # A still had calls queued
+    finally:
+        hog.kill()
+        hog.wait()
+    # A's call under way, maybe its next (B not queued yet); a margin of two more for a busy machine stalling
+    # this process past the handoff (without the queue, A made 11-252 calls meanwhile)
+    assert calls_of_a_meanwhile <= 4
+
+
+_LOCKED = """
+import fcntl, os, sys
+for path in sys.argv[1:]:
+    if not os.path.exists(path):
+        print("free")
+        continue
+    fd = os.open(path, os.O_RDWR)
+    try:
+        fcntl.lockf(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        print("free")
+    except OSError:
+        print("held")
+    finally:
+        os.close(fd)
+"""
+
+
+def test_one_process_never_holds_one_slot_twice_where_locks_are_per_process(tmp_path, monkeypatch):
+    """As on an NFS client, where flock is a POSIX lock (per process, dropped by closing any of the process's
+    descriptors of the file): two calls of one process hold two slots, and releasing one keeps the other."""
+    import fcntl
+
+    monkeypatch.setattr(fcntl, "flock", lambda fd, op: fcntl.lockf(fd, op))  # the NFS client's flock
+    monkeypatch.setenv("FFBENCH_PROVIDER_LIMITS", str(tmp_path))
+    folder = limits.slot_folder(tmp_path, "nfs@files")
+    slots = [str(folder / f"slot-{i}.lock") for i in range(2)]
+
+    def seen_from_another_process() -> list[str]:
+        out = subprocess.run([sys.executable, "-c", _LOCKED, *slots], capture_output=True, text=True, check=True)
+        return out.stdout.split()
+
+    async def main():
+        first, second, release_first = asyncio.Event(), asyncio.Event(), asyncio.Event()
+
+        async def call(held: asyncio.Event, release: asyncio.Event):
+            async with limits.lease("nfs@files", 2):
+                held.set()
+                await release.wait()
+        done = asyncio.Event()
+        tasks = [asyncio.create_task(call(first, release_first)), asyncio.create_task(call(second, done))]
+        await first.wait()
+        await second.wait()
+        both = await asyncio.to_thread(seen_from_another_process)
+        release_first.set()
+        await tasks[0]
+        one = await asyncio.to_thread(seen_from_another_process)
+        done.set()
+        await tasks[1]
+        return both, one
+    both, one = asyncio.run(main())
+    assert both == ["held", "held"]
+    assert sorted(one) == ["free", "held"]
+
+
+def test_one_endpoint_with_or_without_a_trailing_slash():
+    from ffbench_lib.config import LLMAgent
+
+    def agent(api_base):
+        return LLMAgent(kind="llm", model="openai/m", api_base=api_base, max_concurrency=2)
+    assert agent("http://h/v1/").endpoint == agent("http://h/v1").endpoint == "openai@http://h/v1"
+    assert agent(None).endpoint == "openai@default"
 
 
 def test_one_process_refuses_two_limits_for_one_endpoint(monkeypatch):

@@ -60,6 +60,9 @@ def test_values_are_read_afresh_on_each_call(monkeypatch, tmp_path):
     ("FFBENCH_PROJECT_ROOT", "/nonexistent-ffbench", "is not an existing folder"),
     ("FFBENCH_PROVIDER_LIMITS", str(REPO / "README.md"), "is a file, not a folder (give a folder for lock files or "
                                                          "a Dask scheduler address"),
+    ("FFBENCH_PROVIDER_LIMITS", "10.0.0.5:8786", "10.0.0.5:8786 looks like a Dask scheduler address without its "
+                                                 "scheme; write tcp://10.0.0.5:8786"),
+    ("FFBENCH_PROVIDER_LIMITS", "outputs/limits", "outputs/limits is a relative folder; give an absolute folder"),
     ("FFBENCH_LLM_CACHE", str(REPO / "README.md"), "is a file, not a folder")])
 def test_a_bad_value_is_one_line_naming_the_variable(monkeypatch, name, value, says):
     monkeypatch.setenv(name, value)
