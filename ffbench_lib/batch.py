@@ -31,7 +31,7 @@ from tqdm.auto import tqdm
 
 from .atomic import write_csv, write_json, write_text
 from . import field as fieldmod
-from .config import (AgentSpec, ConfigError, League, format_validation_error, load_config, load_yaml,
+from .config import (AgentSpec, ConfigError, League, format_validation_error, limit_clash, load_config, load_yaml,
                      parse_config)
 from .engine import config_differences
 from .executor import open_executor
@@ -186,8 +186,10 @@ def load_batch(path: str | Path) -> tuple[BatchSpec, Path]:
     try:
         manifest = field_plan(spec, base)[0] if spec.design == "field" else None
         _check_out(spec, manifest)
+        jobs = _jobs(spec, base)[0]
+        _check_limits(jobs)
         if spec.out.is_dir():
-            _check_reuse(spec.out, _jobs(spec, base)[0])
+            _check_reuse(spec.out, jobs)
     except ConfigError as exc:
         if exc.source is not None:  # the base file's own error names the base file
             raise
@@ -361,6 +363,22 @@ def _changed_config(run_dir: Path, cfg: dict[str, Any]) -> str | None:
         return None
     return (f"{run_dir} holds a run of another config ({_what(diff)}): the batch spec changed since that run; "
             "use another out for the new spec (or restore the old spec to reuse these runs)")
+
+
+def _check_limits(jobs: list["_Job"]) -> None:
+    """One ``max_concurrency`` per provider endpoint across all the batch's leagues (a candidate, an override or a
+    seed's override may set another): the batch holds one limit per endpoint, which a Dask scheduler would refuse
+    mid-batch and the local executor would silently keep at one of them."""
+    def agents():
+        for job in jobs:
+            if isinstance(job.cfg, dict):
+                league = f"seed {job.seed}" + (f" of {job.candidate}" if job.candidate is not None else "")
+                for t in job.cfg["teams"]:
+                    yield f"team {t['name']!r} ({league})", _Seat.model_validate({"agent": t["agent"]}).agent
+
+    clash = limit_clash(agents())
+    if clash:
+        raise ConfigError([f"max_concurrency: {clash[1]}"])
 
 
 def _check_reuse(out: Path, jobs: list["_Job"]) -> None:

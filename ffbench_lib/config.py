@@ -12,7 +12,7 @@ from datetime import date
 import reprlib
 from functools import lru_cache
 from pathlib import Path
-from typing import Annotated, Any, Literal, Union
+from typing import Annotated, Any, Iterable, Literal, Union
 
 import yaml
 from pydantic import (BaseModel, BeforeValidator, ConfigDict, Field, Strict, StringConstraints, TypeAdapter, ValidationError,
@@ -120,8 +120,8 @@ class LLMAgent(_Strict):
     @property
     def endpoint(self) -> str:
         """The provider endpoint whose ``max_concurrency`` this agent shares with every other agent calling it:
-        one limit per endpoint (:mod:`ffbench_lib.llm.limits`)."""
-        return f"{self.model.split('/', 1)[0]}@{self.api_base or 'default'}"
+        one limit per endpoint (:mod:`ffbench_lib.llm.limits`); ``http://h/v1/`` and ``http://h/v1`` are one."""
+        return f"{self.model.split('/', 1)[0]}@{(self.api_base or '').rstrip('/') or 'default'}"
 
     @field_validator("api_key_env")
     @classmethod
@@ -517,6 +517,21 @@ class Playoffs(_Strict):
         return (self.teams - 1).bit_length()
 
 
+def limit_clash(agents: Iterable[tuple[str, Any]]) -> tuple[str, str] | None:
+    """The first of ``(who, agent)`` whose LLM endpoint another one gave another ``max_concurrency``, and why:
+    an endpoint's calls share one limit (a batch or a cluster holds it for every league), so a second limit would
+    be silently unused locally and refused by a Dask scheduler mid-batch. One rule for a league and a batch."""
+    first: dict[str, tuple[int, str]] = {}
+    for who, agent in agents:
+        if agent.kind != "llm":
+            continue
+        limit, by = first.setdefault(agent.endpoint, (agent.max_concurrency, who))
+        if limit != agent.max_concurrency:
+            return who, (f"{agent.max_concurrency} for {who}, but {limit} for {by} on the same endpoint "
+                         f"({agent.endpoint}), whose calls share one limit; give them the same max_concurrency")
+    return None
+
+
 def _is_nfl_team(name: str) -> bool:
     """Whether ``name`` holds an NFL team as masked mode's free-text scrubbing finds one (so ``validate`` refuses
     what a masked run would): a code or alias as written (``KC Wolves``, ``JAC``), a full name or two-word city in
@@ -621,16 +636,10 @@ class League(_Strict):
             raise ValueError(f"teams: duplicate team name {dup[0]!r}; names must be unique")
         if len(self.teams) % 2:
             raise ValueError(f"teams: {len(self.teams)} teams; an even number is needed for weekly matchups")
-        limit: dict[str, tuple[int, str]] = {}
-        for i, t in enumerate(self.teams):  # one endpoint has one limit (a batch or cluster holds it for everyone)
-            if t.agent.kind != "llm":
-                continue
-            first = limit.setdefault(t.agent.endpoint, (t.agent.max_concurrency, t.name))
-            if first[0] != t.agent.max_concurrency:
-                raise _field_problem(f"teams[{i}].agent.max_concurrency",
-                                     f"{t.agent.max_concurrency} for team {t.name!r}, but {first[0]} for team "
-                                     f"{first[1]!r} on the same endpoint ({t.agent.endpoint}), whose calls share "
-                                     "one limit; give them the same max_concurrency")
+        clash = limit_clash((f"team {t.name!r}", t.agent) for t in self.teams)
+        if clash:
+            i = next(i for i, t in enumerate(self.teams) if f"team {t.name!r}" == clash[0])
+            raise _field_problem(f"teams[{i}].agent.max_concurrency", clash[1])
         bad = [w for w in self.trades.weeks if not 1 <= w <= self.weeks]
         if bad:
             raise ValueError(f"trades.weeks: week {bad[0]} is outside 1..{self.weeks}")

@@ -319,3 +319,17 @@ def test_notebook_08_reads_a_field_batch_as_one(field_batch, tmp_path):
     outside = pairs[(pairs["agent_a"] == "bot:vorp") | (pairs["agent_b"] == "bot:vorp")]
     assert len(outside) == 3 and outside["p_holm"].isna().all()  # the reference: a yardstick, not a hypothesis
     assert pd.read_csv(tmp_path / "friedman.csv")["n_runs"].eq(2).all()  # blocks are the 2 seeds, not 8 runs
+
+
+def test_candidates_sharing_an_endpoint_share_one_limit(tmp_path):
+    """Two candidates on one endpoint with two max_concurrency values: each league is valid alone, but the batch
+    holds one limit per endpoint (a Dask scheduler would refuse the second mid-batch), so it is refused up front."""
+    llm = {"kind": "llm", "api_base": "http://127.0.0.1:9/v1"}
+    f = field_spec(tmp_path, candidates=[{**llm, "model": "openai/a", "max_concurrency": 2},
+                                         {**llm, "model": "openai/b", "max_concurrency": 3}])
+    one_problem(f, r"^max_concurrency: 3 for team 'VORP-1' \(seed 0 of llm:openai/b\), but 2 for team 'VORP-1' "
+                   r"\(seed 0 of llm:openai/a\) on the same endpoint \(openai@http://127.0.0.1:9/v1\), whose calls "
+                   r"share one limit; give them the same max_concurrency$")
+    assert not (tmp_path / "batch").exists()
+    load_batch(field_spec(tmp_path, name="ok.yaml", candidates=[{**llm, "model": "openai/a", "max_concurrency": 2},
+                                                               {**llm, "model": "openai/b", "max_concurrency": 2}]))
