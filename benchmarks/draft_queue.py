@@ -64,7 +64,7 @@ def speed(latency: float, waivers: bool = False) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def quality(seeds: int) -> tuple[pd.DataFrame, pd.DataFrame]:
+def quality(seeds: int) -> tuple[pd.DataFrame, float]:
     base = load_config(Path(__file__).resolve().parents[1] / "params" / "demo.yaml")
     prepared = prepared_for(base)
     strategy = {t.name: t.agent.strategy for t in base.teams}

@@ -441,11 +441,13 @@ class Draft(_Strict):
                                  "round's picks are resolved from the queues in snake order, and only a team whose "
                                  "queue ran dry is asked again")
     queue_size: Count = Field(12, ge=1, le=40, description="draft.mode: queue only: the longest queue a team names "
-                                                            "(more than the picks before its turn keeps it from "
-                                                            "running dry)")
+                                                            "(below the number of teams, late picks' queues may run "
+                                                            "dry and are asked again one at a time: slower, not "
+                                                            "wrong)")
     shortlist_size: Count = Field(5, ge=1, le=15)
     on_deck: Flag = Field(True, description="the next team names its shortlist while the team on the clock "
-                                            "picks (as in a real draft room); false: strictly one at a time")
+                                            "picks (as in a real draft room); false: strictly one at a time; "
+                                            "ignored with mode: queue (each round's queues are asked at once)")
     show_per_position: Count = Field(10, ge=1, le=40)
 
     @model_serializer(mode="wrap")

@@ -2,13 +2,17 @@
 from the queues in snake order, and only a team whose queue ran dry is asked again."""
 from __future__ import annotations
 
+import asyncio
+
 import pandas as pd
 import pytest
 
 from ffbench_lib.agents import fit
+from ffbench_lib.agents.prompts import user_prompt
 from ffbench_lib.config import PSEUDONYM, League
 from ffbench_lib.decisions import REGISTRY
 from ffbench_lib.engine import SimulatedCrash
+from ffbench_lib.llm.guard import FallbackGuard, is_decision
 from ffbench_lib.rules import draft as draft_rules
 from ffbench_lib.rules.roster import can_field_lineup, within_caps
 from ffbench_lib.rundir import RunDir
@@ -18,7 +22,7 @@ from ffbench_lib.views import Firewall
 
 from engine_helpers import ScriptedAgent, agents_with, demo_league, run_engine, same_run
 from test_decisions import World
-from test_masking import real_strings
+from test_masking import TEAM_WORDS, real_strings, words
 
 QUEUE = REGISTRY["draft_queue"]
 
@@ -150,6 +154,12 @@ def test_a_dry_queue_is_asked_again_once_at_the_teams_turn(prepared_2024, tmp_pa
     mine = [d for d in queue_records(out) if d["team"] == second]
     dry = [d for d in mine if d.get("queue_dry")]
     assert len(dry) == 1 and dry[0]["pick"] == 2 and dry[0]["applied"] is None and dry[0]["queue"] == [taken["first"]]
+    assert dry[0]["reason"] == f"queue ran dry: taken before this pick: {taken['first']} at pick 1"
+    assert dry[0]["decided_by"] == "agent" and not is_decision(dry[0])  # a valid queue: not the agent's fault
+    first_ask, reask = user_prompt("draft_queue", asks[0]), user_prompt("draft_queue", again)
+    assert "Your pick this round is number 2; 1 pick(s) of this round come before yours." in first_ask
+    assert "your queue ran dry, so you are on the clock now with pick number 2" in reask
+    assert "pick(s) of this round come before yours" not in reask
     pick2 = next(d for d in mine if d["pick"] == 2 and not d.get("queue_dry"))
     assert (pick2["queue_position"], pick2["decided_by"], pick2["view"]) == (1, "agent", again)
     picks = RunDir(out).table("draft_picks")
@@ -171,29 +181,87 @@ def test_an_invalid_queue_is_repaired_by_projection(prepared_2024, tmp_path):
     mine = [d for d in queue_records(tmp_path / "run") if d["team"] == team]
     assert len(mine) == league.roster.size and {d["decided_by"] for d in mine} == {"fallback"}
     for d in mine:  # the pick: the best legal player by projection still available at the team's turn
-        assert d["reason"].startswith("00-nobody is not an available player") and d["applied"] in d["queue"]
+        assert d["reason"].startswith("00-nobody is not among the available players shown")
+        assert d["applied"] in d["queue"]
     picks = RunDir(tmp_path / "run").table("draft_picks")
     mine_rows = picks[picks["team"] == team]
     assert (mine_rows["decided_by"] == "fallback").all() and mine_rows["reason"].notna().all()
     assert (picks.loc[picks["team"] != team, "decided_by"] == "agent").all()
 
 
+def test_an_invalid_queue_that_runs_dry_counts_as_a_fallback(prepared_2024, tmp_path):
+    """A queue of one: the last team of round 1 answers garbage, the repair (the board's best by projection) is taken
+    by the projection bots before its turn, and the re-ask is valid. The garbage answer still counts as a fallback
+    (for the guard and the metrics), and the dry record says why it ran dry."""
+    league = league_of(strategy="recent_form", weeks=1, queue_size=1, order="fixed")
+    late = league.teams[-1].name
+
+    def garbage_in_round_1(view):
+        if view["round"] == 1 and not view["at_turn"]:
+            return {"queue": ["nonsense"]}
+        return {"queue": [min((c for cs in view["available"].values() for c in cs
+                               if c["pos"] in view["legal_positions"]), key=lambda c: -(c["proj"] or 0))["id"]]}
+
+    agent = ScriptedAgent(late, league.seed, {"draft_queue": garbage_in_round_1})
+    run_engine(league, prepared_2024, tmp_path / "run", agents=agents_with(league, {late: agent}))
+    mine = [d for d in queue_records(tmp_path / "run") if d["team"] == late]
+    # (later rounds' queues of one run dry too)
+    dry = [d for d in mine if d.get("queue_dry") and d["pick"] <= len(league.teams)]
+    assert len(dry) == 1 and dry[0]["pick"] == len(league.teams) and dry[0]["decided_by"] == "fallback"
+    picks = RunDir(tmp_path / "run").table("draft_picks")
+    at = picks.loc[picks["player_id"] == dry[0]["queue"][0], "pick"].item()
+    assert dry[0]["reason"] == ("nonsense is not among the available players shown; queue ran dry: taken before "
+                                f"this pick: {dry[0]['queue'][0]} at pick {at}") and at < len(league.teams)
+    assert is_decision(dry[0]) and sum(d["decided_by"] == "fallback" for d in mine if is_decision(d)) == 1
+    guard = FallbackGuard(0.5, 100)  # counts, never stops
+    for d in mine:
+        guard.record({**d, "agent": "llm:x"})
+    assert (guard.decisions[late], guard.fallbacks[late]) == (league.roster.size + 1, 1)
+
+
+def test_a_queued_player_beyond_the_board_is_not_called_unavailable(world, prepared_2024):
+    """An LLM may queue a player it knows who is available but not on the board shown: the problem says so truthfully,
+    while the shortlist keeps its recorded wording; the prompt asks for players from the tables shown."""
+    view = world.queue_view()
+    shown = {c["id"] for cs in view["available"].values() for c in cs}
+    state, _, _ = world.mid_draft
+    beyond = next(p for p in world.fw.available_ids(state) if p not in shown)
+    out = QUEUE.resolve({"queue": [beyond]}, view)
+    assert out.problems == [f"{beyond} is not among the available players shown"] and out.decided_by == "fallback"
+    short = REGISTRY["draft_shortlist"].resolve({"shortlist": [beyond]}, world.draft_view())
+    assert short.problems == [f"{beyond} is not an available player"]
+    assert "players you would take from the BEST AVAILABLE tables above" in user_prompt("draft_queue", view)
+
+
 def test_sequential_asks_go_one_at_a_time_in_snake_order(prepared_2024, tmp_path):
     d = league_of(strategy="adp", weeks=1).model_dump(mode="json")
     d["llm"] = {**d["llm"], "sequential": True}
     league = League.model_validate(d)
-    log = []
-
-    class Logged(ScriptedAgent):
-        async def decide(self, kind, view):
-            log.append((view["round"], self.team))
-            return await super().decide(kind, view)
-
-    agents = {t.name: Logged(t.name, league.seed) for t in league.teams}
-    run_engine(league, prepared_2024, tmp_path / "run", agents=agents)
     order = draft_rules.snake(draft_rules.draft_order([t.name for t in league.teams], league.draft.order,
                                                       league.seed), league.roster.size)
-    assert log[: len(order)] == [(r, t) for _, r, t in order]
+    for sequential in (True, False):
+        league = league.model_copy(update={"llm": league.llm.model_copy(update={"sequential": sequential})})
+        log, flight = [], {"now": 0, "max": 0}
+
+        class Logged(ScriptedAgent):
+            """Yields to the event loop mid-decision, so asks sent at once overlap (bots never await)."""
+
+            async def decide(self, kind, view):
+                if kind != "draft_queue":
+                    return await super().decide(kind, view)
+                log.append((view["round"], self.team))
+                flight["now"] += 1
+                flight["max"] = max(flight["max"], flight["now"])
+                await asyncio.sleep(0)
+                flight["now"] -= 1
+                return await super().decide(kind, view)
+
+        agents = {t.name: Logged(t.name, league.seed) for t in league.teams}
+        run_engine(league, prepared_2024, tmp_path / f"run-{sequential}", agents=agents)
+        if sequential:
+            assert flight["max"] == 1 and log == [(r, t) for _, r, t in order]
+        else:  # a round's queues are asked at once
+            assert flight["max"] == len(league.teams) and sorted(log) == sorted((r, t) for _, r, t in order)
 
 
 # ------------------------------------------------------------------------------------ both modes, same bots
@@ -251,6 +319,7 @@ def test_llm_teams_draft_by_queue_through_the_fake_server_masked(prepared_2024, 
     assert "PICKS SO FAR" in text and "QUEUE SIZE: 12" in text
     players, teams = real_strings(prepared_2024, "players_and_teams")
     assert [s for s in players if s in text] == []
+    assert words(text, teams | TEAM_WORDS) == set() and len(teams) >= 32  # no NFL team code or name either
     rounds = league.roster.size
     last = next(c for c in calls if f"Round {rounds} of {rounds}" in c["messages"][-1]["content"])
     shown = last["messages"][-1]["content"].split("PICKS SO FAR\n")[1].split("\n\n")[0].splitlines()

@@ -110,7 +110,8 @@ def test_random_play_is_legal_in_every_preset(played):
 
     # random chooses only legal actions: nothing is ever repaired, no problem noted but the engine's own notes
     assert [(d["team"], d["decision"], d["reason"]) for d in decisions if d["decided_by"] != "agent"] == []
-    notes = [d["reason"] for d in decisions if d["reason"]]
+    notes = [d["reason"] for d in decisions if d["reason"] and not d.get("queue_dry")]
+    assert all(d["reason"].startswith("queue ran dry: ") for d in decisions if d.get("queue_dry"))  # the engine's
     assert all(n.startswith(ON_DECK) or n == SUPERSEDED for n in notes), Counter(notes).most_common(3)
     if not league.draft.on_deck:
         assert not any(d.get("on_deck") for d in decisions)

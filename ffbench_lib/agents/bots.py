@@ -118,13 +118,16 @@ class _Bot(Agent):
     def rank(self, view: dict, players: list[dict]) -> list[dict]:
         return sorted(players, key=_proj_key)
 
+    def ranking_head(self, view: dict, key: str) -> Answer:
+        """The ranking's head as the answer's ``key`` list (``shortlist`` or ``queue``), ``{key}_size`` long."""
+        ranked = self.rank(view, _available(view))[: view[f"{key}_size"]]
+        return {key: [p["id"] for p in ranked], "rationale": f"{self.strategy} ranking"}
+
     async def draft_shortlist(self, view: dict) -> Answer:
-        ranked = self.rank(view, _available(view))[: view["shortlist_size"]]
-        return {"shortlist": [p["id"] for p in ranked], "rationale": f"{self.strategy} ranking"}
+        return self.ranking_head(view, "shortlist")
 
     async def draft_queue(self, view: dict) -> Answer:
-        ranked = self.rank(view, _available(view))[: view["queue_size"]]
-        return {"queue": [p["id"] for p in ranked], "rationale": f"{self.strategy} ranking"}
+        return self.ranking_head(view, "queue")
 
     async def draft_pick(self, view: dict) -> Answer:
         best = self.rank(view, legal_players(view["shortlist_detail"], view["legal_positions"]))[0]

@@ -4,16 +4,18 @@ queued player still available and legal for it at its turn), so no pick waits fo
 
 The view is the shortlist view (board, roster, legal positions) plus every pick made so far. Legal: players the
 board shows, at a position the team may draft now, each once (the shortlist's rule); extra ids are cut. With none
-left the repair is the best legal players on the board by preseason projection."""
+left the repair is the best legal players on the board by preseason projection. A queue may name a player the
+model knows beyond the board: the problem says he is not among the players shown (not that he is unavailable)."""
 from __future__ import annotations
 
-import json
 from typing import Any
 
-from ..render import CARD, table
-from ..rules.draft import validate_shortlist
+from ..render import table
 from .base import AnswerModel, Decision, Outcome, register
-from .draft_shortlist import DraftShortlist, board, draft_common
+from .draft_shortlist import DraftShortlist, board_fields, judge_board_list
+
+#: the problem of a queued id the board does not show (he may be available beyond it, or taken, or no player)
+NOT_SHOWN = "is not among the available players shown"
 
 #: the picks-so-far table of the prompt
 PICKS = [("pick", "pick"), ("team", "team"), ("id", "id"), ("name", "name"), ("pos", "pos")]
@@ -29,26 +31,24 @@ class DraftQueue(Decision):
     Answer = QueueAnswer
 
     @classmethod
-    def view(cls, fw, state, team, *, pick: int, rnd: int, picks_before: int) -> dict:
+    def view(cls, fw, state, team, *, pick: int, rnd: int, picks_before: int, at_turn: bool = False) -> dict:
         """The shortlist view of ``team``'s pick, plus every pick so far and how many picks of the round come
-        before its own (``picks_before``: how deep its queue must reach)."""
+        before its own (``picks_before``: how deep its queue must reach); ``at_turn``: asked again on the clock,
+        its queue having run dry."""
         view = DraftShortlist.view(fw, state, team, pick=pick, rnd=rnd)
         view.pop("shortlist_size")
         return {**view, "decision": "draft_queue", "queue_size": fw.league.draft.queue_size,
-                "picks_before": picks_before, "picks_so_far": fw.picks_so_far(state)}
+                "picks_before": picks_before, "at_turn": at_turn, "picks_so_far": fw.picks_so_far(state)}
 
     @classmethod
     def resolve(cls, answer: Any, view: dict) -> Outcome:
-        cards = board(view)
-        queue, problems, repaired = validate_shortlist(
-            answer, [c["id"] for c in cards], {c["id"]: c["pos"] for c in cards}, view["legal_positions"],
-            view["queue_size"], key="queue")
-        return Outcome(queue, "fallback" if repaired else "agent", problems, queue)
+        return judge_board_list(answer, view, view["queue_size"], "queue", NOT_SHOWN)
 
     @classmethod
     def prompt_fields(cls, view: dict, version: str) -> dict[str, Any]:
-        avail = "\n\n".join(f"{pos}\n{table(ps, CARD)}" for pos, ps in view["available"].items())
-        return {**draft_common(view), "thin": ", ".join(view["thin_positions"]) or "none",
-                "drafted": json.dumps(view["drafted_by_position"]), "queue_size": view["queue_size"],
-                "picks_before": view["picks_before"], "picks": table(view["picks_so_far"], PICKS),
-                "available": avail}
+        when = (f"your queue ran dry, so you are on the clock now with pick number {view['pick']}: name a new "
+                "queue from the board as it is now." if view.get("at_turn") else
+                f"every team names its draft queue now, at once. Your pick this round is number {view['pick']}; "
+                f"{view['picks_before']} pick(s) of this round come before yours.")
+        return {**board_fields(view), "queue_size": view["queue_size"], "picks_before": view["picks_before"],
+                "when": when, "picks": table(view["picks_so_far"], PICKS)}

@@ -9,7 +9,7 @@ import math
 from typing import Any
 
 from ..render import CARD, table
-from ..rules.draft import legal_positions, supply_and_needs, validate_shortlist
+from ..rules.draft import NOT_AVAILABLE, legal_positions, supply_and_needs, validate_shortlist
 from .base import AnswerModel, Decision, Outcome, register
 
 
@@ -28,6 +28,24 @@ def draft_common(view: dict) -> dict[str, Any]:
     return {"pick": view["pick"], "round": view["round"], "rounds": view["rounds"],
             "roster": table(view["roster"], CARD), "unfilled": view["roster_summary"]["unfilled_starters"],
             "legal": ", ".join(view["legal_positions"])}
+
+
+def judge_board_list(answer: Any, view: dict, size: int, key: str,
+                     not_shown: str = NOT_AVAILABLE) -> Outcome:
+    """Judge a ranked list of board players (a shortlist, or a draft queue: one rule, see
+    :func:`validate_shortlist`) against the view's board and legal positions."""
+    cards = board(view)
+    ids, problems, repaired = validate_shortlist(
+        answer, [c["id"] for c in cards], {c["id"]: c["pos"] for c in cards}, view["legal_positions"], size,
+        key=key, not_shown=not_shown)
+    return Outcome(ids, "fallback" if repaired else "agent", problems, ids)
+
+
+def board_fields(view: dict) -> dict[str, Any]:
+    """Template fields of the board both list decisions (shortlist, queue) show."""
+    avail = "\n\n".join(f"{pos}\n{table(ps, CARD)}" for pos, ps in view["available"].items())
+    return {**draft_common(view), "thin": ", ".join(view["thin_positions"]) or "none",
+            "drafted": json.dumps(view["drafted_by_position"]), "available": avail}
 
 
 def legal_now(fw, state, team: str) -> list[str]:
@@ -51,15 +69,8 @@ class DraftShortlist(Decision):
 
     @classmethod
     def resolve(cls, answer: Any, view: dict) -> Outcome:
-        cards = board(view)
-        shortlist, problems, repaired = validate_shortlist(
-            answer, [c["id"] for c in cards], {c["id"]: c["pos"] for c in cards}, view["legal_positions"],
-            view["shortlist_size"])
-        return Outcome(shortlist, "fallback" if repaired else "agent", problems, shortlist)
+        return judge_board_list(answer, view, view["shortlist_size"], "shortlist")
 
     @classmethod
     def prompt_fields(cls, view: dict, version: str) -> dict[str, Any]:
-        avail = "\n\n".join(f"{pos}\n{table(ps, CARD)}" for pos, ps in view["available"].items())
-        return {**draft_common(view), "thin": ", ".join(view["thin_positions"]) or "none",
-                "drafted": json.dumps(view["drafted_by_position"]), "shortlist_size": view["shortlist_size"],
-                "available": avail}
+        return {**board_fields(view), "shortlist_size": view["shortlist_size"]}

@@ -9,10 +9,11 @@ from .client import FatalLLMError
 
 def is_decision(record: dict) -> bool:
     """Whether a decisions.jsonl record is a decision of its own for fallback rates (the guard's and the
-    metrics'): not an opening proposal superseded by an earlier trade, nor an on-deck shortlist or a draft
-    queue asked again because its players were taken meanwhile (none was the agent's to get right or wrong)."""
-    return (str(record.get("applied")) != "superseded" and not record.get("on_deck")
-            and not record.get("queue_dry"))
+    metrics'): not an opening proposal superseded by an earlier trade, nor an on-deck shortlist or a valid draft
+    queue asked again because its players were taken meanwhile (none was the agent's to get right or wrong). A
+    dry queue the engine repaired counts: the invalid answer was the agent's, whatever the re-ask gives."""
+    dry_valid = record.get("queue_dry") and record.get("decided_by") == "agent"
+    return str(record.get("applied")) != "superseded" and not record.get("on_deck") and not dry_valid
 
 
 class FallbackGuard:

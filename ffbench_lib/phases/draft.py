@@ -69,10 +69,7 @@ async def run_draft(eng: Season, state: LeagueState, crash_after: str | None = N
                     "; ".join(problems + problems2) or None)
         if (i + 1) % n == 0:  # the round is complete
             assert not pending, "an on-deck request is pending at a round's end"
-            state.phase = "drafted" if rnd == lg.roster.size else f"draft:{rnd}"
-            if state.phase == "drafted":
-                eng.rundir.write_tables(state)
-            eng.checkpoint(state, crash_after)
+            end_round(eng, state, rnd, crash_after)
     return True
 
 
@@ -80,8 +77,9 @@ async def run_queue_draft(eng: Season, state: LeagueState, crash_after: str | No
     """``draft.mode: queue``: per round, every team's queue at once (one by one in snake order with
     ``llm.sequential``), then the round's picks from the queues in snake order; a team whose queue ran dry is asked
     again at its turn with the board then. Each pick is logged as its team's ``draft_queue`` decision with the
-    queue position used; a dry queue is logged too (``queue_dry``). A checkpoint follows every round, and a
-    round's queues are asked after the last one, so a resumed draft asks exactly what an uninterrupted one asks."""
+    queue position used; a dry queue is logged too (``queue_dry``, noting why it ran dry). A checkpoint follows
+    every round, and a round's queues are asked after the last one, so a resumed draft asks exactly what an
+    uninterrupted one asks."""
     lg = eng.league
     seq = draft_rules.snake(state.draft_order, lg.roster.size)
     n = len(state.teams)
@@ -98,24 +96,33 @@ async def run_queue_draft(eng: Season, state: LeagueState, crash_after: str | No
             got = queue_pick(eng, state, team, out.value)
             if got is None:  # every queued player was taken (or is no longer legal): ask again with the board now
                 eng.rec.decision(team=team, decision="draft_queue", view=view, answer=answer, applied=None,
-                                 decided_by=out.decided_by, problems=errs + out.problems, pick=pick,
-                                 extra={"queue": out.value, "queue_dry": True})
-                view = QUEUE.view(eng.fw, state, team, pick=pick, rnd=rnd, picks_before=0)
+                                 decided_by=out.decided_by,
+                                 problems=errs + out.problems + [dry_note(eng, state, team, out.value)],
+                                 pick=pick, extra={"queue": out.value, "queue_dry": True})
+                view = QUEUE.view(eng.fw, state, team, pick=pick, rnd=rnd, picks_before=0, at_turn=True)
                 answer, errs = await eng.ask(team, "draft_queue", view)
                 out = QUEUE.resolve(answer, view)
                 got = queue_pick(eng, state, team, out.value)
-                assert got is not None, "a queue judged against the board now holds a pickable player"
+                if got is None:
+                    raise RuntimeError(f"draft pick {pick} ({team!r}): a queue asked again on the clock holds no "
+                                       f"player it may draft ({out.value}); legal positions now: "
+                                       f"{view['legal_positions']}")
             k, pid = got
             problems = errs + out.problems
             eng.rec.decision(team=team, decision="draft_queue", view=view, answer=answer, applied=pid,
                              decided_by=out.decided_by, problems=problems, pick=pick,
                              extra={"queue": out.value, "queue_position": k})
             record_pick(eng, pick, rnd, team, pid, out.value, out.decided_by, "; ".join(problems) or None)
-        state.phase = "drafted" if rnd == lg.roster.size else f"draft:{rnd}"
-        if state.phase == "drafted":
-            eng.rundir.write_tables(state)
-        eng.checkpoint(state, crash_after)
+        end_round(eng, state, rnd, crash_after)
     return True
+
+
+def end_round(eng: Season, state: LeagueState, rnd: int, crash_after: str | None) -> None:
+    """A draft round is complete: its phase (the tables written after the last round), then a checkpoint."""
+    state.phase = "drafted" if rnd == eng.league.roster.size else f"draft:{rnd}"
+    if state.phase == "drafted":
+        eng.rundir.write_tables(state)
+    eng.checkpoint(state, crash_after)
 
 
 def queue_pick(eng: Season, state: LeagueState, team: str, queue: list[str]) -> tuple[int, str] | None:
@@ -123,6 +130,18 @@ def queue_pick(eng: Season, state: LeagueState, team: str, queue: list[str]) -> 
     his 1-based queue position; None if the queue ran dry."""
     return draft_rules.first_pickable(queue, eng.fw.available_ids(state), eng.fw.position,
                                       legal_now(eng.fw, state, team))
+
+
+def dry_note(eng: Season, state: LeagueState, team: str, queue: list[str]) -> str:
+    """Why a queue ran dry: at which picks its players were taken, and which may no longer be drafted."""
+    taken = {r["player_id"]: r["pick"] for r in state.tables.get("draft_picks", [])}
+    gone = [f"{p} at pick {taken[p]}" for p in queue if p in taken]
+    illegal = [f"{p} ({eng.fw.position[p]})" for p in queue if p not in taken]
+    parts = ([f"taken before this pick: {', '.join(gone)}"] if gone else []) + (
+        [f"at a position no longer legal (legal now: {', '.join(legal_now(eng.fw, state, team))}): "
+         f"{', '.join(illegal)}"]
+        if illegal else [])
+    return f"queue ran dry: {'; '.join(parts) or 'empty queue'}"
 
 
 def draft_view(eng: Season, state: LeagueState, team: str, pick: int, rnd: int) -> dict:

@@ -71,11 +71,17 @@ def legal_players(cards: Iterable[dict[str, Any]], legal: Sequence[str]) -> list
     return [c for c in cards if c["pos"] in legal]
 
 
+#: the problem of an id not in ``available`` (the shortlist's wording, kept: re-asks and cached answers hold it)
+NOT_AVAILABLE = "is not an available player"
+
+
 def validate_shortlist(answer: Any, available: Sequence[str], positions: Mapping[str, str], legal: Sequence[str],
-                       size: int, key: str = "shortlist") -> tuple[list[str], list[str], bool]:
+                       size: int, key: str = "shortlist",
+                       not_shown: str = NOT_AVAILABLE) -> tuple[list[str], list[str], bool]:
     """Keep the valid ids (available, legal position, distinct, at most ``size``). If none is usable, the
     repair is the ``size`` best legal players by preseason projection (``available`` is in that order).
-    ``key``: the answer's list (a shortlist, or a draft queue: the same rule). Returns (ids, problems, repaired)."""
+    ``key``: the answer's list (a shortlist, or a draft queue: the same rule); ``not_shown``: the problem of an id
+    not in ``available`` (a queue's board is not every available player). Returns (ids, problems, repaired)."""
     problems: list[str] = []
     ids = answer.get(key) if isinstance(answer, Mapping) else None
     if not isinstance(ids, (list, tuple)):
@@ -88,7 +94,7 @@ def validate_shortlist(answer: Any, available: Sequence[str], positions: Mapping
         if pid in kept:
             problems.append(f"{pid} listed twice")
         elif pid not in avail:
-            problems.append(f"{pid} is not an available player")
+            problems.append(f"{pid} {not_shown}")
         elif positions[pid] not in legal:
             problems.append(f"{pid} is a {positions[pid]}; legal positions now: {list(legal)}")
         else:

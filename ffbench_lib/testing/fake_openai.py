@@ -85,18 +85,13 @@ def _line(text: str, prefix: str) -> str:
 def policy(prompt: str) -> dict[str, Any]:
     """A sensible answer to one ffbench prompt."""
     decision = _line(prompt, "DECISION:")
-    if decision == "draft_shortlist":
+    if decision in ("draft_shortlist", "draft_queue"):  # the board's best projections at legal positions
+        key, default = ("shortlist", 5) if decision == "draft_shortlist" else ("queue", 12)
         legal = [p.strip() for p in _line(prompt, "LEGAL POSITIONS:").split(",")]
-        size = int(_line(prompt, "SHORTLIST SIZE:") or 5)
+        size = int(_line(prompt, f"{key.upper()} SIZE:") or default)
         rows = [r for r in _table(prompt, "BEST AVAILABLE") if r["pos"] in legal]
         rows.sort(key=lambda r: -_num(r["proj"]))
-        return {"shortlist": [r["id"] for r in rows[:size]], "rationale": "highest projections at legal positions"}
-    if decision == "draft_queue":  # the board's best projections at legal positions, as many as the queue holds
-        legal = [p.strip() for p in _line(prompt, "LEGAL POSITIONS:").split(",")]
-        size = int(_line(prompt, "QUEUE SIZE:") or 12)
-        rows = [r for r in _table(prompt, "BEST AVAILABLE") if r["pos"] in legal]
-        rows.sort(key=lambda r: -_num(r["proj"]))
-        return {"queue": [r["id"] for r in rows[:size]], "rationale": "highest projections at legal positions"}
+        return {key: [r["id"] for r in rows[:size]], "rationale": "highest projections at legal positions"}
     if decision == "draft_pick":
         legal = [p.strip() for p in _line(prompt.split("YOUR SHORTLIST")[0], "Unfilled starting slots:").split(
             "LEGAL POSITIONS:")[-1].split(",")]
