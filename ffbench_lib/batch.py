@@ -34,7 +34,7 @@ from . import field as fieldmod
 from .config import (AgentSpec, ConfigError, League, format_validation_error, limit_clash, load_config, load_yaml,
                      parse_config)
 from .engine import config_differences
-from .executor import open_executor
+from .executor import check_address, open_executor
 from .rundir import LOCK, RunDir
 from .settings import settings
 
@@ -438,6 +438,8 @@ def run_batch(spec_path: str | Path, workers: int | None = None, progress: bool 
             spec = BatchSpec.model_validate({**spec.model_dump(), **updates})
         except ValidationError as exc:
             raise ConfigError(format_validation_error(exc), str(spec_path), "batch file") from None
+    if spec.executor == "dask" and spec.scheduler is not None:  # a malformed address, before anything is written
+        check_address(spec.scheduler)
     from .rundir import exclusive
 
     with exclusive(spec.out, "batch directory"):  # one batch process per out folder (RunLocked otherwise)
@@ -508,16 +510,38 @@ def _execute(spec: BatchSpec, workers: int, jobs: list[_Job], todo: list[int], r
                              str(jobs[k].run_dir.resolve()), str(jobs[k].log_dir.resolve()), spec.kernel,
                              spec.cell_timeout_s, env): k for k in todo}
         bar.set_postfix(running=min(ex.workers, len(pending)), failed=failed)
-        for fut, res, exc in ex.as_completed(list(pending)):
-            k = pending.pop(fut)
-            if exc is not None:  # the task itself failed (a Dask worker died too often: KilledWorker)
-                msg = str(exc).strip().splitlines()
-                res = {"seed": jobs[k].seed, "status": "failed", "seconds": 0.0,
-                       "error": f"{type(exc).__name__}: {msg[-1] if msg else ''}"[:500]}
-            results[k] = _row(jobs[k], **res)
-            failed += res["status"] != "complete"
-            bar.update(1)
-            bar.set_postfix(running=min(ex.workers, len(pending)), failed=failed)
+        try:
+            for fut, res, exc in ex.as_completed(list(pending)):
+                k = pending.pop(fut)
+                if exc is not None:
+                    res = _task_failure(jobs[k], exc)
+                results[k] = _row(jobs[k], **res)
+                failed += res["status"] != "complete"
+                bar.update(1)
+                bar.set_postfix(running=min(ex.workers, len(pending)), failed=failed)
+        except BaseException:  # Ctrl-C (or a bug): no league may play on, and pay, after the batch exits
+            if pending:
+                tqdm.write(f"stopping the {len(pending)} league(s) still running ...", file=sys.stderr)
+                ended = ex.abort(list(pending), [str(jobs[k].run_dir.resolve()) for k in pending.values()])
+                if ended:
+                    tqdm.write(f"ended {ended} league(s) on the cluster; re-run the batch to resume them from their "
+                               "checkpoints", file=sys.stderr)
+            raise
+
+
+def _task_failure(job: _Job, exc: BaseException) -> dict[str, Any]:
+    """The row of a task that did not return: a Dask worker died too often (KilledWorker), or the scheduler was
+    lost, when the league may still finish on its worker (interrupted: a re-run resumes or skips it)."""
+    from concurrent.futures import CancelledError
+
+    msg = str(exc).strip().splitlines()
+    error = f"{type(exc).__name__}: {msg[-1] if msg else ''}"[:500]
+    if isinstance(exc, CancelledError):  # distributed's FutureCancelledError
+        what = "the Dask scheduler was lost" if "lost the connection" in str(exc) else "cancelled on the cluster"
+        return {"seed": job.seed, "status": "interrupted", "seconds": 0.0,
+                "error": f"{what} ({error}); the league may still finish on its worker: re-run the batch to resume "
+                         "or skip it"}
+    return {"seed": job.seed, "status": "failed", "seconds": 0.0, "error": error}
 
 
 def _row(job: _Job, **fields: Any) -> dict[str, Any]:

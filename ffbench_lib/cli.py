@@ -516,8 +516,10 @@ def main(argv: list[str] | None = None) -> int:
         print(scrub(f"error: {exc.strerror or exc}{where}"), file=sys.stderr)
         return 2
     except (KeyboardInterrupt, RunInterrupted) as exc:
-        resume = f"; continue with: {_resume_command(args)}" if args.command in ("run", "live") else ""
-        print(f"interrupted ({exc or 'SIGINT'}){resume}", file=sys.stderr)
+        resume = (f"; continue with: {_resume_command(args)}" if args.command in ("run", "live") else
+                  "; run the same command again to resume (finished runs are skipped)" if args.command == "batch"
+                  else "")
+        print(f"interrupted ({str(exc) or 'SIGINT'}){resume}", file=sys.stderr)
         return 128 + getattr(exc, "signum", 2)
     except Exception:  # a bug: the traceback is shown, with any credential in it masked
         import traceback

@@ -22,8 +22,11 @@ from pathlib import Path
 from typing import Any, Callable, Iterator
 
 from .config import ConfigError
+from .rundir import LOCK
 
 DASK_MISSING = "executor: dask needs the dask extra; install it with pip install 'ffbench[dask]'"
+WHAT = "batch setting"  # the heading of an executor's ConfigError: a spec key or its CLI flag
+STOP_WAIT_S = 60  # how long an interrupted batch waits for its leagues' kernels on the workers to be stopped
 
 
 def _exit_with_parent(parent: int) -> None:
@@ -71,6 +74,10 @@ class LocalExecutor:
     def check_shared(self, out: Path) -> None:
         """Every worker is on this machine."""
 
+    def abort(self, futures: list[Any], run_dirs: list[str]) -> int:
+        """The pool's workers (and their kernels) end with the batch process."""
+        return 0
+
     def close(self) -> None:
         self.pool.shutdown()
 
@@ -90,7 +97,7 @@ class DaskExecutor:
         try:
             import distributed
         except ImportError:
-            raise ConfigError([DASK_MISSING]) from None
+            raise ConfigError([DASK_MISSING], what=WHAT) from None
         self._distributed = distributed
         self.cluster = None
         if scheduler is None:
@@ -98,11 +105,12 @@ class DaskExecutor:
                                                     dashboard_address=":0", silence_logs=40)
             self.client = distributed.Client(self.cluster)
         else:
+            check_address(scheduler)
             try:
                 self.client = distributed.Client(scheduler, timeout="30s")
             except (OSError, TimeoutError) as exc:
                 raise ConfigError([f"scheduler: cannot reach the Dask scheduler at {scheduler} ({exc}); start it "
-                                   "(dask scheduler) or fix the address"]) from None
+                                   "(dask scheduler) or fix the address"], what=WHAT) from None
         self.scheduler = self.client.scheduler.address
         self.dashboard = self.client.dashboard_link
         self.workers = max(1, len(self.client.scheduler_info().get("workers", {}))) if scheduler else workers
@@ -110,6 +118,24 @@ class DaskExecutor:
     def submit(self, name: str, fn: Callable[..., Any], *args: Any) -> Any:
         """A readable, unique task key: the dashboard shows which league a task is."""
         return self.client.submit(fn, *args, key=f"{name}-{uuid.uuid4().hex[:8]}", pure=False)
+
+    def abort(self, futures: list[Any], run_dirs: list[str]) -> int:
+        """The batch was interrupted: cancel its tasks and end the kernels still playing its leagues on the
+        workers (a cancelled task's thread runs on, and its season lives in the kernel it started: on an
+        existing cluster it would finish, and keep paying for calls, after the batch exited). A kernel still
+        starting takes its run's lock a moment later, so this repeats until no task of the batch runs. Returns
+        how many kernels were ended; their runs resume from their last checkpoint on the next batch."""
+        keys = [f.key for f in futures]
+        self.client.cancel(futures, force=True)
+        ended: set[tuple[str, int]] = set()
+        deadline = time.monotonic() + STOP_WAIT_S
+        while time.monotonic() < deadline:
+            report = self.client.run(_stop_runs, run_dirs, keys)
+            ended |= {(w, pid) for w, (pids, _) in report.items() for pid in pids}
+            if not any(running for _, running in report.values()):
+                break
+            time.sleep(1.0)
+        return len(ended)
 
     def as_completed(self, futures: list[Any]) -> Iterator[tuple[Any, Any, BaseException | None]]:
         for fut in self._distributed.as_completed(futures):
@@ -129,19 +155,53 @@ class DaskExecutor:
             seen = self.client.run(_read_probe, str(probe), token)
         finally:
             probe.unlink(missing_ok=True)
-        blind = sorted(w for w, ok in seen.items() if not ok)
+        names = {w: str(info.get("name", w)) for w, info in self.client.scheduler_info().get("workers", {}).items()}
+        blind = sorted(w if names.get(w, w) == w else f"{names[w]} ({w})" for w, ok in seen.items() if not ok)
         if not seen:
             raise ConfigError([f"scheduler: the Dask cluster at {self.scheduler} has no workers; start some "
-                               f"(dask worker {self.scheduler})"])
+                               f"(dask worker {self.scheduler})"], what=WHAT)
         if blind:
             raise ConfigError([f"out: Dask worker(s) {', '.join(blind)} cannot see {out.resolve()}; put out on "
                                "storage every worker mounts at the same path (a shared file system) or run those "
-                               "workers where it is"])
+                               "workers where it is"], what=WHAT)
 
     def close(self) -> None:
         self.client.close()
         if self.cluster is not None:
             self.cluster.close()
+
+
+def check_address(address: str) -> None:
+    """A scheduler address Dask can dial (``tcp://host:port``; ``host:port`` means tcp), or ConfigError before
+    anything is written."""
+    try:
+        from distributed.comm.addressing import get_address_host_port, normalize_address
+    except ImportError:
+        raise ConfigError([DASK_MISSING], what=WHAT) from None
+    try:
+        get_address_host_port(normalize_address(address))
+    except ValueError as exc:
+        raise ConfigError([f"scheduler: {address!r} is not a Dask scheduler address ({exc}); write it as "
+                           "tcp://HOST:PORT (dask scheduler prints it)"], what=WHAT) from None
+
+
+def _stop_runs(run_dirs: list[str], keys: list[str], dask_worker: Any = None) -> tuple[list[int], list[str]]:
+    """On a worker: kill the kernels (children of this worker) that hold one of ``run_dirs``' lock files, and
+    say which of ``keys`` still run here (``dask_worker``: given by ``client.run``). Only this batch's leagues hold those locks (the engine's one-writer
+    lock), so other work on a shared cluster is never touched."""
+    import psutil
+
+    locks = {str(Path(d) / LOCK) for d in run_dirs}
+    ended = []
+    for proc in psutil.Process().children(recursive=True):
+        try:
+            if any(f.path in locks for f in proc.open_files()):
+                proc.kill()
+                ended.append(proc.pid)
+        except psutil.Error:
+            continue
+    running = set(dask_worker.active_threads.values())  # client.run passes the worker by this argument name
+    return ended, [k for k in keys if k in running]
 
 
 def open_executor(kind: str, workers: int, scheduler: str | None) -> LocalExecutor | DaskExecutor:

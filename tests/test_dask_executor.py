@@ -154,3 +154,63 @@ def test_scheduler_needs_the_dask_executor(tmp_path):
     assert not (tmp_path / "batch").exists()
     r = cli(str(spec_file(tmp_path)), "--executor", "spark")
     assert r.returncode == 2 and "invalid choice: 'spark'" in r.stderr
+    for address, why in (("garbage!!", "missing port number"), ("http://127.0.0.1:8786", "unknown address scheme")):
+        r = cli(str(spec_file(tmp_path)), "--executor", "dask", "--scheduler", address)
+        assert r.returncode == 2 and "Traceback" not in r.stderr, r.stderr
+        assert r.stderr.startswith(f"error: invalid batch setting:\n  scheduler: {address!r} is not a Dask scheduler "
+                                   f"address ({why}"), r.stderr
+        assert "write it as tcp://HOST:PORT" in r.stderr and not (tmp_path / "batch").exists()
+
+
+def test_interrupted_batch_ends_its_leagues_on_an_existing_cluster(tmp_path, data_dir):
+    """Ctrl-C of a batch on an existing scheduler: the running leagues' kernels (children of the workers, which
+    live on) are ended before the batch exits, so no season plays on, and pays, after it; the runs stay
+    resumable (their locks free, not complete); the message says how to resume."""
+    from filelock import FileLock
+
+    f = spec_file(tmp_path, executor="dask", seeds=[0, 1], overrides={})  # full seasons: still running at the ^C
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0",
+                                  silence_logs=40) as cluster, distributed.Client(cluster) as client:
+        batch = subprocess.Popen([sys.executable, "-m", "ffbench_lib", "batch", str(f), "--scheduler",
+                                  cluster.scheduler_address, "--quiet"], cwd=REPO, text=True,
+                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                 env={**os.environ, "FFBENCH_DATA_DIR": str(data_dir)})
+        runs = [tmp_path / "batch" / "runs" / f"seed-{s}" for s in (0, 1)]
+        deadline = time.time() + 240
+        while not any((r / "checkpoint.json").exists() for r in runs) and time.time() < deadline:
+            assert batch.poll() is None, batch.communicate()
+            time.sleep(0.1)
+        workers = client.run(os.getpid).values()
+        kernels = [p for w in workers for p in psutil.Process(w).children(recursive=True)]
+        assert kernels, "no league was running on the workers"
+        batch.send_signal(signal.SIGINT)
+        out, err = batch.communicate(timeout=180)
+        for run in runs:  # at once: no kernel holds a run any more (a season takes seconds; it had just begun)
+            with FileLock(run / ".lock", timeout=0):
+                pass
+        state = {run: digests(run) for run in runs}
+        deadline = time.time() + 10  # a bound for the OS to reap them, not a timing assertion
+        while time.time() < deadline and any(_alive(p) for p in kernels):
+            time.sleep(0.2)
+        assert not [p.pid for p in kernels if _alive(p)], "a league plays on after the batch exited"
+        assert {run: digests(run) for run in runs} == state  # nothing written since the batch exited
+    assert batch.returncode == 130 and "Traceback" not in err, err
+    assert "interrupted (SIGINT); run the same command again to resume" in err and "ended" in err, err
+
+
+def test_a_task_lost_with_its_scheduler_is_interrupted_not_failed():
+    """A lost scheduler cancels the batch's futures while their leagues may still finish on the workers: the row
+    says interrupted and how to go on (a re-run resumes or skips them), never that the league failed."""
+    from distributed.client import FutureCancelledError
+
+    from ffbench_lib.batch import _Job, _task_failure
+
+    job = _Job(None, 3, {}, Path("r"), Path("c"), Path("l"))
+    lost = FutureCancelledError("k", "scheduler-connection-lost", "Client lost the connection to the scheduler. "
+                                "Please check your connection and re-run your work.")
+    row = _task_failure(job, lost)
+    assert row["status"] == "interrupted" and row["error"].startswith("the Dask scheduler was lost (")
+    assert row["error"].endswith("re-run the batch to resume or skip it")
+    assert _task_failure(job, FutureCancelledError("k", "cancelled"))["error"].startswith("cancelled on the cluster")
+    other = _task_failure(job, RuntimeError("worker ran out of memory"))  # e.g. KilledWorker: a failed run
+    assert other == {"seed": 3, "status": "failed", "seconds": 0.0, "error": "RuntimeError: worker ran out of memory"}
