@@ -13,6 +13,9 @@ KERNEL = "python3"
 # times in the demo; the kernel listens on 127.0.0.1 for this one process) and, at random, "KeyboardInterrupt caught
 # in kernel" when jupyter_client interrupts it before shutdown. A failing cell still reaches us through papermill.
 KERNEL_ARGS = ["--IPKernelApp.log_level=CRITICAL"]
+#: how long a kernel may take to start (papermill's default is 60 s): on a busy machine running a batch's workers
+#: (or a test suite) a start can take longer, and a season must not fail for it
+START_TIMEOUT_S = 300
 
 
 class NotebookError(Exception):
@@ -33,7 +36,8 @@ def execute(name: str, out: str | Path, parameters: dict[str, Any], timeout_s: i
     _register_keys(parameters.get("config"))
     try:
         pm.execute_notebook(str(src), str(out), parameters=parameters, kernel_name=kernel,
-                            execution_timeout=timeout_s, cwd=str(REPO), progress_bar=False,
+                            execution_timeout=timeout_s, start_timeout=START_TIMEOUT_S, cwd=str(REPO),
+                            progress_bar=False,
                             extra_arguments=KERNEL_ARGS)
     except PapermillExecutionError as exc:
         evalue = scrub(" ".join(str(exc.evalue).split()))
