@@ -309,6 +309,23 @@ def _cmd_power(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_page(args: argparse.Namespace) -> int:
+    """One self-contained HTML page over runs (notebook 11_report, converted without code cells)."""
+    from .notebooks import NotebookError
+    from .report import build
+
+    _check_out_file(args.out, "--out")
+    try:
+        out = build(args.runs, args.out)
+    except FileNotFoundError as exc:
+        raise UsageError(str(exc)) from None
+    except NotebookError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    print(f"report written to {out} (opens offline)")
+    return 0
+
+
 def _cmd_demo(args: argparse.Namespace) -> int:
     """The README's main job: prepare the 2024 data (notebook 01), then the demo batch to figures."""
     from .batch import ANALYSIS, load_batch, run_batch
@@ -492,6 +509,12 @@ def build_parser() -> argparse.ArgumentParser:
                     help="the season result compared: points_for (default), win_rate or wins")
     pw.add_argument("--out", default=None, help="CSV file for the pair table (checked before the work)")
     pw.set_defaults(func=_cmd_power)
+
+    rep = sub.add_parser("report", help="one self-contained HTML page over runs (leaderboard, figures, agent cards, "
+                                         "caveats) that opens offline")
+    rep.add_argument("runs", nargs="+", help="a batch folder, run folders or globs")
+    rep.add_argument("--out", required=True, help="the HTML file to write, e.g. report.html")
+    rep.set_defaults(func=_cmd_page)
 
     dm = sub.add_parser("demo", help="the README's main job: the demo batch to figures")
     dm.add_argument("--spec", default=None, help="batch YAML (default: params/batch_demo.yaml of the project)")

@@ -492,3 +492,127 @@ def cost_vs_rating(board: pd.DataFrame, palette: dict[str, str], info: pd.DataFr
                   bbox_to_anchor=(0.5, -0.15), loc="upper center")
     sns.despine(fig)
     return fig
+
+
+# ------------------------------------------------------------------------------ standings replay (bump chart)
+class ExportError(ValueError):
+    """An animation cannot be written as asked (unknown file type, no ffmpeg for MP4): one line saying the fix."""
+
+
+class BumpChart:
+    """A bump chart whose lines can be drawn up to any week: the replay widget's picture, every frame of the
+    animation, and (at the last week) the static figure. One Figure, outside pyplot (a notebook shows only what a
+    cell returns, never a stray frame)."""
+
+    def __init__(self, standings: pd.DataFrame, colors: dict[str, str] | None = None, title: str = "",
+                 width: float = 7.0):
+        from matplotlib.backends.backend_agg import FigureCanvasAgg
+        from matplotlib.figure import Figure
+
+        self.ranks = standings.pivot_table(index="week", columns="team", values="rank", aggfunc="first")
+        self.weeks = [int(w) for w in self.ranks.index]
+        teams = list(self.ranks.columns)
+        colors = colors or agent_palette(teams)  # by sorted name: a team keeps its colour in every frame
+        n = int(self.ranks.max().max()) if len(self.ranks) else len(teams)
+        self.title = title
+        self.fig = Figure(figsize=(width, 1.3 + 0.32 * max(n, 4)))
+        FigureCanvasAgg(self.fig)
+        ax = self.ax = self.fig.add_subplot()
+        self.lines, self.labels = {}, {}
+        for team in teams:
+            self.lines[team], = ax.plot([], [], marker="o", ms=4, lw=2.2, color=colors[team], label=team,
+                                        solid_capstyle="round")
+            self.labels[team] = ax.annotate(team, (0, 0), xytext=(7, 0), textcoords="offset points", va="center",
+                                            fontsize=9, color=colors[team], fontweight="bold", annotation_clip=False)
+        first, last = (self.weeks[0], self.weeks[-1]) if self.weeks else (1, 1)
+        ax.set_xlim(first - 0.3, last + 0.3)
+        ax.set_xticks(self.weeks)
+        ax.set_yticks(range(1, n + 1), [f"{r} (top)" if r == 1 else str(r) for r in range(1, n + 1)])
+        ax.set_ylim(n + 0.6, 0.4)  # rank 1 on top
+        ax.set(xlabel="week", ylabel="rank after the week")
+        ax.grid(axis="y", color="0.92", lw=0.8)
+        sns.despine(ax=ax)
+        # room on the right for the longest team name, measured once: frames keep one layout (no jitter)
+        self.draw(last)
+        text_px = max((t.get_window_extent().width for t in self.labels.values()), default=0)
+        fig_px = self.fig.get_figwidth() * self.fig.dpi
+        self.fig.subplots_adjust(left=0.62 / width, right=max(0.5, 1 - (text_px + 14) / fig_px), top=0.9,
+                                 bottom=0.7 / self.fig.get_figheight())
+
+    def draw(self, week: int) -> list:
+        """Lines up to ``week`` (the last week at or before it that has standings), each labelled at its head."""
+        shown = self.ranks[self.ranks.index <= week]
+        for team, line in self.lines.items():
+            s = shown[team].dropna()
+            line.set_data(s.index, s.values)
+            self.labels[team].set_visible(len(s) > 0)
+            if len(s):
+                self.labels[team].xy = (s.index[-1], s.iloc[-1])
+        at = int(shown.index[-1]) if len(shown) else week
+        head = f"{self.title}: " if self.title else ""
+        self.ax.set_title(f"{head}standings after week {at}" + (" (final)" if at == self.weeks[-1] else ""),
+                          loc="left", fontsize=11)
+        return [*self.lines.values(), *self.labels.values()]
+
+    def png(self, week: int, dpi: int = 100) -> bytes:
+        import io
+
+        self.draw(week)
+        buf = io.BytesIO()
+        self.fig.savefig(buf, format="png", dpi=dpi, metadata={"Software": None})
+        return buf.getvalue()
+
+
+def bump_chart(standings: pd.DataFrame, week: int | None = None, colors: dict[str, str] | None = None,
+               title: str = "") -> plt.Figure:
+    """Rank of every team week by week (``standings``: week, team, rank, as the run's standings table), one line
+    and colour per team labelled at its right end, rank 1 on top; ``week``: drawn up to that week (a replay
+    frame), default the whole season."""
+    bump = BumpChart(standings, colors, title)
+    bump.draw(week if week is not None else bump.weeks[-1])
+    return bump.fig
+
+
+def ffmpeg_path() -> str:
+    """The ffmpeg that MP4 export uses: one on PATH, else the binary of the imageio-ffmpeg package if installed."""
+    import shutil
+
+    found = shutil.which("ffmpeg")
+    if found:
+        return found
+    try:
+        import imageio_ffmpeg  # optional: ships an ffmpeg binary in its wheel
+    except ImportError:
+        raise ExportError("MP4 export needs ffmpeg, which is not installed: `apt-get install ffmpeg` or "
+                          "`pip install imageio-ffmpeg` (or save a .gif, which needs nothing more)") from None
+    return imageio_ffmpeg.get_ffmpeg_exe()
+
+
+def save_bump_animation(standings: pd.DataFrame, path: str | Path, fps: float = 1.5, dpi: int = 100,
+                        colors: dict[str, str] | None = None, title: str = "") -> Path:
+    """Write the bump chart as an animation, one frame per week: ``.gif`` (Pillow) or ``.mp4`` (ffmpeg,
+    see :func:`ffmpeg_path`), atomically. Returns the path."""
+    import os
+
+    from matplotlib import animation
+
+    path = Path(path)
+    suffix = path.suffix.lower()
+    if suffix == ".gif":
+        writer = animation.PillowWriter(fps=fps)
+    elif suffix == ".mp4":
+        exe = ffmpeg_path()
+        writer = animation.FFMpegWriter(fps=fps, codec="h264", extra_args=["-pix_fmt", "yuv420p"])
+    else:
+        raise ExportError(f"{path}: the replay is exported as .gif or .mp4, not {suffix or 'a file without suffix'}")
+    bump = BumpChart(standings, colors, title)
+    anim = animation.FuncAnimation(bump.fig, bump.draw, frames=bump.weeks, repeat=False)
+    with atomic_path(path) as tmp:
+        staged = tmp.with_name(tmp.name + suffix)  # the writers pick the format by the file's suffix
+        try:
+            with plt.rc_context({"animation.ffmpeg_path": exe} if suffix == ".mp4" else {}):  # read at start
+                anim.save(staged, writer=writer, dpi=dpi)
+            os.replace(staged, tmp)
+        finally:
+            staged.unlink(missing_ok=True)
+    return path

@@ -1,13 +1,29 @@
-"""The standings replay widget (ipywidgets): a week slider with a play button, the standings after that week,
-and the week's matchups (in a playoff week: its bracket games, the standings staying the regular season's final
-ones), lineups, trades and waiver moves. Reads a run directory only."""
+"""The standings replay widget (ipywidgets): a bump chart of ranks week by week with a week slider and a play
+button, the standings after that week, and the week's matchups (in a playoff week: its bracket games, the
+standings staying the regular season's final ones), lineups, trades and waiver moves. Boxes wrap as whole boxes
+on a narrow window and tables never wrap a name. Where widgets cannot render (an executed notebook, nbconvert) it
+shows the season's bump chart as a PNG; :meth:`StandingsReplay.save` writes it as a GIF or MP4. Reads a run
+directory only."""
 from __future__ import annotations
 
+import base64
 from pathlib import Path
 
 import pandas as pd
 
+from . import plots
 from .rundir import RunDir
+
+#: on tables inside the widget: names stay on one line (a box that does not fit moves below, whole)
+TABLE_STYLE = "border-collapse:collapse;white-space:nowrap;font-size:12px;line-height:1.5"
+CELL_STYLE = "padding:1px 8px;border-bottom:1px solid #e0e0e0"  # the widget's HTML gets no notebook table CSS
+CHART_PX = 560  # the chart's width in the widget (rendered at twice that for sharp high-DPI screens)
+
+
+def html_table(df: pd.DataFrame) -> str:
+    """A DataFrame as an HTML table whose cells never wrap (empty cells for missing values)."""
+    html = df.to_html(index=False, border=0, na_rep="").replace("<table", f'<table style="{TABLE_STYLE}"', 1)
+    return html.replace("<th>", f'<th style="{CELL_STYLE}">').replace("<td>", f'<td style="{CELL_STYLE}">')
 
 
 class StandingsReplay:
@@ -33,9 +49,15 @@ class StandingsReplay:
         season = self.standings.drop_duplicates("team").set_index("team")["agent"]
         self.drafted_by = drafter if (drafter.reindex(season.index) != season).any() else None
         weeks = int(max(self.standings["week"].max(), self.playoffs["week"].max() if len(self.playoffs) else 0))
+        meta = run.meta()
+        self.title = f"{meta.get('run_id', Path(run_dir).name)} ({meta.get('season', '')})".replace(" ()", "")
+        self._bump: plots.BumpChart | None = None  # drawn on first use; one PNG per week, kept
+        self._pngs: dict[int, bytes] = {}
         self.slider = w.IntSlider(value=1, min=1, max=weeks, description="week", continuous_update=False)
         self.play = w.Play(value=1, min=1, max=weeks, interval=interval_ms, description="play")
         w.jslink((self.play, "value"), (self.slider, "value"))
+        self.caption = w.HTML()
+        self.chart = w.Image(format="png", layout=w.Layout(width=f"{CHART_PX}px", flex="0 0 auto"))
         self.team = w.Dropdown(options=sorted(self.standings["team"].unique()), description="lineup of")
         self.table = w.HTML()
         self.games = w.HTML()
@@ -45,12 +67,22 @@ class StandingsReplay:
         self.waivers = w.HTML()
         for control in (self.slider, self.team):
             control.observe(lambda _: self.render(), names="value")
-        self.widget = w.VBox([w.HBox([self.play, self.slider]),
-                              w.HBox([w.VBox([w.HTML("<b>Standings</b>"), self.table]),
-                                      w.VBox([self.games_title, self.games,
-                                              w.HTML("<b>Trades this week</b>"), self.deals,
-                                              w.HTML("<b>Waiver moves this week</b>"), self.waivers]),
-                                      w.VBox([self.team, self.lineup])])])
+
+        def box(*children):  # keeps its natural width: it moves to the next row rather than being squeezed
+            return w.VBox(list(children), layout=w.Layout(flex="0 0 auto", margin="0 24px 12px 0",
+                                                          overflow="visible"))
+
+        def row(*children):
+            return w.HBox(list(children), layout=w.Layout(flex_flow="row wrap", align_items="flex-start",
+                                                          width="100%"))
+
+        controls = w.HBox([self.play, self.slider, self.caption], layout=w.Layout(align_items="center"))
+        self.widget = w.VBox([controls,
+                              row(box(self.chart), box(w.HTML("<b>Standings</b>"), self.table)),
+                              row(box(self.games_title, self.games),
+                                  box(w.HTML("<b>Trades this week</b>"), self.deals,
+                                      w.HTML("<b>Waiver moves this week</b>"), self.waivers),
+                                  box(self.team, self.lineup))])
         self.render()
 
     def frames(self, week: int) -> dict:
@@ -92,19 +124,54 @@ class StandingsReplay:
                 "waivers": mv}
 
     def render(self) -> None:
-        f = self.frames(self.slider.value)
-        self.table.value = f["standings"].to_html(index=False)
-        self.games.value = f["matchups"].to_html(index=False)
+        week = self.slider.value
+        f = self.frames(week)
+        self.chart.value = self.png(week)
+        self.table.value = html_table(f["standings"])
+        self.games.value = html_table(f["matchups"])
         rnd = f["playoff_round"]
         self.games_title.value = f"<b>Playoffs, round {rnd}</b>" if rnd else "<b>Matchups</b>"
-        self.lineup.value = f["lineup"].to_html(index=False)
-        self.deals.value = f["trades"].to_html(index=False) if len(f["trades"]) else "<i>none</i>"
-        self.waivers.value = f["waivers"].to_html(index=False) if len(f["waivers"]) else "<i>none</i>"
+        last = int(self.standings["week"].max())
+        self.caption.value = (f"&nbsp; week {week} of {self.slider.max}"
+                              + (f": playoffs, round {rnd} (standings: regular season's final)" if rnd
+                                 else " (final)" if week == last else ""))
+        self.lineup.value = html_table(f["lineup"])
+        self.deals.value = html_table(f["trades"]) if len(f["trades"]) else "<i>none</i>"
+        self.waivers.value = html_table(f["waivers"]) if len(f["waivers"]) else "<i>none</i>"
 
-    def _ipython_display_(self) -> None:  # pragma: no cover - display hook in notebooks
-        from IPython.display import display
+    @property
+    def bump(self) -> plots.BumpChart:
+        """The bump chart of the regular season's standings (the ranks the standings table shows)."""
+        if self._bump is None:
+            self._bump = plots.BumpChart(self.standings, title=self.title)
+        return self._bump
 
-        display(self.widget)
+    def png(self, week: int | None = None) -> bytes:
+        """The bump chart up to ``week`` (default: the whole season) as PNG bytes."""
+        week = int(self.standings["week"].max()) if week is None else min(week, int(self.standings["week"].max()))
+        if week not in self._pngs:
+            self._pngs[week] = self.bump.png(week, dpi=round(2 * CHART_PX / self.bump.fig.get_figwidth()))
+        return self._pngs[week]
+
+    def save(self, path: str | Path, fps: float = 1.5, dpi: int = 100) -> Path:
+        """Write the replay's bump chart as an animation, one frame per week: ``.gif``, or ``.mp4`` (needs
+        ffmpeg)."""
+        return plots.save_bump_animation(self.standings, path, fps=fps, dpi=dpi, title=self.title)
+
+    def summary(self) -> str:
+        last = int(self.standings["week"].max())
+        top = self.standings[self.standings["week"] == last].sort_values("rank").iloc[0]
+        teams = self.standings["team"].nunique()
+        return (f"Standings replay of {self.title}: {teams} teams, weeks 1-{self.slider.max}; "
+                f"rank 1 after week {last}: {top['team']} ({top['agent']})")
+
+    def _repr_mimebundle_(self, include=None, exclude=None) -> tuple[dict, dict]:
+        """The live widget where a kernel's widgets render, else (executed notebooks, nbconvert, GitHub) the
+        season's bump chart as a PNG (shown at half its pixels: sharp on high-DPI screens) and a one-line summary."""
+        bundle = dict(self.widget._repr_mimebundle_() or {})
+        bundle["image/png"] = base64.b64encode(self.png()).decode("ascii")
+        bundle["text/plain"] = self.summary()
+        return bundle, {"image/png": {"width": CHART_PX}}
 
 
 def standings_replay(run_dir: str | Path) -> StandingsReplay:

@@ -1,0 +1,110 @@
+"""The standings replay on a real 3-week bot run: its bump chart draws the standings table's ranks, its slider
+spans the weeks, its animation has one frame per week, and where widgets cannot render it shows a picture."""
+from __future__ import annotations
+
+import base64
+import io
+import json
+
+import pytest
+from engine_helpers import demo_league, run_engine
+from PIL import Image
+
+from ffbench_lib import plots
+from ffbench_lib.widgets import StandingsReplay
+
+WEEKS = 3
+
+
+@pytest.fixture(scope="module")
+def run(prepared_2024, tmp_path_factory):
+    out = tmp_path_factory.mktemp("replay") / "run"
+    run_engine(demo_league(seed=3, weeks=WEEKS), prepared_2024, out)
+    return out
+
+
+def test_bump_chart_draws_the_standings_tables_ranks(run):
+    w = StandingsReplay(run)
+    assert (w.slider.min, w.slider.max) == (w.play.min, w.play.max) == (1, WEEKS)
+    for week in range(1, WEEKS + 1):
+        w.slider.value = week
+        table = w.frames(week)["standings"]
+        # the table shown lists its teams in rank order
+        shown = sorted(table["team"], key=lambda t: w.table.value.index(f">{t}<"))
+        assert shown == list(table.sort_values("rank")["team"])
+        fig = plots.bump_chart(w.standings, week=week)
+        ax = fig.axes[0]
+        lines = {line.get_label(): line for line in ax.lines}
+        assert set(lines) == set(table["team"])
+        for team, rank in zip(table["team"], table["rank"]):
+            x, y = lines[team].get_data()
+            assert list(x)[-1] == week and list(y)[-1] == rank  # drawn up to this week, at the table's rank
+            label = next(t for t in ax.texts if t.get_text() == team)
+            assert label.xy == (week, rank) and label.get_color() == lines[team].get_color()  # labelled at its end
+        assert ax.get_ylim()[0] > ax.get_ylim()[1]  # rank 1 on top
+    # every week's rank on the full chart is that week's table's, and a team keeps its colour in every frame
+    full = {line.get_label(): line for line in plots.bump_chart(w.standings).axes[0].lines}
+    first = {line.get_label(): line.get_color() for line in plots.bump_chart(w.standings, week=1).axes[0].lines}
+    for week in range(1, WEEKS + 1):
+        table = w.frames(week)["standings"]
+        assert {t: dict(zip(*full[t].get_data()))[week] for t in table["team"]} == dict(zip(table["team"],
+                                                                                          table["rank"]))
+    assert first == {t: line.get_color() for t, line in full.items()} and len(set(first.values())) == len(first)
+
+
+def test_chart_in_the_widget_follows_the_slider(run):
+    w = StandingsReplay(run)
+    week1 = w.chart.value
+    w.slider.value = WEEKS
+    assert w.chart.value != week1 and w.chart.value == w.png() and w.chart.value[:8] == b"\x89PNG\r\n\x1a\n"
+    assert f"week {WEEKS} of {WEEKS}" in w.caption.value
+    assert "white-space:nowrap" in w.table.value  # team names never wrap
+
+
+def test_notebook_display_carries_a_picture_beside_the_widget(run):
+    from IPython.core.formatters import DisplayFormatter
+
+    w = StandingsReplay(run)
+    data, metadata = DisplayFormatter().format(w)  # what a kernel sends for a cell ending with the replay
+    assert "application/vnd.jupyter.widget-view+json" in data
+    png = Image.open(io.BytesIO(base64.b64decode(data["image/png"])))
+    assert png.format == "PNG" and png.width >= 2 * metadata["image/png"]["width"] - 2
+    assert data["text/plain"].startswith("Standings replay of") and "VBox" not in data["text/plain"]
+
+
+def test_gif_has_one_frame_per_week(run, tmp_path):
+    w = StandingsReplay(run)
+    assert w.save(tmp_path / "replay.gif") == tmp_path / "replay.gif"
+    with Image.open(tmp_path / "replay.gif") as gif:
+        assert gif.format == "GIF" and gif.n_frames == WEEKS
+    assert [p.name for p in tmp_path.iterdir()] == ["replay.gif"]  # no temporary file left
+
+
+def test_mp4_needs_ffmpeg_and_other_formats_are_refused(run, tmp_path):
+    w = StandingsReplay(run)
+    try:
+        plots.ffmpeg_path()
+    except plots.ExportError as exc:  # this machine has no ffmpeg: one line saying how to get it
+        with pytest.raises(plots.ExportError, match=r"MP4 export needs ffmpeg.*apt-get install ffmpeg"):
+            w.save(tmp_path / "replay.mp4")
+        assert "\n" not in str(exc)
+    else:
+        w.save(tmp_path / "replay.mp4")
+        assert (tmp_path / "replay.mp4").read_bytes()[4:8] == b"ftyp"
+    with pytest.raises(plots.ExportError, match=r"replay\.avi: the replay is exported as \.gif or \.mp4"):
+        w.save(tmp_path / "replay.avi")
+    assert not (tmp_path / "replay.avi").exists()
+
+
+@pytest.mark.slow
+def test_executed_standings_notebook_shows_the_replay_as_a_picture(run, tmp_path):
+    from ffbench_lib.notebooks import execute
+
+    params = {"runs": [str(run)], "out": str(tmp_path / "out")}
+    nb = execute("03_standings.ipynb", tmp_path / "03.ipynb", params, timeout_s=600)
+    outputs = [o for c in json.loads(nb.read_text())["cells"] for o in c.get("outputs", [])]
+    replay = [o["data"] for o in outputs if "application/vnd.jupyter.widget-view+json" in o.get("data", {})]
+    assert len(replay) == 1 and "image/png" in replay[0]
+    assert "".join(replay[0]["text/plain"]).startswith("Standings replay")
+    with Image.open(tmp_path / "out" / "standings_replay.gif") as gif:
+        assert gif.n_frames == WEEKS
