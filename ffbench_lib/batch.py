@@ -187,6 +187,11 @@ def load_batch(path: str | Path) -> tuple[BatchSpec, Path]:
         manifest = field_plan(spec, base)[0] if spec.design == "field" else None
         _check_out(spec, manifest)
         jobs = _jobs(spec, base)[0]
+        human = next((t["name"] for j in jobs if isinstance(j.cfg, dict) for t in j.cfg["teams"]
+                      if t["agent"]["kind"] == "human"), None)
+        if human is not None:
+            raise ConfigError([f"team {human} is played by a human: a batch cannot ask a person; give it a bot or "
+                               "llm agent, or play the league from a notebook (ffbench_lib.play.start_play)"])
         _check_limits(jobs)
         if spec.out.is_dir():
             _check_reuse(spec.out, jobs)

@@ -147,7 +147,19 @@ class LLMAgent(_Strict):
         return v
 
 
-AgentSpec = Annotated[Union[BotAgent, LLMAgent], Field(discriminator="kind")]
+class HumanAgent(_Strict):
+    """A person playing a team from a notebook (:mod:`ffbench_lib.play`); batches and ``ffbench run`` refuse it."""
+
+    kind: Literal["human"]
+    name: str = Field("you", min_length=1, max_length=40, pattern=r"^[\w .-]+$",
+                      description="how tables and metrics name this player (agent id human:<name>)")
+
+    @property
+    def agent_id(self) -> str:
+        return f"human:{self.name}"
+
+
+AgentSpec = Annotated[Union[BotAgent, LLMAgent, HumanAgent], Field(discriminator="kind")]
 
 
 class Team(_Strict):
@@ -745,7 +757,7 @@ class League(_Strict):
 def _loc(loc: tuple[Any, ...]) -> str:
     out, prev = "", None
     for part in loc:
-        tag = prev == "agent" and part in ("bot", "llm")  # the agent union's discriminator, not a key
+        tag = prev == "agent" and part in ("bot", "llm", "human")  # the agent union's discriminator, not a key
         prev = part
         if isinstance(part, int):
             out += f"[{part}]"
@@ -766,7 +778,7 @@ def _explain(err: dict[str, Any], model_fields: dict[str, Any] | None = None) ->
     if typ == "extra_forbidden":
         return f"{path}: unknown key (check the spelling against the config reference in README.md)"
     if typ in ("union_tag_invalid", "union_tag_not_found"):
-        return f"{path}.kind: got {value.get('kind') if isinstance(value, dict) else value!r}; allowed: 'bot' or 'llm'"
+        return f"{path}.kind: got {value.get('kind') if isinstance(value, dict) else value!r}; allowed: 'bot', 'llm' or 'human'"
     msg = msg.removeprefix("Value error, ")
     field = path.rsplit(".", 1)[-1].lower()
     if isinstance(value, (dict, list)) and typ == "value_error":

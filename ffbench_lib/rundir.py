@@ -61,6 +61,8 @@ LOCK = ".lock"
 #: Every file a run writes (what a fresh start may replace); anything else makes a folder "not a run's".
 OWN_FILES = ("config.yaml", "run.json", "checkpoint.json", *LOGS, "llm_summary.parquet", "masking.json",
              *(f"{t}.parquet" for t in TABLES), "live.jsonl")
+#: A human seat's answers (agents/human.py): kept when a run restarts, so a person never answers twice.
+HUMAN_ANSWERS = "human_answers.jsonl"
 #: A live run's commitments: one line per decided week (never rewound: it is what the user published).
 LIVE = "live.jsonl"
 
@@ -120,7 +122,7 @@ class RunDir:
     def start(self, config_yaml: str, meta: dict[str, Any]) -> None:
         """A fresh run: whatever an earlier attempt wrote (killed before its first checkpoint) is replaced."""
         self.path.mkdir(parents=True, exist_ok=True)
-        foreign = sorted(p.name for p in self.path.iterdir() if p.name not in OWN_FILES and p.name != LOCK
+        foreign = sorted(p.name for p in self.path.iterdir() if p.name not in (*OWN_FILES, HUMAN_ANSWERS, LOCK)
                          and not p.name.startswith("."))
         if foreign:
             raise RunExists(f"{self.path} is not empty and holds no run (it has {', '.join(foreign[:3])}"

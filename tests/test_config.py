@@ -72,7 +72,8 @@ def test_unknown_keys_are_errors():
 @pytest.mark.parametrize("mutate, expected", [
     (lambda d: d["teams"][0]["agent"].update(strategy="smart"),
      "teams[0].agent.strategy: Input should be 'random', 'adp', 'vorp' or 'recent_form' (got 'smart')"),
-    (lambda d: d["teams"][1].update(agent={"kind": "human"}), "teams[1].agent.kind: got 'human'; allowed: 'bot' or 'llm'"),
+    (lambda d: d["teams"][1].update(agent={"kind": "robot"}),
+     "teams[1].agent.kind: got 'robot'; allowed: 'bot', 'llm' or 'human'"),
     (lambda d: d.update(scoring="full_ppr"),
      "scoring.preset: Input should be 'ppr', 'half_ppr', 'standard' or 'ffbench_v1' (got 'full_ppr')"),
     (lambda d: d.update(scoring={"weights": {"passing_td": 6}}), "scoring.weights: unknown stat 'passing_td'"),

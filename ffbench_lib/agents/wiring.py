@@ -20,12 +20,21 @@ class RunContext:
     log: Callable[[dict], None]
 
 
-def build_agents(league: League, seed: int, llm_factory: Callable[..., Agent] | None = None) -> dict[str, Agent]:
+def build_agents(league: League, seed: int, llm_factory: Callable[..., Agent] | None = None,
+                 seat: Any = None, answers: Any = None) -> dict[str, Agent]:
+    """One agent per team. Human teams need a ``seat`` (and an ``answers`` book to resume):
+    :func:`ffbench_lib.play.start_play` gives both; without a seat a league with a human team is refused."""
     agents: dict[str, Agent] = {}
-    for team in league.teams:
+    for i, team in enumerate(league.teams):
         spec = team.agent
         if spec.kind == "bot":
             agents[team.name] = make_bot(spec.strategy, team.name, seed)
+        elif spec.kind == "human":
+            if seat is None:
+                raise ConfigError([f"teams[{i}].agent: team {team.name} is played by a human; play the league from "
+                                   "a notebook (ffbench_lib.play.start_play), not with ffbench run or a batch"])
+            from .human import HumanAgent
+            agents[team.name] = HumanAgent(team.name, seed, spec.name, seat, answers)
         else:
             if llm_factory is None:
                 from .llm import LLMAgent  # imported lazily: bots-only leagues never load litellm

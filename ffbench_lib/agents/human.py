@@ -1,0 +1,131 @@
+"""A human seat: the engine's question goes to a :class:`HumanSeat` (a notebook's widgets, or a test's coroutine)
+and the run awaits the answer on the same event loop.
+
+Every answer is appended (fsync'd) to ``human_answers.jsonl`` in the run folder, keyed by the decision kind and a
+digest of the view; a resumed run replays from its last checkpoint and gets the recorded answers back without
+asking again, so the person answers each question once and the run stays deterministic.
+"""
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable
+
+from ..atomic import write_text
+from .base import Agent, Answer
+
+ANSWERS_FILE = "human_answers.jsonl"
+
+
+class NoHumanSeat(RuntimeError):
+    """A human team asked outside :func:`ffbench_lib.play.start_play` (``ffbench run``, a batch)."""
+
+
+def view_key(kind: str, view: dict) -> str:
+    """The key of one question: its kind and a sha256 of the view's canonical JSON."""
+    body = json.dumps(view, sort_keys=True, separators=(",", ":"), default=str)
+    return f"{kind}:{hashlib.sha256(body.encode()).hexdigest()}"
+
+
+@dataclass
+class Pending:
+    """One open question: what the widget shows, and the future its answer resolves."""
+
+    team: str
+    kind: str
+    view: dict
+    future: asyncio.Future = field(repr=False)
+    record: Callable[[Answer], None] | None = field(default=None, repr=False)
+
+
+class HumanSeat:
+    """The open questions of a run's human teams; ``answer`` resolves one. ``changed`` is set whenever a question
+    opens, so a waiting widget or test wakes up."""
+
+    def __init__(self) -> None:
+        self.pending: list[Pending] = []
+        self.changed = asyncio.Event()
+
+    def ask(self, team: str, kind: str, view: dict, record: Callable[[Answer], None] | None = None) -> asyncio.Future:
+        fut = asyncio.get_running_loop().create_future()
+        self.pending.append(Pending(team, kind, view, fut, record))
+        self.changed.set()
+        return fut
+
+    async def next(self) -> Pending:
+        """The oldest open question, waiting for one if none is open."""
+        while not self.pending:
+            self.changed.clear()
+            await self.changed.wait()
+        return self.pending[0]
+
+    def answer(self, pending: Pending, answer: Answer) -> None:
+        """Record the answer at once (a kernel killed before the engine goes on loses nothing), then resolve."""
+        if not isinstance(answer, dict):
+            raise TypeError(f"a human answer is a mapping, got {type(answer).__name__}")
+        answer = json.loads(json.dumps(answer, default=str))  # as a replay will read it: same run either way
+        self.pending.remove(pending)
+        if pending.record is not None:
+            pending.record(answer)
+        if not pending.future.done():
+            pending.future.set_result(answer)
+
+
+class AnswerBook:
+    """``human_answers.jsonl``: each answer a line, appended and fsync'd before the engine sees it."""
+
+    def __init__(self, path: str | Path):
+        self.path = Path(path)
+        self.answers: dict[str, Answer] = {}
+        lines = self.path.read_text(encoding="utf-8").splitlines() if self.path.exists() else []
+        for n, line in enumerate(lines, 1):
+            if not line.strip():
+                continue
+            try:
+                rec = json.loads(line)
+                self.answers[rec["key"]] = rec["answer"]
+            except (ValueError, KeyError, TypeError):
+                if n == len(lines):  # a line cut by a crash mid-write: dropped, and that answer asked again
+                    write_text(self.path, "".join(f"{x}\n" for x in lines[:-1]))
+                    break
+                raise ValueError(f"{self.path} line {n}: not an answer record; delete the file to answer "
+                                 "every question again") from None
+
+    def get(self, key: str) -> Answer | None:
+        found = self.answers.get(key)
+        return None if found is None else json.loads(json.dumps(found))  # a copy: the engine may change it
+
+    def add(self, key: str, team: str, answer: Answer) -> None:
+        self.answers[key] = answer
+        line = json.dumps({"key": key, "team": team, "answer": answer}, sort_keys=True, default=str) + "\n"
+        with open(self.path, "a", encoding="utf-8") as f:
+            f.write(line)
+            f.flush()
+            os.fsync(f.fileno())
+
+
+class HumanAgent(Agent):
+    """A team played by a person through a :class:`HumanSeat`; recorded answers are replayed first."""
+
+    masked_views = True
+
+    def __init__(self, team: str, seed: int, name: str = "you", seat: HumanSeat | None = None,
+                 book: AnswerBook | None = None):
+        super().__init__(team, seed)
+        self.agent_id = f"human:{name}"
+        self.seat, self.book = seat, book
+
+    async def decide(self, kind: str, view: dict) -> Answer:
+        key = f"{self.team}:{view_key(kind, view)}"
+        if self.book is not None and (recorded := self.book.get(key)) is not None:
+            return recorded
+        if self.seat is None:
+            raise NoHumanSeat(f"team {self.team} is played by a human: play it from a notebook with "
+                              "ffbench_lib.play.start_play, not with ffbench run or a batch")
+        book = self.book
+        return await self.seat.ask(self.team, kind, view,
+                                   None if book is None else (lambda answer: book.add(key, self.team, answer)))

@@ -1,0 +1,50 @@
+"""Play a league with human teams: the engine runs as a task on the running event loop (a Jupyter kernel's), so
+widget callbacks keep arriving while it waits for a person; no thread blocks the kernel.
+
+In a notebook cell: ``game = start_play(league, run_dir)``; the cell returns at once, the widgets answer
+``game.seat``'s questions, ``await game.task`` gives the final state. Re-running the cell after a kernel restart
+resumes the run from its last checkpoint and replays the recorded answers (run_dir/human_answers.jsonl).
+"""
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from .agents.human import AnswerBook, HumanSeat
+from .agents.wiring import build_agents
+from .config import League
+from .engine import Engine
+from .rundir import HUMAN_ANSWERS
+
+
+@dataclass
+class Game:
+    """A season being played: the seat the person answers through, the engine's task, and its run folder."""
+
+    seat: HumanSeat
+    task: asyncio.Task
+    engine: Engine
+    run_dir: Path
+
+
+def start_play(league: League, run_dir: str | Path, prepared: Any = None, crash_after: str | None = None) -> Game:
+    """Start (or resume) ``league`` in ``run_dir`` as a task on the running loop and return at once.
+    Must be called with a loop running (a notebook cell, or inside ``asyncio.run``)."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        raise RuntimeError("start_play needs a running event loop: call it from a notebook cell or inside "
+                           "an async function (asyncio.run)") from None
+    if prepared is None:
+        from .data.prepare import prepared_for
+        prepared = prepared_for(league)
+    run_dir = Path(run_dir)
+    run_dir.mkdir(parents=True, exist_ok=True)
+    seat = HumanSeat()
+    agents = build_agents(league, league.seed, seat=seat, answers=AnswerBook(run_dir / HUMAN_ANSWERS))
+    engine = Engine(league, prepared, run_dir, agents=agents, progress=False)
+    task = asyncio.get_running_loop().create_task(engine.run(resume=True, crash_after=crash_after),
+                                                  name=f"ffbench play {league.name}")
+    return Game(seat, task, engine, run_dir)
