@@ -36,13 +36,14 @@ cmd="${1:-}"
 [ $# -gt 0 ] && shift
 case "$cmd" in
   test)
-    # CI only: the JupyterLab test drives Debian's Chromium (playwright cannot download its own browser here);
-    # without it that one test is skipped, so CI installs it when it can.
+    # CI only: the browser tests (marker "browser": JupyterLab, the play desk, the report) drive Debian's Chromium
+    # (playwright cannot download its own browser here). Under CI=true they FAIL without it (locally they skip),
+    # so CI installs it when it can.
     if [ "${CI:-}" = "true" ] && ! command -v chromium >/dev/null 2>&1 && [ "$(id -u)" = 0 ] \
         && command -v apt-get >/dev/null 2>&1; then
-      echo "CI: installing chromium for the JupyterLab test" >&2
+      echo "CI: installing chromium for the browser tests" >&2
       { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium; } >/dev/null 2>&1 \
-        || echo "CI: chromium could not be installed; the JupyterLab test will be skipped" >&2
+        || echo "CI: chromium could not be installed; the browser tests will fail" >&2
     fi
     exec "$VENV/bin/python" -m pytest -n 2 "$@"
     ;;

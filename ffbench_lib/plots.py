@@ -574,24 +574,31 @@ def bump_chart(standings: pd.DataFrame, week: int | None = None, colors: dict[st
 
 
 def ffmpeg_path() -> str:
-    """The ffmpeg that MP4 export uses: one on PATH, else the binary of the imageio-ffmpeg package if installed."""
+    """The ffmpeg that MP4 export uses: the binary the imageio-ffmpeg package ships in its wheel (or the one
+    ``IMAGEIO_FFMPEG_EXE`` names), else one on PATH; none: one line saying how to get it."""
+    import os
     import shutil
 
-    found = shutil.which("ffmpeg")
-    if found:
-        return found
     try:
-        import imageio_ffmpeg  # optional: ships an ffmpeg binary in its wheel
-    except ImportError:
-        raise ExportError("MP4 export needs ffmpeg, which is not installed: `apt-get install ffmpeg` or "
-                          "`pip install imageio-ffmpeg` (or save a .gif, which needs nothing more)") from None
-    return imageio_ffmpeg.get_ffmpeg_exe()
+        import imageio_ffmpeg
+
+        exe = imageio_ffmpeg.get_ffmpeg_exe()  # its own binary, else the system's; RuntimeError if neither
+    except (ImportError, RuntimeError):
+        exe = shutil.which("ffmpeg")
+    if exe and os.path.isfile(exe) and os.access(exe, os.X_OK):
+        return exe
+    if os.environ.get("IMAGEIO_FFMPEG_EXE"):
+        raise ExportError(f"MP4 export: IMAGEIO_FFMPEG_EXE={os.environ['IMAGEIO_FFMPEG_EXE']} is not an ffmpeg "
+                          "program: fix or unset it (or save a .gif, which needs nothing more)")
+    raise ExportError("MP4 export needs ffmpeg, which is not installed: `pip install imageio-ffmpeg` or "
+                      "`apt-get install ffmpeg` (or save a .gif, which needs nothing more)")
 
 
 def save_bump_animation(standings: pd.DataFrame, path: str | Path, fps: float = 1.5, dpi: int = 100,
-                        colors: dict[str, str] | None = None, title: str = "") -> Path:
+                        colors: dict[str, str] | None = None, title: str = "", hold_s: float = 2.0) -> Path:
     """Write the bump chart as an animation, one frame per week: ``.gif`` (Pillow) or ``.mp4`` (ffmpeg,
-    see :func:`ffmpeg_path`), atomically. Returns the path."""
+    see :func:`ffmpeg_path`), atomically. The final standings stay ``hold_s`` seconds longer (a looping GIF would
+    otherwise flash them); in a GIF that is one longer frame (Pillow merges repeated frames). Returns the path."""
     import os
 
     from matplotlib import animation
@@ -606,7 +613,8 @@ def save_bump_animation(standings: pd.DataFrame, path: str | Path, fps: float = 
     else:
         raise ExportError(f"{path}: the replay is exported as .gif or .mp4, not {suffix or 'a file without suffix'}")
     bump = BumpChart(standings, colors, title)
-    anim = animation.FuncAnimation(bump.fig, bump.draw, frames=bump.weeks, repeat=False)
+    frames = bump.weeks + bump.weeks[-1:] * round(hold_s * fps)
+    anim = animation.FuncAnimation(bump.fig, bump.draw, frames=frames, repeat=False, cache_frame_data=False)
     with atomic_path(path) as tmp:
         staged = tmp.with_name(tmp.name + suffix)  # the writers pick the format by the file's suffix
         try:

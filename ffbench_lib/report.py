@@ -1,6 +1,7 @@
 """The one-page report (``ffbench report RUNS --out report.html``): the parts notebook ``11_report`` shows, and
 the page built from it. The notebook runs under papermill and nbconvert turns it into HTML without code cells;
-every figure is an embedded PNG and the template loads nothing from the network, so the page opens offline.
+every figure is an embedded PNG (the standings replay an animated GIF) and the template loads nothing
+from the network, so the page opens offline.
 
 Every text taken from a run (agent names, rationales) is scrubbed of credentials and HTML-escaped here.
 """
@@ -23,6 +24,9 @@ from .secrets import scrub
 NOTEBOOK = "11_report.ipynb"
 #: trade rationales quoted per agent card, and how much of each
 QUOTES, QUOTE_CHARS = 3, 400
+#: the standings replay in the page: frames of the 7-inch bump chart at this dpi (700 px wide), weeks per second,
+#: seconds the final standings stay before it loops (a 17-week season: about 0.3-0.5 MB)
+GIF_DPI, GIF_FPS, GIF_HOLD_S = 100, 1.5, 2.0
 #: nbconvert's lab template with its network loads (require.js, MathJax, Mermaid, the widget manager) removed
 TEMPLATE = """{%- extends 'index.html.j2' -%}
 {%- block html_head_js -%}{%- endblock html_head_js -%}
@@ -84,11 +88,12 @@ def _table(df: pd.DataFrame) -> str:
 
 STYLE = """<style>
 table.ffb {border-collapse: collapse; font-size: 13px; margin: 6px 0 14px 0}
-table.ffb th, table.ffb td {padding: 3px 8px; border-bottom: 1px solid #ddd; text-align: left}
+table.ffb th, table.ffb td, .jp-RenderedHTMLCommon table.ffb th, .jp-RenderedHTMLCommon table.ffb td {
+  padding: 3px 8px; border-bottom: 1px solid #ddd; text-align: left}  /* beats the lab template's right */
+table.ffb td:not(:last-child) {white-space: nowrap}  /* names never wrap; the last column (a note) may */
 .ffb-card {border: 1px solid #ccc; border-radius: 6px; padding: 8px 14px; margin: 12px 0}
 .ffb-card blockquote {border-left: 3px solid #bbb; margin: 4px 0 8px 0; padding: 2px 10px; color: #333}
 .ffb-note {color: #555; font-size: 13px}
-.ffb-placeholder {border: 2px dashed #999; padding: 16px; color: #555}
 </style>"""
 
 
@@ -187,9 +192,25 @@ def figures_heading():
                  "sample and interval method; hatched marks and a dagger: mostly engine fallbacks.</p>")
 
 
-def animation_placeholder():
-    return _html("<h2>Standings replay</h2><div class='ffb-placeholder' id='ffb-animation'>"
-                 "[placeholder: the animated standings chart (bump chart of ranks week by week) goes here]</div>")
+def animation(r: Report):
+    """The season's standings replay as an animated bump chart, one frame per week: a GIF embedded in the page
+    (it loops; nothing to load). A batch shows its first run, the one the standings-by-week figure draws."""
+    meta = r.data["meta"]
+    first = meta.iloc[0]
+    name = Path(first["path"]).name
+    title = f"{name} ({int(first['season'])})" if pd.notna(first.get("season")) else name
+    with tempfile.TemporaryDirectory() as tmp:
+        gif = plots.save_bump_animation(metrics.weekly_standings(r.data, first["run_id"]), Path(tmp) / "replay.gif",
+                                        fps=GIF_FPS, dpi=GIF_DPI, title=title, hold_s=GIF_HOLD_S)
+        data = base64.b64encode(gif.read_bytes()).decode("ascii")
+    which = ("" if len(meta) == 1 else f" It shows the first of the {len(meta)} runs ({esc(name)}), the run the "
+             "standings-by-week figure draws; every run's season differs (ffbench's StandingsReplay shows any "
+             "run, week by week).")
+    return _html("<h2>Standings replay</h2>"
+                 f"<p class='ffb-note'>Rank of every team after each week of the regular season (rank 1 on top), "
+                 f"{GIF_FPS:g} weeks a second; the final standings stay {GIF_HOLD_S:g} s, then it loops.{which}</p>"
+                 f'<img id="ffb-animation" alt="standings replay of {esc(title)}: ranks week by week" '
+                 f'style="max-width: 100%" src="data:image/gif;base64,{data}"/>')
 
 
 def _quotes(r: Report, agent: str) -> list[str]:
@@ -280,7 +301,8 @@ def reliability(r: Report):
     if rel.empty:
         parts.append("<p>No decisions logged.</p>")
     else:
-        pv = rel.pivot_table(index="agent", columns="decision", values="fallback_rate").round(3).reset_index()
+        pv = rel.pivot_table(index="agent", columns="decision", values="fallback_rate").round(3)
+        pv = pv.rename_axis(columns=None).reset_index()  # no "decision" label over the agent column
         pv["agent"] = pv["agent"].map(plots.short)
         parts += ["<p class='ffb-note'>Share of each decision type the engine had to make (fallbacks).</p>",
                   _table(pv)]
@@ -292,7 +314,9 @@ def reliability(r: Report):
         parts += ["<p class='ffb-note'>LLM ledger (llm_summary): calls, invalid answers, tokens and cost.</p>",
                   _table(u)]
     cost = ratings.costs(r.data).assign(agent=lambda x: x["agent"].map(plots.short)).round(4)
-    parts.append(_table(cost))
+    cost = cost.round({"points_per_team_season": 1, "points_per_week": 2, "points_per_dollar": 1})
+    parts += ["<p class='ffb-note'>Points and cost per agent (USD from the ledger; bots are free).</p>",
+              _table(cost)]
     return _html("\n".join(parts))
 
 
@@ -364,6 +388,12 @@ def build(runs, out: str | Path) -> Path:
     write_text(out, page)
     shutil.rmtree(work, ignore_errors=True)
     return out
+
+
+def embedded_gifs(page: str) -> list[bytes]:
+    """The GIFs the page embeds as data: URIs (the standings replay), decoded."""
+    return [base64.b64decode(b64, validate=True)
+            for b64 in re.findall(r'<img[^>]*src="data:image/gif;base64,([^"]+)"', page)]
 
 
 def embedded_images(page: str) -> int:

@@ -155,7 +155,7 @@ class StandingsReplay:
 
     def save(self, path: str | Path, fps: float = 1.5, dpi: int = 100) -> Path:
         """Write the replay's bump chart as an animation, one frame per week: ``.gif``, or ``.mp4`` (needs
-        ffmpeg)."""
+        ffmpeg: :func:`plots.ffmpeg_path`)."""
         return plots.save_bump_animation(self.standings, path, fps=fps, dpi=dpi, title=self.title)
 
     def summary(self) -> str:

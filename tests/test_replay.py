@@ -5,6 +5,7 @@ from __future__ import annotations
 import base64
 import io
 import json
+import sys
 
 import pytest
 from engine_helpers import demo_league, run_engine
@@ -76,24 +77,42 @@ def test_gif_has_one_frame_per_week(run, tmp_path):
     w = StandingsReplay(run)
     assert w.save(tmp_path / "replay.gif") == tmp_path / "replay.gif"
     with Image.open(tmp_path / "replay.gif") as gif:
-        assert gif.format == "GIF" and gif.n_frames == WEEKS
+        assert gif.format == "GIF" and gif.n_frames == WEEKS and gif.info["loop"] == 0
+        durations = []
+        for i in range(WEEKS):
+            gif.seek(i)
+            durations.append(gif.info["duration"])
+    # 1.5 weeks a second; the final standings stay 2 s longer (3 more frames' time) before the loop restarts
+    assert len(set(durations[:-1])) == 1 and durations[-1] == pytest.approx(4 * durations[0], abs=20)
     assert [p.name for p in tmp_path.iterdir()] == ["replay.gif"]  # no temporary file left
 
 
-def test_mp4_needs_ffmpeg_and_other_formats_are_refused(run, tmp_path):
+def test_mp4_has_one_frame_per_week(run, tmp_path):
+    """MP4 export for real, with the ffmpeg binary of the imageio-ffmpeg dependency (no system ffmpeg needed)."""
+    import imageio_ffmpeg
+
     w = StandingsReplay(run)
-    try:
-        plots.ffmpeg_path()
-    except plots.ExportError as exc:  # this machine has no ffmpeg: one line saying how to get it
-        with pytest.raises(plots.ExportError, match=r"MP4 export needs ffmpeg.*apt-get install ffmpeg"):
-            w.save(tmp_path / "replay.mp4")
-        assert "\n" not in str(exc)
-    else:
+    assert w.save(tmp_path / "replay.mp4", fps=2) == tmp_path / "replay.mp4"
+    assert (tmp_path / "replay.mp4").read_bytes()[4:8] == b"ftyp"  # an MP4 container
+    frames, secs = imageio_ffmpeg.count_frames_and_secs(str(tmp_path / "replay.mp4"))  # ffmpeg decodes it
+    assert frames == WEEKS + 4 and secs == pytest.approx((WEEKS + 4) / 2, abs=0.1)  # the last held 2 s
+    assert [p.name for p in tmp_path.iterdir()] == ["replay.mp4"]
+
+
+def test_without_ffmpeg_mp4_export_is_one_line_and_other_formats_are_refused(run, tmp_path, monkeypatch):
+    w = StandingsReplay(run)
+    monkeypatch.setitem(sys.modules, "imageio_ffmpeg", None)  # a machine without the package ...
+    monkeypatch.setenv("PATH", str(tmp_path / "empty"))  # ... and without a system ffmpeg
+    with pytest.raises(plots.ExportError, match=r"^MP4 export needs ffmpeg.*pip install imageio-ffmpeg") as exc:
         w.save(tmp_path / "replay.mp4")
-        assert (tmp_path / "replay.mp4").read_bytes()[4:8] == b"ftyp"
+    assert "\n" not in str(exc.value)
+    monkeypatch.undo()
+    monkeypatch.setenv("IMAGEIO_FFMPEG_EXE", str(tmp_path / "no-ffmpeg"))  # a wrong explicit path is named
+    with pytest.raises(plots.ExportError, match=r"IMAGEIO_FFMPEG_EXE=.*no-ffmpeg is not an ffmpeg program"):
+        w.save(tmp_path / "replay.mp4")
     with pytest.raises(plots.ExportError, match=r"replay\.avi: the replay is exported as \.gif or \.mp4"):
         w.save(tmp_path / "replay.avi")
-    assert not (tmp_path / "replay.avi").exists()
+    assert list(tmp_path.iterdir()) == []
 
 
 @pytest.mark.slow

@@ -1,16 +1,20 @@
 """``ffbench report``: one self-contained page over runs that opens offline (figures embedded, nothing fetched
 from the network, no code cells), with a leaderboard row and a card for every agent, on bot runs and on the
 imported earlier runs."""
+import io
 import re
 
 import pytest
+import yaml
+from PIL import Image
 
 from ffbench_lib import report
 from ffbench_lib.cli import main
 from ffbench_lib.engine import SimulatedCrash
 from ffbench_lib.secrets import register
 
-from engine_helpers import ScriptedAgent, agents_with, demo_league, run_engine
+from engine_helpers import REPO, ScriptedAgent, agents_with, demo_league, run_engine
+from jupyterlab_helpers import launch, need_chromium
 
 AGENTS = ["bot:adp", "bot:vorp", "bot:recent_form", "bot:random", "scripted"]
 
@@ -32,6 +36,45 @@ def bot_runs(prepared_2024, tmp_path_factory):
 
 def _body(page: str) -> str:
     return page[page.index("<body"):]
+
+
+def replay_gif(page: str) -> Image.Image:
+    """The page's one standings replay: a real animated GIF."""
+    gifs = report.embedded_gifs(page)
+    assert len(gifs) == 1
+    gif = Image.open(io.BytesIO(gifs[0]))
+    assert gif.format == "GIF" and gif.is_animated and gif.info.get("loop") == 0
+    return gif
+
+
+#: table cells (but a row's last, a note) whose text takes more than one line
+WRAPPED = """() => [...document.querySelectorAll('table.ffb td:not(:last-child)')].filter(td => {
+    const r = document.createRange(); r.selectNodeContents(td);
+    return new Set([...r.getClientRects()].map(x => Math.round(x.top))).size > 1; }).map(td => td.textContent)"""
+
+
+def open_offline(path, screenshot) -> None:
+    """Open the page in Chromium with every http(s) request aborted: nothing was asked of the network and every
+    image (figures, the replay) decoded. Called last: without Chromium it skips (fails under CI)."""
+    sync_api = need_chromium()
+    asked = []
+    with sync_api.sync_playwright() as p:
+        browser = launch(p)
+        try:
+            page = browser.new_page(viewport={"width": 1280, "height": 1000})
+            page.on("request", lambda req: asked.append(req.url))
+            page.route(lambda url: not url.startswith(("file:", "data:")), lambda route: route.abort())
+            page.goto(path.as_uri(), wait_until="load")
+            images = page.evaluate("() => [...document.images].map(i => [i.alt, i.complete && i.naturalWidth > 0])")
+            wide = page.evaluate("() => document.documentElement.scrollWidth")
+            wrapped = page.evaluate(WRAPPED)
+            page.screenshot(path=str(screenshot), full_page=True)
+        finally:
+            browser.close()
+    assert [u for u in asked if not u.startswith(("file:", "data:"))] == []
+    assert len(images) >= 9 and all(ok for _, ok in images), images
+    assert any(alt.startswith("standings replay of") for alt, _ in images)
+    assert wide <= 1280 and wrapped == []  # nothing cut at 1280 px; no name in a table breaks over two lines
 
 
 def test_report_page_on_bot_runs_opens_offline(bot_runs, tmp_path, capsys):
@@ -59,7 +102,9 @@ def test_report_page_on_bot_runs_opens_offline(bot_runs, tmp_path, capsys):
         assert f">{agent}" in cards or f"{agent};" in cards, agent
     assert "NOT statistically significant" in body or "no specific ranking is supported" in body
     assert "3 runs (seeds of the 2024 season)" in body
-    assert 'id="ffb-animation"' in body  # the replay's place, until the animation lands
+    # the standings replay: one frame per week of the first run, named in the caption
+    assert replay_gif(page).n_frames == 4 and 'id="ffb-animation"' in body
+    assert "the first of the 3 runs (s0)" in body
 
 
 def test_agent_cards_quote_rationales_escaped_and_scrubbed(bot_runs):
@@ -118,6 +163,8 @@ def test_report_page_on_imported_runs(data_dir, tmp_path):
     page = out.read_text()
     body = _body(page)
     assert report.embedded_images(page) >= 8 and report.offline_problems(page) == []
+    weeks = int(report.load(str(tmp_path / "runs")).data["standings"]["week"].max())
+    assert replay_gif(page).n_frames == weeks == 17
     board = body[body.index("Leaderboard"):body.index("Caveats")]
     assert re.search(r"<td>gpt-5 \(drafted by [^)]+\)</td>", board)  # the season model, and who drafted
     gemini = board[board.index("<td>gemini-2.5-pro (drafted by"):]
@@ -127,3 +174,76 @@ def test_report_page_on_imported_runs(data_dir, tmp_path):
     assert "(trade made): \u201c" in body or "(trade made): &ldquo;" in body
     assert "no token or cost data" in body.lower()
     assert "from ffbench_lib" not in body
+    open_offline(out, tmp_path / "imported.png")
+
+
+@pytest.mark.slow
+def test_report_on_a_demo_batch_opens_offline(data_dir, tmp_path, monkeypatch, capsys):
+    """The README's flow in small: a batch of the demo league (params/batch_demo.yaml's shape: bot seeds, rotate
+    design; 2 seeds of 3 weeks here), then ``ffbench report`` on the batch folder; opened in Chromium offline."""
+    from ffbench_lib.batch import run_batch
+
+    monkeypatch.setenv("FFBENCH_DATA_DIR", str(data_dir))
+    spec = yaml.safe_load((REPO / "params" / "batch_demo.yaml").read_text())
+    short = {"weeks": 3, "trades": {"weeks": [2]}}
+    spec.update(base=str(REPO / "params" / "demo.yaml"), seeds=[0, 1], workers=1, out=str(tmp_path / "batch"),
+                analysis=False, seed_overrides={0: short, 1: short})
+    (tmp_path / "batch.yaml").write_text(yaml.safe_dump(spec))
+    assert run_batch(tmp_path / "batch.yaml", progress=False)["complete"] == 2
+    out = tmp_path / "report.html"
+    assert main(["report", str(tmp_path / "batch"), "--out", str(out)]) == 0
+    assert "report written to" in capsys.readouterr().out
+    page = out.read_text()
+    assert report.offline_problems(page) == [] and report.embedded_images(page) >= 8
+    assert replay_gif(page).n_frames == 3 and "the first of the 2 runs (seed-0)" in page
+    assert "2 runs (seeds of the 2024 season)" in page
+    open_offline(out, tmp_path / "batch_report.png")
+
+
+@pytest.mark.slow
+def test_report_on_llm_runs_shows_cost_reliability_fallbacks_and_scrubbed_quotes(prepared_2024, tmp_path,
+                                                                                   monkeypatch):
+    """Two models on the fake OpenAI server: one answers well, one only in broken JSON (the engine makes all its
+    decisions). The page prices each, counts its fallbacks, marks the broken one and never ranks it, quotes the
+    good one's trade rationales, and never shows the key (the server echoes it into every rationale)."""
+    from ffbench_lib.config import League
+    from ffbench_lib.testing.fake_openai import FakeOpenAIServer
+    from test_llm import llm_league
+
+    canary = "sk-canary-report-" + "7" * 24
+    monkeypatch.setenv("FFBENCH_REPORT_KEY", canary)
+    with FakeOpenAIServer(echo_auth_in_answers=True) as good, \
+            FakeOpenAIServer(fault_rate=1.0, faults=("malformed",)) as bad:
+        d = llm_league(good.api_base, tmp_path / "cache", n_llm=2, weeks=5, max_fallback_rate=1.0).model_dump(
+            mode="json")  # a run the engine mostly played for one model: kept, to be reported as such
+        d["trades"]["weeks"] = [2, 3, 4]
+        d["teams"][0]["agent"].update(model="openai/fake-good", api_key_env="FFBENCH_REPORT_KEY")
+        d["teams"][1]["agent"].update(model="openai/fake-broken", api_base=bad.api_base)
+        run_engine(League.model_validate(d), prepared_2024, tmp_path / "runs" / "llm")
+        assert good.requests > 0 and bad.injected["malformed"] > 0
+    out = report.build(str(tmp_path / "runs"), tmp_path / "llm.html")
+    page = out.read_text()
+    body = _body(page)
+    assert report.offline_problems(page) == [] and replay_gif(page).n_frames == 5
+    assert canary not in page
+    board = body[body.index("Leaderboard"):body.index("Caveats")]
+    broken = board[board.index("<td>fake-broken \u2020</td>"):]
+    broken = broken[:broken.index("</tr>")]
+    assert "<td>100%</td>" in broken and "all 1" in broken  # its draft and season: the engine's
+    cards = body[body.index(">Agents<"):body.index("Reliability and cost")]
+    good_card = cards[cards.index(">fake-good<"):]
+    good_card = good_card[:good_card.index("</div>")]
+    assert re.search(r"<b>Cost</b>: \$\d+\.\d\d in all, \$\d+\.\d\d per team-season; \d+ calls, 0\.0% invalid",
+                     good_card)
+    assert re.search(r"<b>Reliability</b>: \d+ decisions, 0 engine fallbacks", good_card)
+    quotes = re.findall(r"<blockquote>week \d, [a-z_]+[^:]*: (?:&ldquo;|\u201c)(.*?)(?:&rdquo;|\u201d)</blockquote>",
+                        good_card)
+    assert quotes and all("(request auth: Bearer ***)" in q for q in quotes), good_card
+    bad_card = cards[cards.index(">fake-broken \u2020 not ranked"):]
+    bad_card = bad_card[:bad_card.index("</div>")]
+    assert re.search(r"<b>Reliability</b>: (\d+) decisions, \1 engine fallbacks", bad_card)
+    assert re.search(r"\d+ calls, 100\.0% invalid answers", bad_card)
+    fallbacks = body[body.index("Share of each decision type"):]
+    assert re.match(r"[^<]*</p>\s*<table[^>]*>\s*<thead>\s*<tr[^>]*>\s*<th>agent</th>", fallbacks)  # no stray header
+    caveats = body[body.index(">Caveats<"):body.index(">Figures<")]
+    assert "Not ranked (\u2020): fake-broken" in caveats and "Rated from one run, no interval" in caveats

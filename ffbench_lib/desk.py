@@ -1,0 +1,248 @@
+"""The play desk: the widget a person plays a season from (``notebooks/10_play.ipynb``).
+
+A task on the running loop takes the seat's questions one at a time and shows each kind's form
+(:func:`ffbench_lib.forms.form_for`) under a header (team, question, pick or week, record); while the bots play the
+status line says so; when the run ends it shows the final standings and the standings replay, or the error that
+ended it (never silently). ``autopilot="adp"`` answers every question with that bot (papermill, tests).
+
+A draft pick takes one click: the board answers ``draft_shortlist`` with ``[player]`` and the desk answers the
+``draft_pick`` that follows (a shortlist of exactly that player, the only legal answer) with him, as the person's
+own decision; a pick from a longer shortlist (one typed as JSON) shows the pick form.
+"""
+from __future__ import annotations
+
+import asyncio
+import html
+from typing import Any, Callable
+
+from .agents.bots import BOTS, make_bot
+from .forms import GenericForm, form_for
+from .forms.base import DESK, QUESTION, STATUS
+from .forms.draft import PICKED_ON_BOARD
+from .play import Game
+
+WAITING = "waiting for the bots..."
+COMPLETE = "season complete"
+#: the final standings table's columns (those the run has)
+#: how the header names a question where the decision kind's name would puzzle a person (the board's one pick)
+TITLES = {"draft_shortlist": "draft pick", "draft_queue": "draft queue"}
+STANDINGS = ["rank", "team", "agent", "wins", "losses", "ties", "points_for", "points_against"]
+
+
+def record_text(view: dict) -> str:
+    rec = view.get("record") or view.get("my_record")
+    if not isinstance(rec, dict):
+        return ""
+    wlt = f"{rec.get('wins', 0)}-{rec.get('losses', 0)}" + (f"-{rec['ties']}" if rec.get("ties") else "")
+    pf = rec.get("points_for")
+    return f"record {wlt}" + (f", {pf:.1f} pts" if isinstance(pf, (int, float)) else "")
+
+
+def title(kind: str) -> str:
+    return TITLES.get(kind, kind.replace("_", " "))
+
+
+def question_text(team: str, kind: str, view: dict) -> str:
+    """The header: who is asked what, and when."""
+    if "pick" in view and "round" in view:
+        when = f"round {view['round']} of {view['rounds']}, pick {view['pick']}"
+    elif "week" in view:
+        when = f"week {view['week']}" + (f" of {view['rules']['weeks']}" if "weeks" in view.get("rules", {}) else "")
+    else:
+        when = ""
+    return " &middot; ".join(html.escape(x) for x in (team, title(kind), when, record_text(view)) if x)
+
+
+class PlayDesk:
+    """The desk of ``game`` (from :func:`ffbench_lib.play.start_play`); construct it inside a running loop.
+    ``done`` is the desk's task (ends when the run ends); ``await desk.wait()`` gives the run's final state."""
+
+    def __init__(self, game: Game, autopilot: str | None = None):
+        import ipywidgets as w
+
+        if autopilot is not None and autopilot not in BOTS:
+            raise ValueError(f"autopilot: unknown bot strategy {autopilot!r}; allowed: {', '.join(BOTS)} or None")
+        self.game, self.autopilot = game, autopilot
+        self.header = w.HTML().add_class(QUESTION)
+        self.body = w.VBox()
+        self.status = w.HTML().add_class(STATUS)
+        self.widget = w.VBox([self.header, self.body, self.status]).add_class(DESK)
+        self.form = None
+        self.pending = None
+        self.standings_html = ""
+        self.replay = None
+        self.answered = 0
+        self._bots: dict[str, Any] = {}
+        self._board: dict[str, dict] = {}  # team -> its board answer (a one-player shortlist) awaiting its pick
+        self.asked = asyncio.Event()  # set while a form waits for the person (scripts and tests await it)
+        self.header.value = html.escape(f"{game.engine.league.name}: {game.run_dir.name}")
+        self.set_status(WAITING)
+        self.done = asyncio.get_running_loop().create_task(self._run(), name="ffbench play desk")
+
+    # --- status ---------------------------------------------------------------------------------------------
+    def set_status(self, text: str, error: bool = False) -> None:
+        self.status_text = text
+        style = "color:#b00020;font-weight:bold" if error else "color:#555"
+        self.status.value = f"<span style='{style}'>{html.escape(text)}</span>"
+
+    def guard(self, fn: Callable[..., Any]) -> Callable[..., Any]:
+        """``fn`` as a widget callback: an exception is shown in the status line, not lost in the kernel's log."""
+        return _Guarded(fn, self)
+
+    def catch_errors(self, root) -> None:
+        """Route the exceptions of the form's own callbacks under ``root`` (clicks, and observers of the values a
+        browser changes) to the status line; ipywidgets would print them to the kernel's log, where nobody playing
+        looks. Widgets' internal observers (their own methods) are left as they are."""
+        stack = [root]
+        while stack:
+            wdg = stack.pop()
+            stack.extend(getattr(wdg, "children", ()) or ())
+            clicks = getattr(wdg, "_click_handlers", None)
+            if clicks is not None:
+                clicks.callbacks = [_Guarded(cb, self) for cb in clicks.callbacks]
+            for kinds in getattr(wdg, "_trait_notifiers", {}).values():
+                handlers = kinds.get("change", [])
+                handlers[:] = [h if getattr(h, "__self__", None) is wdg or not callable(h)
+                               or type(h).__module__.startswith("traitlets") else _Guarded(h, self)
+                               for h in handlers]
+
+    # --- the loop -------------------------------------------------------------------------------------------
+    async def _run(self) -> None:
+        task = self.game.task
+        try:
+            while not task.done():
+                nxt = asyncio.ensure_future(self.game.seat.next())
+                await asyncio.wait({nxt, task}, return_when=asyncio.FIRST_COMPLETED)
+                if not nxt.done():
+                    nxt.cancel()
+                    break
+                p = nxt.result()
+                await self.handle(p)
+                await asyncio.wait({p.future, task}, return_when=asyncio.FIRST_COMPLETED)
+            self.finish()
+        except asyncio.CancelledError:
+            self.set_status("the desk was stopped; run the notebook's cells again to resume", error=True)
+            raise
+        except Exception as e:  # noqa: BLE001 - the desk itself failed: say so where the person looks
+            self.set_status(f"the desk failed: {type(e).__name__}: {e}", error=True)
+            raise
+
+    async def handle(self, p) -> None:
+        """Answer ``p`` by autopilot or the board's pending choice, else show its form."""
+        self.pending = p
+        self.header.value = question_text(p.team, p.kind, p.view)
+        if self.autopilot is not None:
+            if p.team not in self._bots:
+                self._bots[p.team] = make_bot(self.autopilot, p.team, self.game.engine.league.seed)
+            ans = dict(await self._bots[p.team].decide(p.kind, p.view))
+            ans["rationale"] = f"autopilot: {self.autopilot}"
+            self.send(p, ans)
+            return
+        chosen = self._board.pop(p.team, None) if p.kind in ("draft_pick", "draft_shortlist") else None
+        note = f"your turn: {title(p.kind)}"
+        if chosen is not None and p.kind == "draft_shortlist":  # asked on deck, and the player went before our turn
+            note = "the player you chose was taken before your turn: choose again"
+        elif p.kind == "draft_pick":
+            ids = [c["id"] for c in p.view.get("shortlist_detail", [])]
+            if len(ids) == 1:  # the board's one player (also after a restart, which forgot ``chosen``): no choice
+                why = chosen.get("rationale") if chosen and chosen["shortlist"] == ids else None
+                self.send(p, {"player_id": ids[0], "rationale": why or PICKED_ON_BOARD})
+                return
+            if chosen is not None:
+                note = "your shortlist changed before your turn: take one of these"
+        try:
+            self.form = form_for(p.kind, p.view, self.guard(lambda ans: self.submitted(p, ans)))
+        except Exception as e:  # noqa: BLE001 - a broken form must not leave the person stuck: answer as JSON
+            self.form = GenericForm(p.kind, p.view, self.guard(lambda ans: self.submitted(p, ans)))
+            self.set_status(f"the {p.kind} form failed ({type(e).__name__}: {e}); answer as JSON", error=True)
+        else:
+            self.set_status(note)
+        self.catch_errors(self.form.widget)
+        self.body.children = [self.form.widget]
+        self.asked.set()
+
+    def submitted(self, p, answer: dict) -> None:
+        if p.future.done() or p not in self.game.seat.pending:
+            self.set_status("that question was already answered", error=True)
+            return
+        if p.kind == "draft_shortlist" and len(answer.get("shortlist") or []) == 1:
+            self._board[p.team] = answer
+        self.send(p, answer)
+
+    def send(self, p, answer: dict) -> None:
+        self.game.seat.answer(p, answer)
+        self.answered += 1
+        self.asked.clear()
+        self.form, self.pending = None, None
+        self.body.children = []
+        self.set_status(WAITING)
+
+    def finish(self) -> None:
+        """The run ended: the final standings and the replay, or why it did not finish."""
+        task = self.game.task
+        self.form, self.pending = None, None
+        self.body.children = []
+        if task.cancelled():
+            self.header.value = "run stopped"
+            self.set_status("the run was stopped; run the notebook's cells again to resume it", error=True)
+            return
+        if task.exception() is not None:
+            e = task.exception()
+            self.header.value = "run failed"
+            self.set_status(f"the run failed: {type(e).__name__}: {e}", error=True)
+            return
+        import ipywidgets as w
+
+        from .rundir import RunDir
+        from .widgets import StandingsReplay, html_table
+
+        st = RunDir(self.game.run_dir).table("standings")
+        final = st[st["week"] == st["week"].max()].sort_values("rank")
+        self.standings_html = html_table(final[[c for c in STANDINGS if c in final]])
+        self.header.value = f"{html.escape(self.game.engine.league.name)}: final standings"
+        self.set_status(COMPLETE)
+        parts = [w.HTML(self.standings_html)]
+        try:
+            self.replay = StandingsReplay(self.game.run_dir)
+            parts.append(self.replay.widget)
+        except Exception as e:  # noqa: BLE001 - the standings are shown; say why the replay is not
+            self.set_status(f"{COMPLETE} (the replay failed: {type(e).__name__}: {e})", error=True)
+        self.body.children = parts
+
+    async def wait(self) -> Any:
+        """Wait for the run to end and return its final state (raises the run's error, or the desk's)."""
+        await self.done  # ends when the run does, or raises if the desk itself failed (the run would wait forever)
+        return self.game.task.result()
+
+    # --- display --------------------------------------------------------------------------------------------
+    def summary(self) -> str:
+        return f"ffbench play desk ({self.game.run_dir}): {self.status_text}; {self.answered} answers given here"
+
+    def _repr_mimebundle_(self, include=None, exclude=None) -> dict:
+        """The live desk where widgets render; else (an executed notebook) where the run stands, as text/HTML."""
+        bundle = dict(self.widget._repr_mimebundle_() or {})
+        bundle["text/plain"] = self.summary()
+        bundle["text/html"] = (f"<div><b>{self.header.value}</b></div><div>{self.status.value}</div>"
+                               + self.standings_html)
+        return bundle
+
+
+class _Guarded:
+    """A widget callback whose exception goes to the desk's status line; equal to the callback it wraps, so a
+    form can still ``unobserve`` it."""
+
+    def __init__(self, fn: Callable[..., Any], desk: PlayDesk):
+        self.fn = fn.fn if isinstance(fn, _Guarded) else fn
+        self.desk = desk
+
+    def __call__(self, *args: Any) -> Any:
+        try:
+            return self.fn(*args)
+        except Exception as e:  # noqa: BLE001 - shown to the person, who can act on it
+            self.desk.set_status(f"error: {type(e).__name__}: {e}", error=True)
+
+    def __eq__(self, other: object) -> bool:
+        return other is self or other == self.fn
+
+    def __hash__(self) -> int:
+        return hash(self.fn)
