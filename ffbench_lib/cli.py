@@ -56,11 +56,11 @@ def _power_value(text: str) -> str:
     return text
 
 
-def _check_out_file(path: str, option: str) -> None:
+def _check_out_file(path: str, option: str, example: str) -> None:
     """A file we can write (checked before the work): not a folder, not under a file, in a writable place."""
     p = Path(path)
     if p.is_dir():
-        raise UsageError(f"{option} {path}: is a folder; give a file name (e.g. {p / 'power.csv'})")
+        raise UsageError(f"{option} {path}: is a folder; give a file name (e.g. {p / example})")
     up = p.parent
     while not up.exists() and up != up.parent:
         up = up.parent
@@ -107,6 +107,10 @@ def _cmd_validate(args: argparse.Namespace) -> int:
     if args.live:  # the one check skipped: ffbench live plays the weeks without results as they come
         print(f"live: weeks without results are not refused (`ffbench live` waits for them): season {league.season} "
               f"has results through week {played} of the league's {league.weeks} weeks")
+    people = [t.name for t in league.teams if t.agent.kind == "human"]
+    if people:
+        print(f"played by a person: {', '.join(people)}: play this league in notebooks/10_play.ipynb "
+              "(ffbench run and batches refuse it)")
     print_notices(league, args.config)  # inputs the season lacks, models that may know its results
     return 0
 
@@ -284,7 +288,7 @@ def _cmd_power(args: argparse.Namespace) -> int:
     from .power import check_pilot, format_report, load_pilot, pair_table
 
     if args.out:
-        _check_out_file(args.out, "--out")
+        _check_out_file(args.out, "--out", "power.csv")
     try:
         with warnings.catch_warnings(record=True) as caught:  # printed as lines, not as Python warnings
             warnings.simplefilter("always")
@@ -314,7 +318,7 @@ def _cmd_page(args: argparse.Namespace) -> int:
     from .notebooks import NotebookError
     from .report import build
 
-    _check_out_file(args.out, "--out")
+    _check_out_file(args.out, "--out", "report.html")
     try:
         out = build(args.runs, args.out)
     except FileNotFoundError as exc:

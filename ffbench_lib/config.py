@@ -714,6 +714,9 @@ class League(_Strict):
         if mode == "off":
             return self
         for i, team in enumerate(self.teams):
+            if team.agent.kind == "human":  # masking is for models' memories; a person would search pseudonyms
+                raise _field_problem("information.masking", f"team {team.name} is played by a person, who would see "
+                                     "pseudonyms instead of players; set information.masking: off to play it")
             what = ("a pseudonym" if PSEUDONYM.fullmatch(team.name) else
                     "an NFL team" if mode == "players_and_teams" and _is_nfl_team(team.name) else None)
             if what:

@@ -3,7 +3,8 @@
 A task on the running loop takes the seat's questions one at a time and shows each kind's form
 (:func:`ffbench_lib.forms.form_for`) under a header (team, question, pick or week, record); while the bots play the
 status line says so; when the run ends it shows the final standings and the standings replay, or the error that
-ended it (never silently). ``autopilot="adp"`` answers every question with that bot (papermill, tests).
+ended it (never silently). A game started on autopilot (``start_play(..., autopilot="adp")``: papermill, tests)
+has every question answered by that bot.
 
 A draft pick takes one click: the board answers ``draft_shortlist`` with ``[player]`` and the desk answers the
 ``draft_pick`` that follows (a shortlist of exactly that player, the only legal answer) with him, as the person's
@@ -13,12 +14,13 @@ from __future__ import annotations
 
 import asyncio
 import html
-from typing import Any, Callable
+from typing import Any
 
-from .agents.bots import BOTS, make_bot
+from .agents.bots import make_bot
 from .forms import GenericForm, form_for
-from .forms.base import DESK, QUESTION, STATUS
-from .forms.draft import PICKED_ON_BOARD
+from .forms import cards
+from .forms.base import DESK, QUESTION, STATUS, error_text
+from .forms.draft import PICKED_ON_BOARD, when
 from .play import Game
 
 WAITING = "waiting for the bots..."
@@ -33,9 +35,8 @@ def record_text(view: dict) -> str:
     rec = view.get("record") or view.get("my_record")
     if not isinstance(rec, dict):
         return ""
-    wlt = f"{rec.get('wins', 0)}-{rec.get('losses', 0)}" + (f"-{rec['ties']}" if rec.get("ties") else "")
     pf = rec.get("points_for")
-    return f"record {wlt}" + (f", {pf:.1f} pts" if isinstance(pf, (int, float)) else "")
+    return f"record {cards.record(rec)}" + (f", {pf:.1f} pts" if isinstance(pf, (int, float)) else "")
 
 
 def title(kind: str) -> str:
@@ -45,24 +46,22 @@ def title(kind: str) -> str:
 def question_text(team: str, kind: str, view: dict) -> str:
     """The header: who is asked what, and when."""
     if "pick" in view and "round" in view:
-        when = f"round {view['round']} of {view['rounds']}, pick {view['pick']}"
+        at = when(view)
     elif "week" in view:
-        when = f"week {view['week']}" + (f" of {view['rules']['weeks']}" if "weeks" in view.get("rules", {}) else "")
+        at = f"week {view['week']}" + (f" of {view['rules']['weeks']}" if "weeks" in view.get("rules", {}) else "")
     else:
-        when = ""
-    return " &middot; ".join(html.escape(x) for x in (team, title(kind), when, record_text(view)) if x)
+        at = ""
+    return " &middot; ".join(html.escape(x) for x in (team, title(kind), at, record_text(view)) if x)
 
 
 class PlayDesk:
     """The desk of ``game`` (from :func:`ffbench_lib.play.start_play`); construct it inside a running loop.
     ``done`` is the desk's task (ends when the run ends); ``await desk.wait()`` gives the run's final state."""
 
-    def __init__(self, game: Game, autopilot: str | None = None):
+    def __init__(self, game: Game):
         import ipywidgets as w
 
-        if autopilot is not None and autopilot not in BOTS:
-            raise ValueError(f"autopilot: unknown bot strategy {autopilot!r}; allowed: {', '.join(BOTS)} or None")
-        self.game, self.autopilot = game, autopilot
+        self.game, self.autopilot = game, game.autopilot
         self.header = w.HTML().add_class(QUESTION)
         self.body = w.VBox()
         self.status = w.HTML().add_class(STATUS)
@@ -84,27 +83,6 @@ class PlayDesk:
         self.status_text = text
         style = "color:#b00020;font-weight:bold" if error else "color:#555"
         self.status.value = f"<span style='{style}'>{html.escape(text)}</span>"
-
-    def guard(self, fn: Callable[..., Any]) -> Callable[..., Any]:
-        """``fn`` as a widget callback: an exception is shown in the status line, not lost in the kernel's log."""
-        return _Guarded(fn, self)
-
-    def catch_errors(self, root) -> None:
-        """Route the exceptions of the form's own callbacks under ``root`` (clicks, and observers of the values a
-        browser changes) to the status line; ipywidgets would print them to the kernel's log, where nobody playing
-        looks. Widgets' internal observers (their own methods) are left as they are."""
-        stack = [root]
-        while stack:
-            wdg = stack.pop()
-            stack.extend(getattr(wdg, "children", ()) or ())
-            clicks = getattr(wdg, "_click_handlers", None)
-            if clicks is not None:
-                clicks.callbacks = [_Guarded(cb, self) for cb in clicks.callbacks]
-            for kinds in getattr(wdg, "_trait_notifiers", {}).values():
-                handlers = kinds.get("change", [])
-                handlers[:] = [h if getattr(h, "__self__", None) is wdg or not callable(h)
-                               or type(h).__module__.startswith("traitlets") else _Guarded(h, self)
-                               for h in handlers]
 
     # --- the loop -------------------------------------------------------------------------------------------
     async def _run(self) -> None:
@@ -151,19 +129,20 @@ class PlayDesk:
             if chosen is not None:
                 note = "your shortlist changed before your turn: take one of these"
         try:
-            self.form = form_for(p.kind, p.view, self.guard(lambda ans: self.submitted(p, ans)))
+            self.form = form_for(p.kind, p.view, lambda ans: self.submitted(p, ans))
         except Exception as e:  # noqa: BLE001 - a broken form must not leave the person stuck: answer as JSON
-            self.form = GenericForm(p.kind, p.view, self.guard(lambda ans: self.submitted(p, ans)))
+            self.form = GenericForm(p.kind, p.view, lambda ans: self.submitted(p, ans))
             self.set_status(f"the {p.kind} form failed ({type(e).__name__}: {e}); answer as JSON", error=True)
         else:
             self.set_status(note)
-        self.catch_errors(self.form.widget)
+        # a callback's exception (the form's, or on submit the desk's) goes where the person looks
+        self.form.on_error = lambda e: self.set_status(error_text(e), error=True)
         self.body.children = [self.form.widget]
         self.asked.set()
 
     def submitted(self, p, answer: dict) -> None:
         if p.future.done() or p not in self.game.seat.pending:
-            self.set_status("that question was already answered", error=True)
+            self.set_status("that question is no longer open (answered already, or the run stopped)", error=True)
             return
         if p.kind == "draft_shortlist" and len(answer.get("shortlist") or []) == 1:
             self._board[p.team] = answer
@@ -203,7 +182,8 @@ class PlayDesk:
         self.set_status(COMPLETE)
         parts = [w.HTML(self.standings_html)]
         try:
-            self.replay = StandingsReplay(self.game.run_dir)
+            mine = next((t.name for t in self.game.engine.league.teams if t.agent.kind == "human"), None)
+            self.replay = StandingsReplay(self.game.run_dir, team=mine)  # the person's lineup shown first
             parts.append(self.replay.widget)
         except Exception as e:  # noqa: BLE001 - the standings are shown; say why the replay is not
             self.set_status(f"{COMPLETE} (the replay failed: {type(e).__name__}: {e})", error=True)
@@ -225,24 +205,3 @@ class PlayDesk:
         bundle["text/html"] = (f"<div><b>{self.header.value}</b></div><div>{self.status.value}</div>"
                                + self.standings_html)
         return bundle
-
-
-class _Guarded:
-    """A widget callback whose exception goes to the desk's status line; equal to the callback it wraps, so a
-    form can still ``unobserve`` it."""
-
-    def __init__(self, fn: Callable[..., Any], desk: PlayDesk):
-        self.fn = fn.fn if isinstance(fn, _Guarded) else fn
-        self.desk = desk
-
-    def __call__(self, *args: Any) -> Any:
-        try:
-            return self.fn(*args)
-        except Exception as e:  # noqa: BLE001 - shown to the person, who can act on it
-            self.desk.set_status(f"error: {type(e).__name__}: {e}", error=True)
-
-    def __eq__(self, other: object) -> bool:
-        return other is self or other == self.fn
-
-    def __hash__(self) -> int:
-        return hash(self.fn)

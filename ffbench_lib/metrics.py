@@ -150,6 +150,24 @@ def is_bot(agent) -> bool:
     return str(agent).removeprefix(field.FIELD_PREFIX).startswith("bot:")
 
 
+def is_human(agent) -> bool:
+    """A person's team (``human:<name>``, from notebooks/10_play): free like a bot, but a person may remember the
+    season being replayed."""
+    return str(agent).removeprefix(field.FIELD_PREFIX).startswith("human:")
+
+
+def autopilot_bot(agent) -> str | None:
+    """The bot that answered for a person's seat played on autopilot (``human:<name>-autopilot-<bot>``, named so by
+    :func:`ffbench_lib.play.on_autopilot`), else None."""
+    name, mark, bot = str(agent).rpartition("-autopilot-")
+    return bot if mark and is_human(name) else None
+
+
+def makes_calls(agent) -> bool:
+    """Whether the agent's decisions are LLM calls (with tokens, a cost, a ledger): not a bot's, not a person's."""
+    return not (is_bot(agent) or is_human(agent))
+
+
 def describe_sample(runs: Runs | Iterable) -> str:
     """The unit of evidence in words, for axis labels, titles and verdicts: "10 runs (seeds of the 2024 season)",
     "1 run (a seed of the 2024 season)", "12 runs over seasons 2023, 2024" (a run is one league on one seed of one

@@ -37,8 +37,10 @@ def execute(name: str, out: str | Path, parameters: dict[str, Any], timeout_s: i
     try:
         pm.execute_notebook(str(src), str(out), parameters=parameters, kernel_name=kernel,
                             execution_timeout=timeout_s, start_timeout=START_TIMEOUT_S, cwd=str(REPO),
-                            progress_bar=False,
-                            extra_arguments=KERNEL_ARGS)
+                            progress_bar=False, extra_arguments=KERNEL_ARGS,
+                            # no live-widget state in the copy: viewers and nbconvert show each widget's static
+                            # fallback (the replay's PNG) instead of an empty widget loaded from the network
+                            store_widget_state=False)
     except PapermillExecutionError as exc:
         evalue = scrub(" ".join(str(exc.evalue).split()))
         raise NotebookError(f"{name}: cell {exc.exec_count} raised {exc.ename}: {evalue} "

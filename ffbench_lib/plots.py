@@ -439,8 +439,8 @@ def leaderboard_figure(board: pd.DataFrame, palette: dict[str, str], info: pd.Da
 def cost_vs_rating(board: pd.DataFrame, palette: dict[str, str], info: pd.DataFrame | None = None,
                    confidence: float = 0.95) -> plt.Figure:
     """Rating (with its interval) against ledger cost per team-season on a log axis (``board`` =
-    :func:`ratings.leaderboard`). Free agents (bots, $0 known) stand at a separate 'free' position on the left;
-    agents whose cost is unknown (unpriced calls, no ledger) are listed in a note, never placed at $0. Without
+    :func:`ratings.leaderboard`). Free agents (bots and people, $0 known) stand at a separate 'free' position on
+    the left; agents whose cost is unknown (unpriced calls, no ledger) are listed in a note, never placed at $0. Without
     any LLM cost data it says so instead of drawing empty axes."""
     import textwrap
 
@@ -463,7 +463,7 @@ def cost_vs_rating(board: pd.DataFrame, palette: dict[str, str], info: pd.DataFr
             + ", ".join(labels[a] for a in board.loc[other, "agent"]), 60)]))
     fig, ax = plt.subplots(figsize=(7.5, 5))
     if priced.empty:
-        text = "no LLM cost data in these runs" + (" (only free bots)" if unknown.empty else "")
+        text = "no LLM cost data in these runs" + (" (only bots and people: free)" if unknown.empty else "")
         _no_bars(ax, text + (f"\n{unknown_txt}" if unknown_txt else ""), title)
         return fig
     lo_cost, hi_cost = priced["cost_per_team_season"].min(), priced["cost_per_team_season"].max()
@@ -485,7 +485,7 @@ def cost_vs_rating(board: pd.DataFrame, palette: dict[str, str], info: pd.DataFr
     decades = [10.0 ** k for k in range(int(np.log10(first)), int(np.ceil(np.log10(hi_cost))) + 1)]
     ax.set_xticks([free_x, *decades], ["free", *(f"${d:g}" for d in decades)])
     ax.minorticks_off()
-    ax.set(xlabel="cost per team-season (USD from the ledger, log scale; bots are free)",
+    ax.set(xlabel="cost per team-season (USD from the ledger, log scale; bots and people are free)",
            ylabel=f"rating\n{ci_label(rated['ci_method'], confidence, over='runs')}", title=title)
     flagged = set(board.loc[board["flagged"] | board["draft_flagged"], "agent"])
     fallback_note(ax, flagged & set(shown["agent"]), "season or draft decisions", [unknown_txt] if unknown_txt else [],

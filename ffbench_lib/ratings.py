@@ -261,7 +261,7 @@ def costs(runs: metrics.Runs) -> pd.DataFrame:
     team-season and points per dollar. ``cost_known`` is False (cost NaN, never $0) when any of the agent's
     answered calls had no price (``unpriced_calls``), or an LLM agent has a run without ledger rows (imported
     runs have no token or cost data), or a ledger from before ``unpriced_calls`` shows calls costing $0 in all
-    (a model litellm cannot price costs 0 throughout). ``free``: known cost of $0 (bots): points per dollar NaN.
+    (a model litellm cannot price costs 0 throughout). ``free``: known cost of $0 (bots, people): points per dollar NaN.
 
     Per team-season needs seasons of one length: when the runs' regular seasons differ in weeks a team-season
     is no unit (3 weeks and 14 weeks would be averaged), so ``points_per_team_season``, ``cost_per_team_season``
@@ -277,7 +277,7 @@ def costs(runs: metrics.Runs) -> pd.DataFrame:
                "points_per_team_season": np.nan if mixed else float(g["points_for"].mean()),
                "points_per_week": float((g["points_for"] / g["run_id"].map(weeks).astype(float)).mean())}
         led = ledger[(ledger["agent"] == agent) & ledger["run_id"].isin(g["run_id"])] if len(ledger) else ledger
-        if metrics.is_bot(agent):
+        if not metrics.makes_calls(agent):  # bots and people: no LLM calls, no ledger
             known, total, unpriced = True, 0.0, 0
         else:
             unpriced = int(led["unpriced_calls"].fillna(0).sum()) if "unpriced_calls" in led else 0

@@ -13,13 +13,14 @@ import io
 import re
 import shutil
 import tempfile
+import warnings
 from dataclasses import dataclass
 from pathlib import Path
 
 import pandas as pd
 
 from . import metrics, plots, ratings, stats
-from .secrets import scrub
+from .secrets import scrub_text
 
 NOTEBOOK = "11_report.ipynb"
 #: trade rationales quoted per agent card, and how much of each
@@ -41,8 +42,17 @@ _NETWORK = re.compile(r"""<(?:script|img|iframe|source|video|audio|embed)\b[^>]*
 
 
 def esc(text) -> str:
-    """Text from a run, safe in the page: credentials masked, HTML escaped."""
-    return html.escape(scrub(str(text)))
+    """Text from a run, safe in the page: credentials (known, or shaped like a key) masked, HTML escaped."""
+    return html.escape(scrub_text(str(text)))
+
+
+def person_mark(agent: str) -> str:
+    """What marks a person's team beside its name (a person is no model): "(a person)", or for a seat played on
+    autopilot "(autopilot: answered by the adp bot)"; "" for every other agent."""
+    bot = metrics.autopilot_bot(agent)
+    if bot:
+        return f" (autopilot: answered by the {bot} bot)"
+    return " (a person)" if metrics.is_human(agent) else ""
 
 
 @dataclass
@@ -57,7 +67,9 @@ class Report:
 
 
 def load(runs) -> Report:
-    data = metrics.load_runs(runs)
+    with warnings.catch_warnings():  # the header and the caveats say which runs were left out, in prose
+        warnings.filterwarnings("ignore", message=r"\d+ run\(s\) excluded")
+        data = metrics.load_runs(runs)
     info = metrics.agent_info(data)
     return Report(data, info, ratings.leaderboard(data), plots.agent_palette(data["standings"]["agent"]),
                   metrics.describe_sample(data), stats.not_ranked(info))
@@ -83,7 +95,7 @@ def png(fig):
 
 
 def _table(df: pd.DataFrame) -> str:
-    return scrub(df.to_html(index=False, escape=True, na_rep="", border=0, classes="ffb"))
+    return scrub_text(df.to_html(index=False, escape=True, na_rep="", border=0, classes="ffb"))
 
 
 STYLE = """<style>
@@ -144,7 +156,7 @@ def leaderboard(r: Report):
         marks = bad.get(x.agent, [])
         rows.append({"rank": "" if pd.isna(x.rank) else int(x.rank),
                      "agent": labels.get(x.agent, plots.short(x.agent)).removesuffix(f" {plots.DAGGER}")
-                     + (f" {plots.DAGGER}" if x.agent in r.not_ranked else ""),
+                     + person_mark(x.agent) + (f" {plots.DAGGER}" if x.agent in r.not_ranked else ""),
                      "rating": "" if pd.isna(x.rating) else f"{x.rating:.0f}",
                      "95% interval": ci, "method": x.ci_method if pd.notna(x.rating) else "",
                      "runs": int(x.n_runs or 0) if pd.notna(x.n_runs) else 0,
@@ -249,7 +261,7 @@ def model_cards(r: Report):
     for agent in board.index:
         b, s = board.loc[agent], st[st["agent"] == agent]
         mark = f" {plots.DAGGER} not ranked: {esc(r.not_ranked[agent])}" if agent in r.not_ranked else ""
-        lines = [f"<div class='ffb-card'><h3>{esc(plots.short(agent))}{mark}</h3>",
+        lines = [f"<div class='ffb-card'><h3>{esc(plots.short(agent) + person_mark(agent))}{mark}</h3>",
                  f"<p class='ffb-note'>{esc(agent)}; {int(s['run_id'].nunique())} run(s), {len(s)} team-season(s)"
                  + (f"; its teams were drafted by {esc(by)}" if (by := drafted_by.get(agent)) else "") + "</p>",
                  f"<p><b>Season</b>: {s['wins'].mean():.1f}-{s['losses'].mean():.1f} (mean W-L per team-season), "
@@ -281,7 +293,8 @@ def model_cards(r: Report):
             lines.append(f"<p><b>Reliability</b>: {int(mine_rel['decisions'].sum())} decisions, "
                          f"{int(mine_rel['fallbacks'].sum())} engine fallbacks"
                          + (f" ({worst})" if worst else "") + ".</p>")
-        cost = ("free (a bot)" if b.get("free") is True or metrics.is_bot(agent) else
+        free = "a person: no LLM calls" if metrics.is_human(agent) else "a bot"
+        cost = (f"free ({free})" if b.get("free") is True or not metrics.makes_calls(agent) else
                 f"${b['cost_usd']:.2f} in all, ${b['cost_per_team_season']:.2f} per team-season"
                 if b.get("cost_known") is True or b.get("cost_known") == 1 else "unknown (calls without a price, or "
                 "no ledger)")
@@ -307,15 +320,16 @@ def reliability(r: Report):
         parts += ["<p class='ffb-note'>Share of each decision type the engine had to make (fallbacks).</p>",
                   _table(pv)]
     if usage.empty:
-        parts.append("<p>No token or cost data in these runs (bots only, or imported runs, which did not log "
-                     "them).</p>")
+        parts.append("<p>No token or cost data in these runs (bots and people only, or imported runs, which did "
+                     "not log them).</p>")
     else:
         u = usage.assign(agent=usage["agent"].map(plots.short)).round(4)
         parts += ["<p class='ffb-note'>LLM ledger (llm_summary): calls, invalid answers, tokens and cost.</p>",
                   _table(u)]
     cost = ratings.costs(r.data).assign(agent=lambda x: x["agent"].map(plots.short)).round(4)
     cost = cost.round({"points_per_team_season": 1, "points_per_week": 2, "points_per_dollar": 1})
-    parts += ["<p class='ffb-note'>Points and cost per agent (USD from the ledger; bots are free).</p>",
+    parts += ["<p class='ffb-note'>Points and cost per agent (USD from the ledger; bots and people are "
+              "free).</p>",
               _table(cost)]
     return _html("\n".join(parts))
 
@@ -335,6 +349,7 @@ def caveats(r: Report, alpha: float = 0.05):
         out.append(f"<li>Not ranked ({plots.DAGGER}): "
                    + "; ".join(f"{esc(plots.short(a))} ({esc(v)})" for a, v in sorted(r.not_ranked.items()))
                    + ": their results are mostly the engine's, not the model's play.</li>")
+    out += _people(r)
     one = r.board.loc[r.board["n_runs"].fillna(0) == 1, "agent"]
     if len(one):
         out.append(f"<li>Rated from one run, no interval: {esc(', '.join(map(plots.short, one)))}.</li>")
@@ -342,6 +357,28 @@ def caveats(r: Report, alpha: float = 0.05):
         out.append(f"<li>{esc(metrics.describe_runs(r.data))}</li>")
     out.append("</ul>")
     return _html("\n".join(out))
+
+
+def _people(r: Report) -> list[str]:
+    """A caveat per person's team: a person replaying a past season may remember it (no model-like result); a
+    seat played on autopilot is a bot's answers, not a person's."""
+    st, meta = r.data["standings"], r.data["meta"]
+    out = []
+    for agent in sorted(a for a in r.board["agent"] if metrics.is_human(a)):
+        name = esc(plots.short(agent))
+        bot = metrics.autopilot_bot(agent)
+        if bot:
+            out.append(f"<li>{name} was played on autopilot: the {esc(bot)} bot gave every answer, not a person."
+                       "</li>")
+            continue
+        seasons = sorted({int(x) for x in meta.loc[meta["run_id"].isin(st.loc[st["agent"] == agent, "run_id"]),
+                                                    "season"].dropna()})
+        which = f"the {', '.join(map(str, seasons))} season{'s' if len(seasons) > 1 else ''}" if seasons else \
+            "a past season"
+        out.append(f"<li>{name} is a person playing {which} after it happened: a person may remember how it went "
+                   "(breakouts, injuries, who won), so the result is not comparable with how a model did without that "
+                   "caveat.</li>")
+    return out
 
 
 # ------------------------------------------------------------------------------------------------ the page
@@ -367,9 +404,11 @@ def to_html(notebook: str | Path) -> str:
 
 def build(runs, out: str | Path) -> Path:
     """Execute notebook 11 on ``runs`` and write the page to ``out``. Bad runs are refused before the kernel
-    starts (FileNotFoundError naming them); a page that would need the network is never written."""
+    starts (FileNotFoundError naming them); a page that would need the network is never written. The notebook
+    runs in a temporary folder beside ``out``, always removed: when it fails, its executed copy (with the
+    traceback) is kept as ``<out>.failed.ipynb``, which the error names."""
     from .atomic import write_text
-    from .notebooks import execute
+    from .notebooks import NotebookError, execute
 
     from .rundir import RunDir
 
@@ -379,14 +418,25 @@ def build(runs, out: str | Path) -> Path:
                                 "finish or resume them first")
     out = Path(out)
     out.parent.mkdir(parents=True, exist_ok=True)
+    failed = out.with_name(f"{out.name}.failed.ipynb")
     work = Path(tempfile.mkdtemp(prefix=".report-", dir=out.parent))
-    nb = execute(NOTEBOOK, work / NOTEBOOK, {"runs": paths, "out": str(out.resolve())}, timeout_s=900)
-    page = to_html(nb)
-    bad = offline_problems(page)
-    if bad:  # a bug (nbconvert changed its template): keep the executed notebook to look at
-        raise RuntimeError(f"the report would load from the network ({bad[0]}); executed notebook: {nb}")
-    write_text(out, page)
-    shutil.rmtree(work, ignore_errors=True)
+    nb = work / NOTEBOOK
+    try:
+        try:
+            execute(NOTEBOOK, nb, {"runs": paths, "out": str(out.resolve())}, timeout_s=900)
+        except NotebookError as exc:
+            if nb.exists():
+                shutil.move(nb, failed)
+            raise NotebookError(str(exc).replace(str(nb), str(failed))) from None
+        page = to_html(nb)
+        bad = offline_problems(page)
+        if bad:  # a bug (nbconvert changed its template): keep the executed notebook to look at
+            shutil.move(nb, failed)
+            raise RuntimeError(f"the report would load from the network ({bad[0]}); executed notebook: {failed}")
+        write_text(out, page)
+        failed.unlink(missing_ok=True)  # an earlier failure's copy no longer describes this page
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
     return out
 
 

@@ -123,6 +123,17 @@ def scrub(text: str) -> str:
     return _scrub(text, secret_values())
 
 
+#: a key by its shape alone (a provider's prefix and a long token), for free text nobody registered: what a person
+#: types, what a report quotes
+_KEY_SHAPED = re.compile(r"(?i:bearer\s+)[A-Za-z0-9._~+/=-]{16,}"
+                         r"|\b(?:sk-|sk_|hf_|ghp_|github_pat_|gsk_|xai-|AIza)[A-Za-z0-9_-]{16,}")
+
+
+def scrub_text(text: str) -> str:
+    """Free text with the known credentials and anything shaped like a key masked."""
+    return _KEY_SHAPED.sub(MASK, scrub(text))
+
+
 def scrub_obj(obj: Any, values: list[str] | None = None) -> Any:
     """``obj`` with every string in it scrubbed (dict keys and values, lists, tuples, numpy object arrays);
     the very same object when nothing in it needed masking."""

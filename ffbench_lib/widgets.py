@@ -27,7 +27,8 @@ def html_table(df: pd.DataFrame) -> str:
 
 
 class StandingsReplay:
-    def __init__(self, run_dir: str | Path, interval_ms: int = 900):
+    def __init__(self, run_dir: str | Path, interval_ms: int = 900, team: str | None = None):
+        """``team``: the team whose lineup is shown first (default: the first by name)."""
         import ipywidgets as w
 
         run = RunDir(run_dir)
@@ -58,7 +59,10 @@ class StandingsReplay:
         w.jslink((self.play, "value"), (self.slider, "value"))
         self.caption = w.HTML()
         self.chart = w.Image(format="png", layout=w.Layout(width=f"{CHART_PX}px", flex="0 0 auto"))
-        self.team = w.Dropdown(options=sorted(self.standings["team"].unique()), description="lineup of")
+        teams = sorted(self.standings["team"].unique())
+        if team is not None and team not in teams:
+            raise ValueError(f"team: {team!r} is not a team of this run ({', '.join(teams)})")
+        self.team = w.Dropdown(options=teams, value=teams[0] if team is None else team, description="lineup of")
         self.table = w.HTML()
         self.games = w.HTML()
         self.games_title = w.HTML("<b>Matchups</b>")

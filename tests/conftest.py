@@ -6,6 +6,8 @@ from pathlib import Path
 
 import pytest
 
+pytest_plugins = ["jupyterlab_helpers"]  # the `lab` fixture: a JupyterLab serving a copy of the project
+
 REPO = Path(__file__).resolve().parents[1]
 
 

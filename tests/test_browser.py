@@ -15,7 +15,7 @@ import pandas as pd
 import pytest
 import yaml
 
-from jupyterlab_helpers import IDLE, lab, launch, need_chromium, run_all  # noqa: F401 (lab: a fixture)
+from jupyterlab_helpers import IDLE, launch, need_chromium, run_all
 from project_copy import clean_env
 
 ME, HUMAN = "You", "human:you"
@@ -42,23 +42,35 @@ def short_league(project) -> None:
 
 
 # The header of the question the desk shows a form for now, once that form is drawn, or of the season's end;
-# false while it still shows ``after`` or is between questions. A draft question counts once its board for that
-# pick is drawn (the header changes first; the desk's own draft_pick after the board's answer shows no form).
-ASKED = """after => {
+# false while it still shows ``after`` (a header) or is between questions. A draft question (its header names the
+# round and the pick) counts once its board for a pick other than ``last_pick`` is drawn: the header changes
+# before the board, and the desk's own answer that follows the board's may show the same pick without a form.
+ASKED = """([after, lastPick, draft]) => {
     const h = document.querySelector('.ffbench-question'), d = document.querySelector('.ffbench-desk');
     if (!h || !d) return false;
     const t = h.innerText.trim(), body = d.innerText, has = css => d.querySelector(css) !== null;
     if (!t || t === after) return false;
     if (body.includes('season complete')) return t;
-    const pick = t.match(/draft shortlist .* pick (\\d+)/);
-    if (pick) return body.includes('overall pick ' + pick[1]) && has('.ffbench-draft-board select') ? t : false;
+    const pick = t.match(new RegExp(draft));
+    // the board's own heading names the pick too (the header alone is drawn first)
+    if (pick) return pick[1] !== lastPick && body.split('pick ' + pick[1] + ' overall').length > 2
+                     && has('.ffbench-draft-board select') ? t : false;
     if (t.includes('set lineup')) return has('.ffbench-lineup-slot select') ? t : false;
-    return !t.includes('draft pick') && has('.ffbench-submit') ? t : false; }"""
+    return has('.ffbench-submit') ? t : false; }"""
+DRAFT = r"round \d+ of \d+, pick (\d+)"  # in the desk's header: "You · draft pick · round 2 of 8, pick 19"
 
 
-def next_question(page, after: str) -> str:
+def next_question(page, after: str, last_pick: int | None = None) -> str:
     """Wait until the desk asks something else than ``after`` (a header) or the season has ended: the header."""
-    return page.wait_for_function(ASKED, arg=after, timeout=300_000).json_value()
+    return page.wait_for_function(ASKED, arg=[after, str(last_pick), DRAFT], timeout=300_000).json_value()
+
+
+def restart_and_run_all(page) -> None:
+    """Kernel > Restart Kernel and Run All Cells, confirmed; returns once the old desk is gone from the page."""
+    page.get_by_role("menuitem", name="Kernel", exact=True).click()
+    page.get_by_role("menuitem", name=re.compile(r"^Restart Kernel and Run All Cells")).click()
+    page.get_by_role("button", name=re.compile(r"^(Confirm Kernel Restart|Restart)$")).click()  # aria label
+    page.locator(".ffbench-desk").wait_for(state="detached", timeout=300_000)
 
 
 def draft_by_clicking(page, shot) -> tuple[list[str], str]:
@@ -68,8 +80,8 @@ def draft_by_clicking(page, shot) -> tuple[list[str], str]:
     desk = page.locator(".ffbench-desk")
     clicked, picks = [], []
     text = next_question(page, "")
-    while "draft shortlist" in text:
-        picks.append(int(re.search(r"pick (\d+)", text).group(1)))
+    while (draft := re.search(DRAFT, text)) is not None:
+        picks.append(int(draft.group(1)))
         legal = re.search(r"you may draft: ([^·\n]*)", desk.inner_text()).group(1).split(",")
         legal = {p.strip() for p in legal}
         options = page.locator(".ffbench-draft-board select option")
@@ -84,9 +96,14 @@ def draft_by_clicking(page, shot) -> tuple[list[str], str]:
             shot("02_draft_board_player_selected")
         page.locator(".ffbench-draft-button").click()
         clicked.append(name)
-        text = next_question(page, text)
+        text = next_question(page, text, picks[-1])
         if len(clicked) == 1:
             shot("03_after_first_pick")
+        if len(clicked) == 2:  # the person restarts the kernel mid-draft: Run All resumes at the next pick
+            restart_and_run_all(page)
+            text = next_question(page, "", picks[-1])
+            page.locator(".ffbench-question").scroll_into_view_if_needed()
+            shot("03b_resumed_after_kernel_restart")
     assert "set lineup" in text, f"after the draft the desk asks something else than the lineup: {text}"
     assert picks == sorted(picks) and len(set(picks)) == len(picks), f"the header's pick did not advance: {picks}"
     return clicked, text
@@ -96,8 +113,13 @@ def set_lineups(page, shot, text: str) -> tuple[str, str]:
     """Week 1: put a bench player into a slot he may fill (choosing him in that slot's dropdown) and submit;
     later weeks: submit the prefilled lineup. ``text``: the header of week 1's question. Returns (slot, the
     chosen option's text) of the change."""
-    change, weeks = None, []
-    while "set lineup" in text:
+    change, weeks, others = None, [], set()
+    while "set lineup" in text or "waiver claims" in text or "free agent adds" in text:
+        if "set lineup" not in text:  # after each week's games (play.yaml has waivers): submit as shown, no claims
+            others.add(text.split(" · ")[1])
+            page.locator(".ffbench-desk .ffbench-submit").click()
+            text = next_question(page, text)
+            continue
         weeks.append(int(re.search(r"week (\d+)", text).group(1)))
         slots = page.locator(".ffbench-lineup-slot select")
         if change is None:
@@ -116,11 +138,13 @@ def set_lineups(page, shot, text: str) -> tuple[str, str]:
                 """name => { const b = [...document.querySelectorAll('.ffbench-desk table')].find(
                                  t => t.innerText.trim().startsWith('Bench'));
                              return b && !b.innerText.includes(name); }""", arg=label.split(" (")[0])
+            page.locator(".ffbench-question").scroll_into_view_if_needed()  # the header and every slot in view
             shot("04_lineup_slot_changed")
             change = (page.locator(".ffbench-lineup-slot label").nth(k).inner_text(), label)
         page.locator(".ffbench-desk .ffbench-submit").click()
         text = next_question(page, text)
     assert weeks == list(range(1, WEEKS + 1)), f"lineups asked for weeks {weeks}, then: {text}"
+    assert others == {"waiver claims", "free agent adds"}, others
     return change
 
 

@@ -17,14 +17,15 @@ from engine_helpers import REPO
 from ffbench_lib.agents.bots import ADPBot
 from ffbench_lib.config import parse_config
 from ffbench_lib.decisions import REGISTRY, market_from_view, roster_from_rules
-from ffbench_lib.forms import FORMS, GenericForm, form_for
+from ffbench_lib.decisions.ir_moves import ir_eligible
+from ffbench_lib.desk import question_text
+from ffbench_lib.forms import FORMS, Form, GenericForm, form_for
 from ffbench_lib.forms.base import PROBLEMS, SUBMIT
-from ffbench_lib.forms.cards import readable
+from ffbench_lib.forms.cards import readable, record
 from ffbench_lib.forms.ir import IRForm
 from ffbench_lib.forms.lineup import LINEUP_SLOT, LineupForm
 from ffbench_lib.forms.trades import ProposeForm, ReplyForm
 from ffbench_lib.forms.waivers import ClaimsForm
-from ffbench_lib.knowledge import OUT
 from ffbench_lib.play import start_play
 from ffbench_lib.rules.trades import OfferSpace
 
@@ -213,8 +214,12 @@ def test_claims_form_browses_adds_bids_and_removes(season, kind):
         f.rows[0]["bid"].value = 0
     f.add_button.click()  # the same player again
     assert_illegal(f, f"{target['id']} ({target['name']}) is claimed twice")
-    f.rows[1]["remove"].click()
-    assert [c["add"] for c in assert_legal(f)["claims"]] == [target["id"]]
+    errors: list[Exception] = []
+    f.on_error = errors.append
+    again = f.rows[1]["remove"]
+    again.click()
+    again.click()  # a double click: the second finds the row gone and does nothing
+    assert errors == [] and [c["add"] for c in assert_legal(f)["claims"]] == [target["id"]]
 
 
 def test_ir_form_moves_out_players_and_judges_them_together(season):
@@ -222,7 +227,7 @@ def test_ir_form_moves_out_players_and_judges_them_together(season):
     for view in views:
         f = form_for("ir_moves", view)
         assert assert_legal(f) == {"to_ir": [], "from_ir": []}
-        assert set(f.to_ir) == {c["id"] for c in view["my_roster"] if c.get("injury") == OUT}
+        assert set(f.to_ir) == {c["id"] for c in view["my_roster"] if ir_eligible(c)}  # the rule's own test
         assert set(f.back) == {c["id"] for c in view["ir"]}
         assert all(drop.index is not None for _, drop in f.back.values())  # "no drop" shown selected
     # an Out player while IR is full: alone he does not fit; dropping him for the IR player is not a move
@@ -237,7 +242,7 @@ def test_ir_form_moves_out_players_and_judges_them_together(season):
 
 
 def f_out(view: dict) -> list[str]:
-    return [c["id"] for c in view["my_roster"] if c.get("injury") == OUT]
+    return [c["id"] for c in view["my_roster"] if ir_eligible(c)]
 
 
 def test_propose_form_passes_proposes_and_locks(season):
@@ -274,6 +279,9 @@ def test_reply_forms_show_the_offer_from_your_side(season, kind):
         assert [a for _, a in f.action.options] == list(dec.actions)
         assert assert_legal(f) == {"action": dec.default}
         shown = texts(f.widget)
+        # the record reads the same on the form and in the desk's header
+        assert f"your record {record(view['my_record'])}" in shown
+        assert f"record {record(view['my_record'])}" in question_text(ME, kind, view)
         offer = view["offer"]
         assert f"You give:</b> {html.escape(offer['you_give'][0]['name'])}" in shown and "Net projection" in shown
         assert all(html.escape(c["name"]) in shown for c in offer["you_give"] + offer["you_get"])
@@ -292,3 +300,43 @@ def test_reply_forms_show_the_offer_from_your_side(season, kind):
         extra = next(b for b in f.give.boxes.values() if not b.value and not b.disabled)
         extra.value = True
         assert_illegal(f, "unequal player counts")
+
+
+def test_an_error_in_a_callback_of_a_widget_made_later_goes_to_on_error(season):
+    """The partner's picker is made when a partner is chosen, after the form stood; an exception in its callbacks
+    (here the preview, on cards gone bad) goes to ``on_error`` (the desk: its status line), by default the form's
+    problems line, never to the kernel's log."""
+    view = next(v for v in season[0]["propose_trade"] if len(v["other_teams"]) > 1)
+    for where in ("on_error", "problems line"):
+        f = form_for("propose_trade", view)
+        errors: list[Exception] = []
+        if where == "on_error":
+            f.on_error = errors.append
+        f.action.value = "propose"
+        f.partner.value = view["other_teams"][-1]["team"]  # its picker is made now
+        f.cards = {}  # a bug: the preview can no longer find the players
+        next(b for b in f.get.boxes.values() if not b.disabled).value = True
+        if where == "on_error":
+            assert [type(e) for e in errors] == [KeyError]
+        else:
+            assert "error: KeyError" in f.problems_line.value
+
+
+def test_a_callback_that_fails_while_the_form_is_built_raises():
+    """Until the form stands a callback's exception is raised, not shown and then overwritten by the first
+    validation (the desk then offers the answer as JSON)."""
+    class Half(Form):
+        def build(self):
+            text = w.Text()
+            self.observe(text, self.fail)
+            text.value = "typed"
+            return text
+
+        def fail(self, _):
+            raise RuntimeError("half built")
+
+        def value(self) -> dict:
+            return {"claims": []}
+
+    with pytest.raises(RuntimeError, match="half built"):
+        Half("waiver_claims", {})

@@ -4,15 +4,17 @@ from __future__ import annotations
 
 import asyncio
 import json
+import subprocess
+import sys
 
 import pytest
 import yaml
 
 from engine_helpers import REPO, digests
 from ffbench_lib.agents.bots import ADPBot
-from ffbench_lib.agents.human import view_key
+from ffbench_lib.agents.human import AnswerBook, league_digest, view_key
 from ffbench_lib.batch import load_batch
-from ffbench_lib.config import ConfigError, parse_config
+from ffbench_lib.config import ConfigError, dump_config, parse_config
 from ffbench_lib.engine import Engine
 from ffbench_lib.play import start_play
 
@@ -83,7 +85,8 @@ def test_human_seat_plays_and_resumes(prepared_2024, tmp_path):
 
 
 def test_human_seat_outside_play_is_refused(prepared_2024, tmp_path):
-    with pytest.raises(ConfigError, match=r"teams\[0\].agent: team Human-1 is played by a human"):
+    with pytest.raises(ConfigError,
+                       match=r"teams\[0\].agent: team Human-1 is played by a person; play the league in notebooks/10_"):
         Engine(human_league(), prepared_2024, tmp_path / "run", progress=False)
 
 
@@ -102,3 +105,67 @@ def test_human_agent_id_and_bad_name():
     assert human_league("Ann").teams[0].agent.agent_id == "human:Ann"
     with pytest.raises(ConfigError, match=r"teams\[0\]\.agent\.name"):
         human_league("a/b")
+
+
+def test_answers_of_another_league_are_refused_not_replayed(prepared_2024, tmp_path):
+    """An answers file left from another league (here: another seed) in the run folder is refused by name; the same
+    league's file is replayed; a whole last record without its newline is kept and the next answer starts a line."""
+    league = human_league()
+    asked: list[str] = []
+    with pytest.raises(asyncio.CancelledError):
+        asyncio.run(play(league, prepared_2024, tmp_path / "a", asked, stop_after=3))
+    book = tmp_path / "a" / "human_answers.jsonl"
+    stale = tmp_path / "b" / "human_answers.jsonl"
+    stale.parent.mkdir()
+    stale.write_text(book.read_text())
+    other = league.model_copy(update={"seed": 4})
+    with pytest.raises(ValueError, match="human_answers.jsonl holds answers given in another league"):
+        AnswerBook(stale, league_digest(dump_config(other)))
+    text = book.read_text()
+    book.write_text(text[:-1])  # the last record whole, its newline lost
+    again = AnswerBook(book, league_digest(dump_config(league)))
+    assert len(again.answers) == 3
+    again.add("k", HUMAN, {"rationale": "x"})
+    assert book.read_text() == text + json.dumps({"answer": {"rationale": "x"}, "key": "k", "league": again.league,
+                                                  "team": HUMAN}, sort_keys=True) + "\n"
+
+
+def test_a_stopped_question_is_refused_and_keys_never_reach_disk(prepared_2024, tmp_path):
+    """An answer to a question whose run stopped is refused and not recorded; a key pasted into the "why" (known to
+    the process, or only shaped like one) is masked in the answers file and the decisions log."""
+    league = human_league()
+    shaped = "sk-ant-api03-" + "Zx9" * 10
+
+    async def main():
+        game = start_play(league, tmp_path / "run", prepared_2024)
+        p = await asyncio.wait_for(game.seat.next(), 120)
+        bot = ADPBot(HUMAN, league.seed)
+        ans = await bot.decide(p.kind, p.view)
+        game.seat.answer(p, {**ans, "rationale": f"because {shaped} and " + "y" * 5000})
+        p2 = await asyncio.wait_for(game.seat.next(), 120)
+        game.task.cancel()
+        await asyncio.wait({game.task})
+        with pytest.raises(ValueError, match=f"the {p2.kind} question is no longer open"):
+            game.seat.answer(p2, await bot.decide(p2.kind, p2.view))
+
+    asyncio.run(main())
+    book = (tmp_path / "run" / "human_answers.jsonl").read_text().splitlines()
+    assert len(book) == 1
+    why = json.loads(book[0])["answer"]["rationale"]
+    assert why.startswith("because *** and yyy") and len(why) < 2100 and shaped not in why
+    assert shaped not in (tmp_path / "run" / "decisions.jsonl").read_text()
+
+
+def test_a_person_is_not_shown_pseudonyms():
+    d = yaml.safe_load((REPO / "params" / "demo.yaml").read_text())
+    d["teams"][0] = {"name": HUMAN, "agent": {"kind": "human"}}
+    d["information"] = {"masking": "players"}
+    with pytest.raises(ConfigError, match=r"information\.masking: team Human-1 is played by a person"):
+        parse_config(d)
+
+
+def test_validate_says_who_is_played_by_a_person():
+    r = subprocess.run([sys.executable, "-m", "ffbench_lib", "validate", str(REPO / "params" / "play.yaml")],
+                       capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+    assert "played by a person: You: play this league in notebooks/10_play.ipynb" in r.stdout

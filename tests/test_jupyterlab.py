@@ -5,8 +5,7 @@ import json
 
 import pytest
 
-# lab: a fixture; CHROMIUM: imported from here by tests/test_report.py
-from jupyterlab_helpers import CHROMIUM, FINISHED, UNRUN, lab, launch, need_chromium, run_all  # noqa: F401
+from jupyterlab_helpers import FINISHED, UNRUN, launch, need_chromium, run_all
 
 
 @pytest.mark.slow

@@ -127,3 +127,28 @@ def test_executed_standings_notebook_shows_the_replay_as_a_picture(run, tmp_path
     assert "".join(replay[0]["text/plain"]).startswith("Standings replay")
     with Image.open(tmp_path / "out" / "standings_replay.gif") as gif:
         assert gif.n_frames == WEEKS
+
+
+def test_html_export_of_an_executed_notebook_shows_the_replay_picture_offline(run, tmp_path):
+    """nbclient stores the kernel's widget state in the executed notebook (``metadata.widgets``); nbconvert then
+    renders the replay as a live widget whose manager loads from unpkg: blank offline. ffbench's executed notebooks
+    drop that state, so nbconvert (its own lab template) shows the replay's PNG and loads no widget manager."""
+    import nbformat
+    from nbconvert import HTMLExporter
+
+    from ffbench_lib.notebooks import execute
+
+    src = tmp_path / "replay.ipynb"
+    nbformat.write(nbformat.v4.new_notebook(cells=[
+        nbformat.v4.new_code_cell(f"run = {str(run)!r}", metadata={"tags": ["parameters"]}),
+        nbformat.v4.new_code_cell("from ffbench_lib.widgets import StandingsReplay\nStandingsReplay(run)")],
+        metadata={"kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"}}), src)
+    nb = nbformat.read(execute(str(src), tmp_path / "executed.ipynb", {"run": str(run)}, timeout_s=600),
+                       as_version=4)
+    shown = [o["data"] for o in nb.cells[-1].outputs if o.get("output_type") == "execute_result"]
+    assert len(shown) == 1 and "image/png" in shown[0]  # the kernel sent the picture beside the widget
+    assert "widgets" not in nb.metadata  # no widget state kept
+    page, _ = HTMLExporter(template_name="lab").from_notebook_node(nb)
+    body = page[page.index("<body"):]
+    assert f'src="data:image/png;base64,{shown[0]["image/png"].strip()}' in body.replace("\n", "")
+    assert "unpkg" not in page and "widget-state+json" not in page and "widget-view+json" not in body

@@ -1,19 +1,26 @@
 """``ffbench report``: one self-contained page over runs that opens offline (figures embedded, nothing fetched
 from the network, no code cells), with a leaderboard row and a card for every agent, on bot runs and on the
 imported earlier runs."""
+import asyncio
 import io
 import re
+import shutil
 
 import pytest
 import yaml
 from PIL import Image
 
-from ffbench_lib import report
+from ffbench_lib import metrics, plots, ratings, report
 from ffbench_lib.cli import main
 from ffbench_lib.engine import SimulatedCrash
 from ffbench_lib.secrets import register
 
 from engine_helpers import REPO, ScriptedAgent, agents_with, demo_league, run_engine
+from ffbench_lib.agents.bots import ADPBot
+from ffbench_lib.config import parse_config
+from ffbench_lib.desk import PlayDesk
+from ffbench_lib.notebooks import NotebookError
+from ffbench_lib.play import start_play
 from jupyterlab_helpers import launch, need_chromium
 
 AGENTS = ["bot:adp", "bot:vorp", "bot:recent_form", "bot:random", "scripted"]
@@ -147,10 +154,11 @@ def test_bad_runs_are_one_line_and_exit_2(prepared_2024, tmp_path, capsys):
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "no complete runs" in err
     assert main(["report", str(tmp_path / "partial"), "--out", str(tmp_path)]) == 2  # a folder, not a file
-    assert "is a folder" in capsys.readouterr().err
+    assert f"is a folder; give a file name (e.g. {tmp_path / 'report.html'})" in capsys.readouterr().err
     assert not (tmp_path / "r.html").exists()
 
 
+@pytest.mark.browser
 def test_report_page_on_imported_runs(data_dir, tmp_path):
     """Two of the earlier benchmark's recorded runs: the page renders, models flagged as mostly engine fallbacks
     keep their row with a dagger and their runs marked, and trades are quoted in the models' words."""
@@ -178,6 +186,7 @@ def test_report_page_on_imported_runs(data_dir, tmp_path):
 
 
 @pytest.mark.slow
+@pytest.mark.browser
 def test_report_on_a_demo_batch_opens_offline(data_dir, tmp_path, monkeypatch, capsys):
     """The README's flow in small: a batch of the demo league (params/batch_demo.yaml's shape: bot seeds, rotate
     design; 2 seeds of 3 weeks here), then ``ffbench report`` on the batch folder; opened in Chromium offline."""
@@ -247,3 +256,121 @@ def test_report_on_llm_runs_shows_cost_reliability_fallbacks_and_scrubbed_quotes
     assert re.match(r"[^<]*</p>\s*<table[^>]*>\s*<thead>\s*<tr[^>]*>\s*<th>agent</th>", fallbacks)  # no stray header
     caveats = body[body.index(">Caveats<"):body.index(">Figures<")]
     assert "Not ranked (\u2020): fake-broken" in caveats and "Rated from one run, no interval" in caveats
+
+
+def test_a_failed_report_leaves_no_temporary_folder(bot_runs, tmp_path, capsys):
+    """A run whose table cannot be read fails in the notebook: exit 1 with one line, no page, no ``.report-*``
+    folder left beside --out; the executed copy with the traceback is kept as ``<out>.failed.ipynb``, and a later
+    good build removes it."""
+    bad = tmp_path / "runs" / "s0"
+    shutil.copytree(bot_runs / "s0", bad)
+    (bad / "standings.parquet").write_bytes(b"not a parquet file")
+    site = tmp_path / "site"
+    assert main(["report", str(bad.parent), "--out", str(site / "r.html")]) == 1
+    err = capsys.readouterr().err
+    failed = site / "r.html.failed.ipynb"
+    assert err.count("\n") == 1 and "11_report.ipynb: cell" in err and str(failed) in err
+    assert sorted(p.name for p in site.iterdir()) == [failed.name]  # no page, no temporary folder
+    assert "Traceback" in failed.read_text() or "ArrowInvalid" in failed.read_text()
+    with pytest.raises(NotebookError):
+        report.build(str(bad.parent), site / "r.html")
+    assert sorted(p.name for p in site.iterdir()) == [failed.name]
+    shutil.rmtree(bad)
+    shutil.copytree(bot_runs / "s1", bad)
+    assert report.build(str(bad.parent), site / "r.html") == site / "r.html"
+    assert sorted(p.name for p in site.iterdir()) == ["r.html"]
+
+
+# ----------------------------------------------------------------------------------------- a person's season
+ME = "Human-1"
+
+
+def human_league(name: str):
+    d = yaml.safe_load((REPO / "params" / "demo.yaml").read_text())
+    d.update(weeks=3, seed=3, trades={"weeks": [2]})
+    d["teams"][0] = {"name": ME, "agent": {"kind": "human", "name": name}}
+    return parse_config(d)
+
+
+async def play_by_hand(league, prepared, run_dir) -> None:
+    """A person's season through the seat (each answer the one an ADP bot would give, as typed in)."""
+    game = start_play(league, run_dir, prepared)
+    bot = ADPBot(ME, league.seed)
+
+    async def answer() -> None:
+        while True:
+            p = await game.seat.next()
+            game.seat.answer(p, {**await bot.decide(p.kind, p.view), "rationale": f"my {p.kind}"})
+
+    answerer = asyncio.get_running_loop().create_task(answer())
+    try:
+        await asyncio.wait_for(game.task, timeout=600)
+    finally:
+        answerer.cancel()
+
+
+async def play_on_autopilot(league, prepared, run_dir) -> None:
+    game = start_play(league, run_dir, prepared, autopilot="adp")
+    desk = PlayDesk(game)
+    await asyncio.wait_for(desk.done, timeout=600)
+    assert game.task.done() and game.task.exception() is None
+
+
+@pytest.fixture(scope="module")
+def human_runs(prepared_2024, tmp_path_factory):
+    """Two 3-week seasons of the demo league with team Human-1 a person's: one played by hand (through the seat),
+    one on autopilot (the desk's ADP bot answers for the person)."""
+    root = tmp_path_factory.mktemp("human_runs")
+    asyncio.run(play_by_hand(human_league("tester"), prepared_2024, root / "by-hand"))
+    asyncio.run(play_on_autopilot(human_league("tester"), prepared_2024, root / "autopilot"))
+    return root
+
+
+def test_a_person_is_free_marked_and_caveated(human_runs):
+    """A person makes no LLM calls: free like a bot (never "cost unknown"), marked as a person in the leaderboard
+    and on the card, with a caveat that a person replaying 2024 may remember it; a seat played on autopilot says
+    its answers are the bot's."""
+    me, auto = "human:tester", "human:tester-autopilot-adp"
+    assert metrics.is_human(me) and not metrics.is_bot(me) and not metrics.makes_calls(me)
+    assert metrics.autopilot_bot(auto) == "adp" and metrics.autopilot_bot(me) is None
+    assert metrics.autopilot_bot("llm:x-autopilot-adp") is None and metrics.makes_calls("llm:openai/gpt-5")
+    r = report.load(str(human_runs))
+    assert {me, auto} <= set(r.board["agent"])
+    cost = ratings.costs(r.data).set_index("agent")
+    assert cost.loc[[me, auto], "cost_known"].all() and cost.loc[[me, auto], "free"].all()
+    assert (cost.loc[[me, auto], "cost_usd"] == 0).all()
+
+    board = report.leaderboard(r).data
+    shown = {a.strip() for _, a in re.findall(r"<tr>\s*<td>([^<]*)</td>\s*<td>([^<]*)</td>", board)}
+    assert {"tester (a person)", "tester-autopilot-adp (autopilot: answered by the adp bot)"} <= shown
+    cards = report.model_cards(r).data
+    for head in ("<h3>tester (a person)</h3>", "<h3>tester-autopilot-adp (autopilot: answered by the adp bot)</h3>"):
+        card = cards[cards.index(head):]
+        assert "<b>Cost</b>: free (a person: no LLM calls)." in card[:card.index("</div>")]
+    assert "unknown" not in cards
+
+    caveats = report.caveats(r).data
+    assert ("<li>tester is a person playing the 2024 season after it happened: a person may remember how it went "
+            "(breakouts, injuries, who won), so the result is not comparable with how a model did") in caveats
+    assert "<li>tester-autopilot-adp was played on autopilot: the adp bot gave every answer, not a person." in caveats
+    assert "bots are free" not in report.reliability(r).data
+
+    fig = plots.cost_vs_rating(r.board, r.palette, r.info)
+    text = " ".join(t.get_text() for ax in fig.axes for t in ax.texts)
+    assert "cost unknown" not in text and "only bots and people" in text
+
+
+def test_a_run_left_out_is_said_in_prose_not_as_a_python_warning(bot_runs, tmp_path, capsys):
+    """A report over a finished and an unfinished run: the page says which run was left out (header), and shows
+    no Python warning (source line, local path) where the notebook's stderr would have been."""
+    import json
+
+    unfinished = tmp_path / "unfinished"
+    shutil.copytree(bot_runs / "s1", unfinished)
+    meta = json.loads((unfinished / "run.json").read_text())
+    (unfinished / "run.json").write_text(json.dumps({**meta, "status": "running"}))
+    out = tmp_path / "r.html"
+    assert main(["report", str(bot_runs / "s0"), str(unfinished), "--out", str(out)]) == 0
+    body = _body(out.read_text())
+    assert "1 run(s) excluded as not complete" in body
+    assert "UserWarning" not in body and "report.py" not in body and "load_runs(" not in body

@@ -16,9 +16,11 @@ from pathlib import Path
 from typing import Callable
 
 from ..atomic import write_text
+from ..secrets import scrub_text
 from .base import Agent, Answer
 
-ANSWERS_FILE = "human_answers.jsonl"
+#: a person's "why" is kept up to this many characters (a pasted page would bloat every log twice)
+MAX_RATIONALE = 2000
 
 
 class NoHumanSeat(RuntimeError):
@@ -64,10 +66,17 @@ class HumanSeat:
         return self.pending[0]
 
     def answer(self, pending: Pending, answer: Answer) -> None:
-        """Record the answer at once (a kernel killed before the engine goes on loses nothing), then resolve."""
+        """Record the answer at once (a kernel killed before the engine goes on loses nothing), then resolve.
+        A question no longer open (answered, or its run stopped) is refused: nothing is recorded."""
         if not isinstance(answer, dict):
             raise TypeError(f"a human answer is a mapping, got {type(answer).__name__}")
-        answer = json.loads(json.dumps(answer, default=str))  # as a replay will read it: same run either way
+        if pending.future.done() or pending not in self.pending:
+            raise ValueError(f"the {pending.kind} question is no longer open (answered already, or the run "
+                             "stopped): nothing was recorded")
+        if isinstance(answer.get("rationale"), str) and len(answer["rationale"]) > MAX_RATIONALE:
+            answer = {**answer, "rationale": answer["rationale"][:MAX_RATIONALE] + "..."}
+        # as a replay will read it (same run either way), and a key pasted into the "why" field never reaches disk
+        answer = json.loads(scrub_text(json.dumps(answer, default=str)))
         self.pending.remove(pending)
         if pending.record is not None:
             pending.record(answer)
@@ -76,36 +85,54 @@ class HumanSeat:
 
 
 class AnswerBook:
-    """``human_answers.jsonl``: each answer a line, appended and fsync'd before the engine sees it."""
+    """``human_answers.jsonl``: each answer a line, appended and fsync'd before the engine sees it. Every line
+    carries its league's digest (:func:`league_digest`): answers given in another league (another seed, team or
+    rule) are refused, never replayed into this one."""
 
-    def __init__(self, path: str | Path):
-        self.path = Path(path)
+    def __init__(self, path: str | Path, league: str = ""):
+        self.path, self.league = Path(path), league
         self.answers: dict[str, Answer] = {}
-        lines = self.path.read_text(encoding="utf-8").splitlines() if self.path.exists() else []
+        text = self.path.read_text(encoding="utf-8") if self.path.exists() else ""
+        lines = text.splitlines()
         for n, line in enumerate(lines, 1):
             if not line.strip():
                 continue
             try:
                 rec = json.loads(line)
-                self.answers[rec["key"]] = rec["answer"]
+                key, answer, where = rec["key"], rec["answer"], rec.get("league", "")
             except (ValueError, KeyError, TypeError):
                 if n == len(lines):  # a line cut by a crash mid-write: dropped, and that answer asked again
                     write_text(self.path, "".join(f"{x}\n" for x in lines[:-1]))
+                    text = ""
                     break
                 raise ValueError(f"{self.path} line {n}: not an answer record; delete the file to answer "
                                  "every question again") from None
+            if where != self.league:
+                raise ValueError(f"{self.path} holds answers given in another league (line {n}: its config, seed "
+                                 "or teams differ from this one's): play this league in another run_dir, or "
+                                 "delete the file to answer every question again")
+            self.answers[key] = answer
+        if text and not text.endswith("\n"):  # a whole last record without its newline: the next one on its own line
+            with open(self.path, "a", encoding="utf-8") as f:
+                f.write("\n")
 
     def get(self, key: str) -> Answer | None:
         found = self.answers.get(key)
         return None if found is None else json.loads(json.dumps(found))  # a copy: the engine may change it
 
     def add(self, key: str, team: str, answer: Answer) -> None:
-        self.answers[key] = answer
-        line = json.dumps({"key": key, "team": team, "answer": answer}, sort_keys=True, default=str) + "\n"
+        self.answers[key] = json.loads(json.dumps(answer, default=str))  # a copy: the engine may change the answer
+        line = json.dumps({"key": key, "team": team, "league": self.league, "answer": answer}, sort_keys=True,
+                          default=str) + "\n"
         with open(self.path, "a", encoding="utf-8") as f:
             f.write(line)
             f.flush()
             os.fsync(f.fileno())
+
+
+def league_digest(config_yaml: str) -> str:
+    """A short digest of a league's config (as the run's config.yaml holds it) that answers are tied to."""
+    return hashlib.sha256(config_yaml.encode()).hexdigest()[:16]
 
 
 class HumanAgent(Agent):
@@ -124,8 +151,8 @@ class HumanAgent(Agent):
         if self.book is not None and (recorded := self.book.get(key)) is not None:
             return recorded
         if self.seat is None:
-            raise NoHumanSeat(f"team {self.team} is played by a human: play it from a notebook with "
-                              "ffbench_lib.play.start_play, not with ffbench run or a batch")
+            raise NoHumanSeat(f"team {self.team} is played by a person: play it in notebooks/10_play.ipynb "
+                              "(or ffbench_lib.play.start_play), not with ffbench run or a batch")
         book = self.book
         return await self.seat.ask(self.team, kind, view,
                                    None if book is None else (lambda answer: book.add(key, self.team, answer)))

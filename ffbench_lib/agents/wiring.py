@@ -31,8 +31,9 @@ def build_agents(league: League, seed: int, llm_factory: Callable[..., Agent] | 
             agents[team.name] = make_bot(spec.strategy, team.name, seed)
         elif spec.kind == "human":
             if seat is None:
-                raise ConfigError([f"teams[{i}].agent: team {team.name} is played by a human; play the league from "
-                                   "a notebook (ffbench_lib.play.start_play), not with ffbench run or a batch"])
+                raise ConfigError([f"teams[{i}].agent: team {team.name} is played by a person; play the league in "
+                                   "notebooks/10_play.ipynb (or ffbench_lib.play.start_play), not with ffbench run "
+                                   "or a batch"])
             from .human import HumanAgent
             agents[team.name] = HumanAgent(team.name, seed, spec.name, seat, answers)
         else:

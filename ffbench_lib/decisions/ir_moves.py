@@ -29,6 +29,10 @@ if TYPE_CHECKING:
     from ..views import Firewall
 
 
+def ir_eligible(card: dict) -> bool:
+    """Whether a player card may go to IR this week: he is listed Out on the week's injury report."""
+    return card.get("injury") == OUT
+
 
 class FromIR(BaseModel):
     player: str
@@ -75,7 +79,7 @@ def _item_problem(view: dict, kind: str, move: Any, to_ir: list[str], back: list
             return f"{move!r} is not one of your active players"
         if move in to_ir:
             return f"{move} is moved to IR twice"
-        if cards[move].get("injury") != OUT:
+        if not ir_eligible(cards[move]):
             return f"{move} is not listed Out on this week's injury report (status {cards[move].get('injury')})"
         return None
     if not isinstance(move, dict):
@@ -184,6 +188,6 @@ def worth_asking(view: dict) -> bool:
     a legal move exists, and an active player is ruled Out (he may go to IR, in a full IR in place of another) or
     an IR player no longer is (he may come back). Bringing back a player still ruled Out is legal but never asked
     for on its own."""
-    out_now = any(c.get("injury") == OUT for c in view["my_roster"])
-    recovered = any(c.get("injury") != OUT for c in view["ir"])
+    out_now = any(ir_eligible(c) for c in view["my_roster"])
+    recovered = any(not ir_eligible(c) for c in view["ir"])
     return (out_now or recovered) and has_legal_move(view)

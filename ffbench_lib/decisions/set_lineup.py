@@ -43,10 +43,10 @@ class SetLineup(Decision):
                 "opponent": view["opponent_team"] or "-", "slots": slots(rules),
                 "flex": "/".join(rules["flex_positions"]), "last_week": view["week"] - 1,
                 "players": table(view["players"], WEEK) + _ir(view), "lineup_schema": schema, "flex_note": flex_note,
-                "flex_sentence": flex_sentence, "playoff_line": _playoff(view)}
+                "flex_sentence": flex_sentence, "playoff_line": playoff_line(view)}
 
 
-def _playoff(view: dict) -> str:
+def playoff_line(view: dict) -> str:
     """Where the team stands in a playoff week (empty in the regular season and in leagues without playoffs)."""
     p = view.get("playoff")
     if p is None:

@@ -8,6 +8,7 @@ playable the day it is registered.
 """
 from __future__ import annotations
 
+import functools
 import html
 import json
 from typing import Any, Callable, ClassVar
@@ -19,9 +20,15 @@ DESK, QUESTION, STATUS, PROBLEMS, SUBMIT = "ffbench-desk", "ffbench-question", "
     "ffbench-submit"
 
 
+def error_text(e: Exception) -> str:
+    """How a form callback's exception reads where the person looks."""
+    return f"error: {type(e).__name__}: {e}"
+
+
 class Form:
     """One question's widgets. Subclasses set ``kinds``, build their controls in :meth:`build` and return the
-    answer (without ``rationale``: the shared "why" field adds it) from :meth:`value`."""
+    answer (without ``rationale``: the shared "why" field adds it) from :meth:`value`. Every widget callback is
+    registered with :meth:`on_click` / :meth:`observe` (also for widgets made later), so its errors are seen."""
 
     kinds: ClassVar[tuple[str, ...]] = ()
 
@@ -29,16 +36,50 @@ class Form:
         import ipywidgets as w
 
         self.kind, self.view, self.on_submit = kind, view, on_submit
+        #: where an exception of one of the form's callbacks goes (the desk sets its status line)
+        self.on_error: Callable[[Exception], None] = self.show_error
+        self.built = False  # until the form stands, a callback's exception is raised (the form failed)
         self.why = w.Text(placeholder="why (optional, logged as the rationale)",
                           layout=w.Layout(width="min(100%, 44em)"))
         self.problems_line = w.HTML().add_class(PROBLEMS)
         self.submit = w.Button(description=self.submit_label, button_style="primary").add_class(SUBMIT)
-        self.submit.on_click(lambda _: self.send())
+        self.on_click(self.submit, lambda _: self.send())
         controls = self.build()
         self.widget = w.VBox([controls, self.why, w.HBox([self.submit, self.problems_line])])
         self.refresh()
+        self.built = True
 
     submit_label: ClassVar[str] = "Submit"
+
+    # --- callbacks: every one goes through these two, widgets made later (a claim row, a picker) included -----
+    def guarded(self, fn: Callable[..., Any]) -> Callable[..., Any]:
+        """``fn`` as a widget callback: once the form stands, its exception goes to :attr:`on_error` instead of
+        the kernel's log, where nobody playing looks."""
+        @functools.wraps(fn)
+        def call(*args: Any) -> Any:
+            try:
+                return fn(*args)
+            except Exception as e:  # noqa: BLE001 - shown to the person, who can act on it
+                if not self.built:
+                    raise
+                self.on_error(e)
+        return call
+
+    def on_click(self, button, fn: Callable[..., Any]) -> Callable[..., Any]:
+        """``button.on_click(fn)``, guarded; returns the registered callback."""
+        call = self.guarded(fn)
+        button.on_click(call)
+        return call
+
+    def observe(self, widget, fn: Callable[..., Any], names: str = "value") -> Callable[..., Any]:
+        """``widget.observe(fn, names)``, guarded; returns the registered callback (for ``unobserve``)."""
+        call = self.guarded(fn)
+        widget.observe(call, names=names)
+        return call
+
+    def show_error(self, e: Exception) -> None:
+        """The default :attr:`on_error`: the error in the form's problems line."""
+        self.problems_line.value = f"<span style='color:#b00020'>{html.escape(error_text(e))}</span>"
 
     def build(self):  # pragma: no cover - every form defines it
         """The form's controls (one widget); call :meth:`refresh` from their observers."""
@@ -101,7 +142,7 @@ class GenericForm(Form):
         model = REGISTRY[self.kind].Answer
         blank = {name: _blank(f.annotation) for name, f in model.model_fields.items() if name != "rationale"}
         self.text = w.Textarea(value=json.dumps(blank, indent=1), layout=w.Layout(width="100%", height="10em"))
-        self.text.observe(self.refresh, "value")
+        self.observe(self.text, self.refresh)
         return self.text
 
     def value(self) -> dict:

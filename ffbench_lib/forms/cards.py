@@ -1,10 +1,14 @@
-"""How the in-season forms (lineup, waivers, trades, IR) show a player card: one label for a dropdown or checkbox,
-and a small HTML table; also the sums a trade offer is judged by at a glance. One place, so every form reads
-the same."""
+"""How the forms show players: one label for a dropdown or checkbox, a small HTML table, a team's record, the
+search box and position filter of a player browser, the "drop" choices; also the sums a trade offer is judged
+by at a glance. One place, so every form reads the same."""
 from __future__ import annotations
 
 import html
+import math
 from typing import Iterable
+
+ALL = "all"  # the position filter's "every position"
+NO_DROP = "(no drop: open spot)"  # option value "" (a Dropdown valued None shows nothing)
 
 
 def num(x) -> str:
@@ -30,22 +34,50 @@ COLUMNS = [("player", "name"), ("pos", "pos"), ("NFL", "team"), ("opp", "opp"), 
            ("injury", "injury")]
 
 
-def _cell(v) -> str:
-    if isinstance(v, float):
-        return f"{v:.1f}"
-    return "-" if v is None else str(v)
+def cell(v) -> str:
+    """One value as a table shows it (a missing number is ``-``)."""
+    if v is None or (isinstance(v, float) and math.isnan(v)):
+        return "-"
+    return f"{v:.1f}" if isinstance(v, float) else str(v)
 
 
-def table(cards: Iterable[dict], caption: str = "") -> str:
-    """Players as a compact HTML table (rosters shown beside the controls)."""
+def table(cards: Iterable[dict], caption: str = "", columns: list[tuple[str, str]] = COLUMNS) -> str:
+    """Players as a compact HTML table (rosters shown beside the controls); ``columns``: (header, card field)."""
     cards = list(cards)
-    head = "".join(f"<th style='text-align:left;padding:0 6px'>{h}</th>" for h, _ in COLUMNS)
-    rows = "".join("<tr>" + "".join(f"<td style='padding:0 6px'>{html.escape(_cell(c.get(f)))}</td>"
-                                    for _, f in COLUMNS) + "</tr>" for c in cards)
+    head = "".join(f"<th style='text-align:left;padding:0 6px'>{h}</th>" for h, _ in columns)
+    rows = "".join("<tr>" + "".join(f"<td style='padding:0 6px'>{html.escape(cell(c.get(f)))}</td>"
+                                    for _, f in columns) + "</tr>" for c in cards)
     cap = f"<caption style='text-align:left;font-weight:bold'>{html.escape(caption)}</caption>" if caption else ""
-    body = rows or f"<tr><td colspan={len(COLUMNS)}><i>nobody</i></td></tr>"
+    body = rows or f"<tr><td colspan={len(columns)}><i>nobody</i></td></tr>"
     return (f"<table style='border-collapse:collapse;white-space:nowrap;font-size:12px'>{cap}<tr>{head}</tr>"
             f"{body}</table>")
+
+
+def record(r: dict) -> str:
+    """A record as ``wins-losses`` (``-ties`` when there are any)."""
+    return f"{r.get('wins', 0)}-{r.get('losses', 0)}" + (f"-{r['ties']}" if r.get("ties") else "")
+
+
+def search_controls(positions: Iterable[str]):
+    """A player browser's search box (name or NFL team) and position filter (the view's positions, and ALL)."""
+    import ipywidgets as w
+
+    return (w.Text(placeholder="search a name or NFL team", description="search"),
+            w.ToggleButtons(options=[ALL, *positions], value=ALL, description="position",
+                            style={"button_width": "auto"}))
+
+
+def matching(cards: Iterable[dict], search: str, position: str) -> list[dict]:
+    """The cards a browser shows for its search text and position filter."""
+    text = search.strip().lower()
+    return [c for c in cards if (position == ALL or c["pos"] == position)
+            and (not text or text in c["name"].lower() or text in str(c.get("team") or "").lower())]
+
+
+def drop_options(roster: list[dict]) -> list[tuple[str, str]]:
+    """A "drop" dropdown's options: no drop, then the roster weakest first (this week's projection)."""
+    return [(NO_DROP, "")] + [(label(c), c["id"]) for c in
+                              sorted(roster, key=lambda c: (c.get("proj_week") or 0.0, c["name"]))]
 
 
 def total(cards: Iterable[dict], field: str) -> float:

@@ -10,32 +10,28 @@ import html
 import math
 from typing import ClassVar
 
+from . import cards
 from .base import Form, form
 
 BOARD, DRAFT_BUTTON = "ffbench-draft-board", "ffbench-draft-button"
-ALL = "all"
 PICKED_ON_BOARD = "picked on the board"
 #: the board's sort keys: label -> (card field, best first is smallest)
 SORTS = {"ADP": ("adp", True), "projection": ("proj", False), "last season": ("prev_pts", False)}
 #: the board's columns: (header, card field, width)
 COLUMNS = [("player", "name", 24), ("pos", "pos", 4), ("NFL", "team", 4), ("bye", "bye", 4), ("proj", "proj", 7),
            ("ADP", "adp", 6), ("last pts", "prev_pts", 9), ("g", "prev_g", 3)]
+TABLE = [(head, field) for head, field, _ in COLUMNS]  # the same columns as an HTML table (the roster)
 MONO = "font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;font-size:12px;white-space:pre"
 
 
-def _cell(value, width: int) -> str:
-    if value is None or (isinstance(value, float) and math.isnan(value)):
-        text = "-"
-    elif isinstance(value, float):
-        text = f"{value:.1f}"
-    else:
-        text = str(value)
-    return text[:width - 1].ljust(width)
+def when(view: dict) -> str:
+    """Where the draft stands for this question (the desk's header, the board, the pick form)."""
+    return f"round {view['round']} of {view['rounds']}, pick {view['pick']} overall"
 
 
 def player_label(card: dict) -> str:
     """One board row: the columns at fixed widths (the board is shown in a monospace font)."""
-    return "".join(_cell(card.get(field), width) for _, field, width in COLUMNS).rstrip()
+    return "".join(cards.cell(card.get(field))[:width - 1].ljust(width) for _, field, width in COLUMNS).rstrip()
 
 
 def header_label() -> str:
@@ -48,16 +44,6 @@ def _sort_key(field: str, ascending: bool):
         missing = v is None or (isinstance(v, float) and math.isnan(v))
         return (missing, 0.0 if missing else (v if ascending else -v), card["name"])
     return key
-
-
-def cards_table(cards: list[dict]) -> str:
-    """Players as a small HTML table (the roster, the pick form's details)."""
-    if not cards:
-        return "<i>nobody yet</i>"
-    head = "".join(f"<th style='text-align:left;padding:0 6px'>{h}</th>" for h, _, _ in COLUMNS)
-    rows = "".join("<tr>" + "".join(f"<td style='padding:0 6px'>{html.escape(_cell(c.get(f), 99).strip())}</td>"
-                                    for _, f, _ in COLUMNS) + "</tr>" for c in cards)
-    return f"<table style='border-collapse:collapse;white-space:nowrap;font-size:12px'><tr>{head}</tr>{rows}</table>"
 
 
 def needs_html(view: dict) -> str:
@@ -85,44 +71,37 @@ class DraftBoard(Form):
             self.submit.description = "Send queue"
         self.submit.add_class(DRAFT_BUTTON)
         self.cards = {c["id"]: c for cs in self.view["available"].values() for c in cs}
-        self.search = w.Text(placeholder="search a name or NFL team", description="search",
-                             continuous_update=True)
-        self.position = w.ToggleButtons(options=[ALL, *self.view["available"]], value=ALL, description="position",
-                                        style={"button_width": "auto"})
+        self.search, self.position = cards.search_controls(self.view["available"])
         self.sort = w.Dropdown(options=list(SORTS), value="ADP", description="sort by",
                                layout=w.Layout(width="14em"))
         self.board = w.Select(options=[], rows=14, layout=w.Layout(width="100%")).add_class(BOARD)
         self.detail = w.HTML()
         self.queue: list[str] = []
         for control in (self.search, self.position, self.sort):
-            control.observe(self.filter, "value")
-        self.board.observe(self.selected, "value")
+            self.observe(control, self.filter)
+        self.observe(self.board, self.selected)
         self.filter()
         legal = set(self.view.get("legal_positions", []))
         first = next((pid for _, pid in self.board.options if self.cards[pid]["pos"] in legal), None)
         self.board.value = first if not self.queue_mode else None
         style = w.HTML(f"<style>.{BOARD} select, .{BOARD} option {{{MONO}}}</style>")
         head = w.HTML(f"<div style='{MONO};padding-left:6px;color:#555'>{html.escape(header_label())}</div>")
-        where = (f"Round {self.view['round']} of {self.view['rounds']}, overall pick {self.view['pick']}")
-        parts = [style, w.HTML(f"<b>{where}</b>"), w.HTML(needs_html(self.view)),
-                 w.HTML(cards_table(self.view.get("roster", []))), w.HBox([self.search, self.sort]), self.position,
-                 head, self.board, self.detail]
+        parts = [style, w.HTML(f"<b>{when(self.view).capitalize()}</b>"), w.HTML(needs_html(self.view)),
+                 w.HTML(cards.table(self.view.get("roster", []), columns=TABLE)), w.HBox([self.search, self.sort]),
+                 self.position, head, self.board, self.detail]
         if self.queue_mode:
             self.queue_list = w.Select(options=[], rows=6, description="queue", layout=w.Layout(width="100%"))
             add, remove, up = (w.Button(description=d) for d in ("Add to queue", "Remove", "Move up"))
-            add.on_click(lambda _: self.edit_queue("add"))
-            remove.on_click(lambda _: self.edit_queue("remove"))
-            up.on_click(lambda _: self.edit_queue("up"))
+            self.on_click(add, lambda _: self.edit_queue("add"))
+            self.on_click(remove, lambda _: self.edit_queue("remove"))
+            self.on_click(up, lambda _: self.edit_queue("up"))
             parts += [w.HBox([add, remove, up]), self.queue_list]
         return w.VBox(parts)
 
     def filter(self, *_):
         """Rebuild the board's options from the search, position and sort (the selection kept when still shown)."""
-        text = self.search.value.strip().lower()
         field, ascending = SORTS[self.sort.value]
-        shown = [c for c in self.cards.values()
-                 if (self.position.value == ALL or c["pos"] == self.position.value)
-                 and (not text or text in c["name"].lower() or text in str(c.get("team") or "").lower())]
+        shown = cards.matching(self.cards.values(), self.search.value, self.position.value)
         shown.sort(key=_sort_key(field, ascending))
         keep = self.board.value
         self.board.options = [(player_label(c), c["id"]) for c in shown]
@@ -171,9 +150,9 @@ class PickForm(Form):
         self.choice = w.RadioButtons(options=[(player_label(c), c["id"]) for c in detail],
                                      layout=w.Layout(width="100%")).add_class(BOARD)
         self.choice.value = detail[0]["id"] if detail else None
-        self.choice.observe(self.refresh, "value")
-        where = f"Round {self.view['round']} of {self.view['rounds']}, overall pick {self.view['pick']}"
-        return w.VBox([w.HTML(f"<b>{where}</b>: take one of your shortlist"), w.HTML(needs_html(self.view)),
+        self.observe(self.choice, self.refresh)
+        return w.VBox([w.HTML(f"<b>{when(self.view).capitalize()}</b>: take one of your shortlist"),
+                       w.HTML(needs_html(self.view)),
                        w.HTML(f"<style>.{BOARD} label {{{MONO}}}</style>"
                               f"<div style='{MONO};padding-left:22px;color:#555'>{html.escape(header_label())}</div>"),
                        self.choice])

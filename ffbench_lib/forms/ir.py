@@ -6,11 +6,9 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from ..knowledge import OUT  # the injury-report status that makes a player eligible for IR (ir_moves' rule)
+from ..decisions.ir_moves import ir_eligible
 from . import cards
 from .base import Form, form
-
-NO_DROP = "(no drop: open active spot)"  # option value "" (a Dropdown valued None shows nothing)
 
 
 @form
@@ -25,15 +23,14 @@ class IRForm(cards.NamedProblems, Form):
         self.cards = {c["id"]: c for c in [*v["my_roster"], *v["ir"]]}
         wide = w.Layout(width="36em")
         self.to_ir = {c["id"]: w.Checkbox(value=False, description=cards.label(c), indent=False, layout=wide)
-                      for c in v["my_roster"] if c.get("injury") == OUT}
-        drops = [(NO_DROP, "")] + [(cards.label(c), c["id"]) for c in
-                                     sorted(v["my_roster"], key=lambda c: (c.get("proj_week") or 0.0, c["name"]))]
+                      for c in v["my_roster"] if ir_eligible(c)}
+        drops = cards.drop_options(v["my_roster"])
         self.back = {c["id"]: (w.Checkbox(value=False, description="bring back " + cards.label(c), indent=False,
                                           layout=wide),
                                w.Dropdown(options=drops, value="", description="drop", layout=w.Layout(width="32em")))
                      for c in v["ir"]}
         for box in [*self.to_ir.values(), *(x for pair in self.back.values() for x in pair)]:
-            box.observe(self.refresh, "value")
+            self.observe(box, self.refresh)
         head = (f"<b>Week {v['week']}</b> · IR slots: {len(v['ir'])} of {v['ir_slots']} used · active players: "
                 f"{len(v['my_roster'])} of {v['active_spots']}")
         parts = [w.HTML(head), w.HTML("<b>Move to IR</b> (players ruled Out this week)")]
@@ -47,4 +44,3 @@ class IRForm(cards.NamedProblems, Form):
         return {"to_ir": [pid for pid, box in self.to_ir.items() if box.value],
                 "from_ir": [{"player": pid, "drop": drop.value or None}
                             for pid, (box, drop) in self.back.items() if box.value]}
-

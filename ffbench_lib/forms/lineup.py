@@ -8,7 +8,7 @@ import html
 from typing import ClassVar
 
 from ..decisions.base import roster_from_rules
-from ..decisions.set_lineup import _playoff
+from ..decisions.set_lineup import playoff_line
 from ..rules.lineup import best_lineup, start_value
 from . import cards
 from .base import Form, form
@@ -41,14 +41,14 @@ class LineupForm(cards.NamedProblems, Form):
             for i in range(n):
                 dd = w.Dropdown(options=options, value=best[slot][i] or "", description=slot,
                                 layout=w.Layout(width="52em")).add_class(LINEUP_SLOT)
-                dd.observe(self.refresh, "value")
+                self.observe(dd, self.refresh)
                 self.slots.append((slot, dd))
                 rows.append(dd)
         self.bench = w.HTML()
         v = self.view
         head = (f"<b>Week {v['week']} of {v['rules']['weeks']}</b> · opponent: "
                 f"{html.escape(str(v.get('opponent_team') or '-'))}")
-        playoff = _playoff(v).strip()
+        playoff = playoff_line(v).strip()
         parts = [w.HTML(head + (f"<br><b>{html.escape(playoff)}</b>" if playoff else "")), *rows, self.bench]
         if v.get("ir"):
             parts.append(w.HTML(cards.table(v["ir"], "On injured reserve (cannot start)")))

@@ -36,9 +36,10 @@ def _by_id(view: dict) -> dict[str, dict]:
 
 
 class Picker:
-    """Checkboxes over one roster (best projection first); players traded this week are shown but disabled."""
+    """Checkboxes over one roster (best projection first); players traded this week are shown but disabled.
+    Each tick refreshes ``form``."""
 
-    def __init__(self, roster: list[dict], locked: set[str], chosen: set[str], on_change, title: str):
+    def __init__(self, form: Form, roster: list[dict], locked: set[str], chosen: set[str], title: str):
         import ipywidgets as w
 
         self.boxes: dict[str, object] = {}
@@ -47,7 +48,7 @@ class Picker:
             text = ("LOCKED (traded this week) · " if lock else "") + cards.label(c)
             box = w.Checkbox(value=c["id"] in chosen and not lock, disabled=lock, indent=False, description=text,
                              tooltip=text, layout=w.Layout(width="100%"))
-            box.observe(on_change, "value")
+            form.observe(box, form.refresh)
             self.boxes[c["id"]] = box
         self.widget = w.VBox([w.HTML(f"<b>{html.escape(title)}</b>"), *self.boxes.values()],
                              layout=w.Layout(flex="1 1 0", min_width="0"))  # two pickers share the width
@@ -57,7 +58,16 @@ class Picker:
 
 
 class _TradeForm(cards.NamedProblems, Form):
-    """What the trade forms share: the cards by id, the max-size note, and a live preview of the offer."""
+    """What the trade forms share: the cards by id, the max-size note, and the panel of the offer you make (shown
+    while ``action`` is ``panel_action``) with its live preview."""
+
+    panel_action: str | None = None
+
+    def refresh(self, *_):
+        if hasattr(self, "preview_line") and hasattr(self, "get"):  # once built (a partner's picker is made late)
+            self.panel.layout.display = "" if self.action.value == self.panel_action else "none"
+            self.preview_line.value = self.preview(self.give.ids(), self.get.ids())
+        return super().refresh()
 
     def preview(self, give: list[str], get: list[str]) -> str:
         return offer_html([self.cards[p] for p in give], [self.cards[p] for p in get])
@@ -80,20 +90,21 @@ class ProposeForm(_TradeForm):
         self.cards = _by_id(v)
         self.locked = set(v["locked_players"])
         self.teams = {t["team"]: t for t in v["other_teams"]}
+        self.panel_action = PROPOSE
         self.action = w.ToggleButtons(options=[PASS, PROPOSE], value=PASS, description="action")
-        self.partner = w.Dropdown(options=[(f"{t} ({_record(x['record'])})", t) for t, x in self.teams.items()],
+        self.partner = w.Dropdown(options=[(f"{t} ({cards.record(x['record'])})", t) for t, x in self.teams.items()],
                                   description="partner")
-        self.give = Picker(v["my_roster"], self.locked, set(), self.refresh, "You give (your roster)")
+        self.give = Picker(self, v["my_roster"], self.locked, set(), "You give (your roster)")
         self.get_box, self.pickers = w.VBox(layout=w.Layout(flex="1 1 0", min_width="0")), {}
         self.preview_line = w.HTML()
         self.panel = w.VBox([w.HTML(self.size_note()), self.partner, w.HBox([self.give.widget, self.get_box]),
                              self.preview_line])
-        self.partner.observe(self.new_partner, "value")
-        self.action.observe(self.refresh, "value")
+        self.observe(self.partner, self.new_partner)
+        self.observe(self.action, self.refresh)
         self.new_partner(refresh=False)
         strength = ", ".join(f"{pos} {x:.1f} (league {v['league_avg_strength'].get(pos, 0):.1f})"
                              for pos, x in v["my_strength"].items())
-        head = (f"<b>Trade window, week {v['week']}</b> · your record {_record(v['my_record'])}<br>"
+        head = (f"<b>Trade window, week {v['week']}</b> · your record {cards.record(v['my_record'])}<br>"
                 f"<span style='font-size:12px'>your starters' weekly projection by position: {strength}</span>")
         return w.VBox([w.HTML(head), self.action, self.panel])
 
@@ -101,18 +112,11 @@ class ProposeForm(_TradeForm):
         """Show the partner's roster (each partner's picker built once, so its ticks survive a look elsewhere)."""
         team = self.partner.value
         if team not in self.pickers:
-            self.pickers[team] = Picker(self.teams[team]["roster"], self.locked, set(), self.refresh,
-                                        f"You get ({team})")
+            self.pickers[team] = Picker(self, self.teams[team]["roster"], self.locked, set(), f"You get ({team})")
         self.get = self.pickers[team]
         self.get_box.children = [self.get.widget]
         if refresh:
             self.refresh()
-
-    def refresh(self, *_):
-        if hasattr(self, "get"):  # observers fire while the pickers are being built
-            self.panel.layout.display = "" if self.action.value == PROPOSE else "none"
-            self.preview_line.value = self.preview(self.give.ids(), self.get.ids())
-        return super().refresh()
 
     def value(self) -> dict:
         if self.action.value == PASS:
@@ -133,11 +137,11 @@ class ReplyForm(_TradeForm):
         v, dec = self.view, REGISTRY[self.kind]
         self.cards = _by_id(v)
         offer, them = v["offer"], v["offer"]["from_team"]
-        self.counter = dec.counter
+        self.counter = self.panel_action = dec.counter
         self.action = w.ToggleButtons(options=[(a.replace("_", " "), a) for a in dec.actions], value=dec.default,
                                       description="answer")
         parts = [w.HTML(f"<b>Trade with {html.escape(them)}, week {v['week']}</b> · your record "
-                        f"{_record(v['my_record'])}")]
+                        f"{cards.record(v['my_record'])}")]
         for step in v.get("negotiation") or []:
             who = "you" if step["by"] == "you" else step["by"]
             note = step.get("their_rationale_untrusted")
@@ -153,27 +157,17 @@ class ReplyForm(_TradeForm):
         if self.counter is not None:
             locked = set(v["locked_players"])
             give, get = ({c["id"] for c in offer[k]} for k in ("you_give", "you_get"))
-            self.give = Picker(v["my_roster"], locked, give, self.refresh, "You give (your roster)")
-            self.get = Picker(v["other_teams"][0]["roster"], locked, get, self.refresh, f"You get ({them})")
+            self.give = Picker(self, v["my_roster"], locked, give, "You give (your roster)")
+            self.get = Picker(self, v["other_teams"][0]["roster"], locked, get, f"You get ({them})")
             self.preview_line = w.HTML()
             self.panel = w.VBox([w.HTML(f"<b>Your {html.escape(self.counter.replace('_', ' '))}</b>: "
                                         f"{len(offer['you_give'])} player(s) each side, as the offer"),
                                  w.HBox([self.give.widget, self.get.widget]), self.preview_line])
             parts.append(self.panel)
-        self.action.observe(self.refresh, "value")
+        self.observe(self.action, self.refresh)
         return w.VBox(parts)
-
-    def refresh(self, *_):
-        if getattr(self, "panel", None) is not None and hasattr(self, "preview_line"):
-            self.panel.layout.display = "" if self.action.value == self.counter else "none"
-            self.preview_line.value = self.preview(self.give.ids(), self.get.ids())
-        return super().refresh()
 
     def value(self) -> dict:
         if self.counter is not None and self.action.value == self.counter:
             return {"action": self.counter, "give": self.give.ids(), "get": self.get.ids()}
         return {"action": self.action.value}
-
-
-def _record(r: dict) -> str:
-    return f"{r['wins']}-{r['losses']}-{r['ties']}"

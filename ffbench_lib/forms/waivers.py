@@ -12,9 +12,6 @@ from ..decisions.waiver_claims import MODE_RULES, legal_swaps
 from . import cards
 from .base import Form, form
 
-ALL = "all"
-NO_DROP = "(no drop: open roster spot)"  # option value "" (a Dropdown valued None shows nothing)
-
 
 @form
 class ClaimsForm(cards.NamedProblems, Form):
@@ -31,14 +28,12 @@ class ClaimsForm(cards.NamedProblems, Form):
         self.mine = v["my_roster"]
         self.free = [c for cs in v["free_agents"].values() for c in cs]
         self.cards = {c["id"]: c for c in [*self.mine, *self.free]}
-        self.search = w.Text(placeholder="search a name or NFL team", description="search")
-        self.position = w.ToggleButtons(options=[ALL, *v["free_agents"]], value=ALL, description="position",
-                                        style={"button_width": "auto"})
+        self.search, self.position = cards.search_controls(v["free_agents"])
         self.browser = w.Select(options=[], rows=10, layout=w.Layout(width="48em"))
         for control in (self.search, self.position):
-            control.observe(self.filter, "value")
+            self.observe(control, self.filter)
         self.add_button = w.Button(description="Add claim", icon="plus")
-        self.add_button.on_click(lambda _: self.add_claim(self.browser.value))
+        self.on_click(self.add_button, lambda _: self.add_claim(self.browser.value))
         self.rows_box = w.VBox()
         self.rows: list[dict] = []  # {"add": id, "drop", "bid" (FAAB), "up", "remove", "box": widgets}
         self.filter()
@@ -50,9 +45,7 @@ class ClaimsForm(cards.NamedProblems, Form):
                        w.HTML("<b>Your claims</b>"), self.rows_box, w.HTML(cards.table(self.mine, "Your roster"))])
 
     def filter(self, *_):
-        text = self.search.value.strip().lower()
-        shown = [c for c in self.free if (self.position.value == ALL or c["pos"] == self.position.value)
-                 and (not text or text in c["name"].lower() or text in str(c.get("team") or "").lower())]
+        shown = cards.matching(self.free, self.search.value, self.position.value)
         shown.sort(key=lambda c: (-(c.get("proj_week") or 0.0), c["name"]))
         keep = self.browser.value
         self.browser.options = [(cards.label(c), c["id"]) for c in shown]
@@ -73,20 +66,18 @@ class ClaimsForm(cards.NamedProblems, Form):
 
         if add is None:
             return
-        drops = [(NO_DROP, "")] + [(cards.label(c), c["id"]) for c in
-                                     sorted(self.mine, key=lambda c: ((c.get("proj_week") or 0.0), c["name"]))]
-        drop = w.Dropdown(options=drops, value=self.default_drop(add) or "", description="drop",
+        drop = w.Dropdown(options=cards.drop_options(self.mine), value=self.default_drop(add) or "", description="drop",
                           layout=w.Layout(width="30em"))
-        drop.observe(self.refresh, "value")
+        self.observe(drop, self.refresh)
         amount = w.IntText(value=bid, description="bid $", style={"description_width": "initial"},
                            layout=w.Layout(width="9em")) if self.faab else None
         if amount is not None:
-            amount.observe(self.refresh, "value")
+            self.observe(amount, self.refresh)
         up, remove = w.Button(icon="arrow-up", tooltip="rank higher", layout=w.Layout(width="3em")), \
             w.Button(icon="trash", tooltip="remove this claim", layout=w.Layout(width="3em"))
         row = {"add": add, "drop": drop, "bid": amount, "up": up, "remove": remove}
-        up.on_click(lambda _: self.move(row, -1))
-        remove.on_click(lambda _: self.move(row, None))
+        self.on_click(up, lambda _: self.move(row, -1))
+        self.on_click(remove, lambda _: self.move(row, None))
         row["box"] = w.VBox([w.HTML(f"<b>add</b> {html.escape(cards.label(self.cards[add]))}"),
                              w.HBox([drop, *([amount] if amount else []), up, remove])],
                             layout=w.Layout(border_bottom="1px solid #ddd", margin="0 0 4px 0"))
@@ -94,7 +85,10 @@ class ClaimsForm(cards.NamedProblems, Form):
         self.redraw()
 
     def move(self, row: dict, by: int | None):
-        i = self.rows.index(row)
+        """Remove ``row`` (``by`` None) or rank it one higher; a second click on a removed row does nothing."""
+        i = next((i for i, r in enumerate(self.rows) if r is row), None)
+        if i is None:
+            return
         if by is None:
             self.rows.pop(i)
         elif i > 0:
