@@ -22,7 +22,7 @@ import time
 import traceback
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Iterator, Literal, NamedTuple
+from typing import Annotated, Any, Iterator, Literal, NamedTuple, Union
 
 import pandas as pd
 import yaml
@@ -31,8 +31,8 @@ from tqdm.auto import tqdm
 
 from .atomic import write_csv, write_json, write_text
 from . import field as fieldmod
-from .config import (AgentSpec, ConfigError, League, format_validation_error, limit_clash, load_config, load_yaml,
-                     parse_config)
+from .config import (BotAgent, ConfigError, League, LLMAgent, format_validation_error, limit_clash,
+                     load_config, load_yaml, parse_config)
 from .engine import config_differences
 from .executor import check_address, open_executor
 from .rundir import LOCK, RunDir
@@ -211,9 +211,10 @@ class FieldEntry(NamedTuple):
 
 
 class _Seat(BaseModel):
-    """A team's ``agent`` alone, so a candidate's errors read as the league config's (``agent.strategy: ...``)."""
+    """A team's ``agent`` alone, so a candidate's errors read as the league config's (``agent.strategy: ...``).
+    A batch plays bots and models only: nobody would answer a person's seat."""
 
-    agent: AgentSpec
+    agent: Annotated[Union[BotAgent, LLMAgent], Field(discriminator="kind")]
 
 
 def _agent(spec: Any, where: str) -> Any:

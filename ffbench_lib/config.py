@@ -147,12 +147,23 @@ class LLMAgent(_Strict):
         return v
 
 
+#: in a human seat's name: the seat was played on autopilot by the bot named after it (ffbench_lib.play)
+AUTOPILOT = "-autopilot-"
+
+
 class HumanAgent(_Strict):
     """A person playing a team from a notebook (:mod:`ffbench_lib.play`); batches and ``ffbench run`` refuse it."""
 
     kind: Literal["human"]
     name: str = Field("you", min_length=1, max_length=40, pattern=r"^[\w .-]+$",
                       description="how tables and metrics name this player (agent id human:<name>)")
+
+    @field_validator("name")
+    @classmethod
+    def _not_autopilot(cls, v: str) -> str:
+        if AUTOPILOT in v:  # start_play names autopilot seats so; a person's name must not read as one
+            raise ValueError(f"{AUTOPILOT!r} marks seats a bot played on autopilot; choose another name")
+        return v
 
     @property
     def agent_id(self) -> str:
@@ -781,7 +792,9 @@ def _explain(err: dict[str, Any], model_fields: dict[str, Any] | None = None) ->
     if typ == "extra_forbidden":
         return f"{path}: unknown key (check the spelling against the config reference in README.md)"
     if typ in ("union_tag_invalid", "union_tag_not_found"):
-        return f"{path}.kind: got {value.get('kind') if isinstance(value, dict) else value!r}; allowed: 'bot', 'llm' or 'human'"
+        tags = [t.strip() for t in str((err.get("ctx") or {}).get("expected_tags", "")).split(",") if t.strip()]
+        allowed = " or ".join([", ".join(tags[:-1]), tags[-1]] if len(tags) > 1 else tags)
+        return f"{path}.kind: got {value.get('kind') if isinstance(value, dict) else value!r}; allowed: {allowed}"
     msg = msg.removeprefix("Value error, ")
     field = path.rsplit(".", 1)[-1].lower()
     if isinstance(value, (dict, list)) and typ == "value_error":

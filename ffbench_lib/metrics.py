@@ -16,7 +16,7 @@ import pandas as pd
 import yaml
 
 from . import field
-from .config import FLEX_SLOTS, KNOWN_POSITIONS, LLMSettings, Roster
+from .config import AUTOPILOT, FLEX_SLOTS, KNOWN_POSITIONS, LLMSettings, Roster
 from .llm.guard import is_decision
 from .rules.lineup import best_lineup, lineup_value
 from .rundir import TABLES, RunDir, table_frame
@@ -159,7 +159,7 @@ def is_human(agent) -> bool:
 def autopilot_bot(agent) -> str | None:
     """The bot that answered for a person's seat played on autopilot (``human:<name>-autopilot-<bot>``, named so by
     :func:`ffbench_lib.play.on_autopilot`), else None."""
-    name, mark, bot = str(agent).rpartition("-autopilot-")
+    name, mark, bot = str(agent).rpartition(AUTOPILOT)
     return bot if mark and is_human(name) else None
 
 

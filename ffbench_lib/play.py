@@ -18,7 +18,7 @@ from typing import Any
 
 from .agents.human import AnswerBook, HumanSeat, league_digest
 from .agents.wiring import build_agents
-from .config import League, dump_config
+from .config import AUTOPILOT, League, dump_config
 from .engine import Engine
 from .rundir import HUMAN_ANSWERS
 
@@ -41,7 +41,7 @@ def on_autopilot(league: League, autopilot: str) -> League:
     if autopilot not in BOTS:
         raise ValueError(f"autopilot: unknown bot strategy {autopilot!r}; allowed: {', '.join(BOTS)} or None")
     def renamed(agent):
-        return agent.model_copy(update={"name": f"{agent.name}-autopilot-{autopilot}"})
+        return agent.model_copy(update={"name": f"{agent.name}{AUTOPILOT}{autopilot}"})
 
     teams = [t.model_copy(update={"agent": renamed(t.agent)}) if t.agent.kind == "human" else t for t in league.teams]
     return league.model_copy(update={"teams": teams})

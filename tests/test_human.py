@@ -105,6 +105,8 @@ def test_human_agent_id_and_bad_name():
     assert human_league("Ann").teams[0].agent.agent_id == "human:Ann"
     with pytest.raises(ConfigError, match=r"teams\[0\]\.agent\.name"):
         human_league("a/b")
+    with pytest.raises(ConfigError, match=r"teams\[0\]\.agent\.name: .*'-autopilot-' marks seats a bot played"):
+        human_league("me-autopilot-adp")
 
 
 def test_answers_of_another_league_are_refused_not_replayed(prepared_2024, tmp_path):
