@@ -24,6 +24,7 @@ from .forms.draft import PICKED_ON_BOARD, when
 from .play import Game
 
 WAITING = "waiting for the bots..."
+TICK_S = 1.0  # the waiting line's clock (seconds)
 COMPLETE = "season complete"
 #: the final standings table's columns (those the run has)
 #: how the header names a question where the decision kind's name would puzzle a person (the board's one pick)
@@ -90,7 +91,7 @@ class PlayDesk:
         try:
             while not task.done():
                 nxt = asyncio.ensure_future(self.game.seat.next())
-                await asyncio.wait({nxt, task}, return_when=asyncio.FIRST_COMPLETED)
+                await self.wait_showing_time({nxt, task})
                 if not nxt.done():
                     nxt.cancel()
                     break
@@ -104,6 +105,15 @@ class PlayDesk:
         except Exception as e:  # noqa: BLE001 - the desk itself failed: say so where the person looks
             self.set_status(f"the desk failed: {type(e).__name__}: {e}", error=True)
             raise
+
+    async def wait_showing_time(self, aws: set) -> None:
+        """Wait for the first of ``aws``, the status line counting the seconds meanwhile (the person sees the bots
+        are at work, not a frozen page)."""
+        start = asyncio.get_running_loop().time()
+        while not (await asyncio.wait(aws, timeout=TICK_S, return_when=asyncio.FIRST_COMPLETED))[0]:
+            if self.status_text == WAITING:
+                waited = asyncio.get_running_loop().time() - start
+                self.status.value = f"<span style='color:#555'>{html.escape(WAITING)} {waited:.0f} s</span>"
 
     async def handle(self, p) -> None:
         """Answer ``p`` by autopilot or the board's pending choice, else show its form."""

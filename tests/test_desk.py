@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import threading
 
 import ipywidgets as w
 import pytest
@@ -315,3 +316,38 @@ def test_play_cell_run_again_in_the_same_kernel(prepared_2024, tmp_path):
     assert "stopped" in old.status_text and new.status_text == COMPLETE
     first = [r for r in human_decisions(tmp_path / "run") if r["decision"] == "draft_shortlist"][0]
     assert first["raw_answer"]["rationale"] == "picked on the board"  # the click before the re-run was kept
+
+
+def test_a_click_on_another_thread_wakes_the_season(prepared_2024, tmp_path):
+    """JupyterLab may deliver a widget's click on a kernel subshell's thread (its own event loop). The answer must
+    wake the season's loop at once: before the fix the season slept, the next question unasked, until the kernel's
+    next message (a person would wait forever). A watchdog thread gives it 60 s, then stops the season."""
+    league = play_league(weeks=1, trades={"weeks": []})
+    verdict: dict = {}
+
+    async def main():
+        game = start_play(league, tmp_path / "run", prepared_2024)
+        desk = PlayDesk(game)
+        await asyncio.wait_for(desk.asked.wait(), 120)
+        first, loop = desk.pending, asyncio.get_running_loop()
+
+        def subshell():  # the click, from a thread running its own loop, as a kernel subshell does
+            asyncio.run(asyncio.sleep(0.2))  # the season's loop is asleep in select() by now
+            asyncio.run(_click(desk.form.submit))
+            for _ in range(600):
+                if any(p is not first for p in game.seat.pending):
+                    verdict["next asked"] = True
+                    break
+                threading.Event().wait(0.1)
+            loop.call_soon_threadsafe(game.task.cancel)
+
+        async def _click(button):
+            button.click()
+
+        watchdog = threading.Thread(target=subshell)
+        watchdog.start()
+        await asyncio.wait({game.task}, timeout=600)
+        watchdog.join()
+
+    asyncio.run(main())
+    assert verdict.get("next asked"), "the season did not go on after an answer given on another thread"

@@ -29,7 +29,7 @@ from ..rules.lineup import best_lineup, lineup_value, random_lineup, start_value
 from ..rules.roster import unmet_starters
 from ..rules.trades import Offer, OfferSpace
 from ..decisions.waiver_claims import legal_swaps
-from ..decisions.ir_moves import OUT, IRMoves, legal_moves
+from ..decisions.ir_moves import OUT, IRMoves, ir_eligible, legal_moves
 from .base import Agent, Answer
 
 
@@ -227,7 +227,7 @@ def ir_policy(view: dict) -> Answer:
     def legal(cand: dict) -> bool:
         return IRMoves.resolve(cand, view).problems == []
 
-    outs = [c["id"] for c in sorted((c for c in view["my_roster"] if c.get("injury") == OUT),
+    outs = [c["id"] for c in sorted((c for c in view["my_roster"] if ir_eligible(c)),
                                     key=lambda c: (-(c.get("proj") or 0.0), c["id"]))]
     healthy = [c["id"] for c in sorted((c for c in view["ir"] if _back_from_injury(c, view["week"])),
                                        key=lambda c: (-value[c["id"]], c["id"]))]

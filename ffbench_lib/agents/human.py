@@ -80,8 +80,21 @@ class HumanSeat:
         self.pending.remove(pending)
         if pending.record is not None:
             pending.record(answer)
-        if not pending.future.done():
-            pending.future.set_result(answer)
+        loop = pending.future.get_loop()
+        try:
+            here = asyncio.get_running_loop()
+        except RuntimeError:
+            here = None
+        if here is loop:
+            _settle(pending.future, answer)
+        else:  # a widget callback on another thread (JupyterLab may route a comm to a kernel subshell): a plain
+            # set_result would not wake the run's loop, which would sleep until the kernel's next message
+            loop.call_soon_threadsafe(_settle, pending.future, answer)
+
+
+def _settle(future: asyncio.Future, answer: Answer) -> None:
+    if not future.done():  # its run may have stopped meanwhile
+        future.set_result(answer)
 
 
 class AnswerBook:
