@@ -159,12 +159,14 @@ class PlayDesk:
         self.send(p, answer)
 
     def send(self, p, answer: dict) -> None:
-        self.game.seat.answer(p, answer)
-        self.answered += 1
+        # the desk is cleared first: once answered, the season (on its own loop, maybe another thread than this
+        # click's) may show the next question at once, which a later clear would wipe
         self.asked.clear()
         self.form, self.pending = None, None
         self.body.children = []
         self.set_status(WAITING)
+        self.game.seat.answer(p, answer)
+        self.answered += 1
 
     def finish(self) -> None:
         """The run ended: the final standings and the replay, or why it did not finish."""

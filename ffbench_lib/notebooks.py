@@ -22,6 +22,10 @@ class NotebookError(Exception):
     """A cell of an executed notebook raised: one line naming the notebook, the cell and the exception."""
 
 
+#: kernel starts tried per notebook (a start can fail on a port race; a cell's error is never retried)
+KERNEL_STARTS = 3
+
+
 def execute(name: str, out: str | Path, parameters: dict[str, Any], timeout_s: int = 1800,
             kernel: str = KERNEL) -> Path:
     """Run ``notebooks/<name>`` into ``out`` (the executed copy, with outputs) and return its path."""
@@ -35,12 +39,20 @@ def execute(name: str, out: str | Path, parameters: dict[str, Any], timeout_s: i
     out.parent.mkdir(parents=True, exist_ok=True)
     _register_keys(parameters.get("config"))
     try:
-        pm.execute_notebook(str(src), str(out), parameters=parameters, kernel_name=kernel,
-                            execution_timeout=timeout_s, start_timeout=START_TIMEOUT_S, cwd=str(REPO),
-                            progress_bar=False, extra_arguments=KERNEL_ARGS,
-                            # no live-widget state in the copy: viewers and nbconvert show each widget's static
-                            # fallback (the replay's PNG) instead of an empty widget loaded from the network
-                            store_widget_state=False)
+        for attempt in range(1, KERNEL_STARTS + 1):
+            try:
+                pm.execute_notebook(str(src), str(out), parameters=parameters, kernel_name=kernel,
+                                    execution_timeout=timeout_s, start_timeout=START_TIMEOUT_S, cwd=str(REPO),
+                                    progress_bar=False, extra_arguments=KERNEL_ARGS,
+                                    # no live-widget state in the copy: viewers and nbconvert show each widget's
+                                    # static fallback (the replay's PNG), not an empty widget from the network
+                                    store_widget_state=False)
+                break
+            except RuntimeError as exc:
+                # the kernel died starting (its TCP port taken meanwhile by another process on a busy machine):
+                # no cell ran, so starting it again is safe
+                if "Kernel died before replying to kernel_info" not in str(exc) or attempt == KERNEL_STARTS:
+                    raise
     except PapermillExecutionError as exc:
         evalue = scrub(" ".join(str(exc.evalue).split()))
         raise NotebookError(f"{name}: cell {exc.exec_count} raised {exc.ename}: {evalue} "
