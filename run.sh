@@ -10,6 +10,7 @@ if [ -n "${FFBENCH_DATA_DIR:-}" ] && [ -d "$FFBENCH_DATA_DIR" ]; then
   FFBENCH_DATA_DIR="$(cd "$FFBENCH_DATA_DIR" && pwd)"
   export FFBENCH_DATA_DIR
 fi
+RUN_SH="$0"
 cd "$(dirname "$0")"
 VENV="${FFBENCH_VENV:-.venv}"
 PYTHON="${PYTHON:-python3}"
@@ -57,7 +58,8 @@ case "$cmd" in
     exec "$VENV/bin/python" -m ffbench_lib demo "$@"
     ;;
   ffbench)
-    exec "$VENV/bin/python" -m ffbench_lib "$@"
+    # the commands ffbench suggests (a resume hint) start the way the user typed this one
+    FFBENCH_PROG="${FFBENCH_PROG:-$RUN_SH ffbench}" exec "$VENV/bin/python" -m ffbench_lib "$@"
     ;;
   *)
     echo "usage: ./run.sh demo | ./run.sh test [pytest args] | ./run.sh ffbench COMMAND [args]" >&2

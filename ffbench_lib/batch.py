@@ -65,7 +65,7 @@ class BatchSpec(BaseModel):
     name: str = "batch"
     base: Path = Field(description="league YAML the runs start from (path relative to the batch file)")
     agents: list[dict[str, Any]] | None = Field(None, description="replace the base teams: [{name, agent}, ...]")
-    seeds: list[int] = Field(min_length=1)
+    seeds: list[Annotated[int, Field(ge=0)]] = Field(min_length=1)  # a league's seed is >= 0: refused up front
     design: Literal["rotate", "random", "field"] = "rotate"
     field: FieldSpec | None = Field(None, description="design: field only: seat, reference and candidates")
     workers: int = Field(1, ge=1, le=32, description="local: worker processes; dask: workers of the embedded "
@@ -579,8 +579,12 @@ def _run_batch(spec: BatchSpec, base: Path, workers: int | None, progress: bool)
         write_text(job.cfg_path, yaml.safe_dump(job.cfg, sort_keys=False))
         todo.append(k)
 
-    bar = tqdm(total=len(jobs), desc=f"batch {spec.name}", unit="run", disable=not progress)
-    bar.update(len(results))
+    reused = sum(bool(r.get("skipped")) for r in results.values())
+    if reused and progress:
+        tqdm.write(f"{reused} run(s) already complete in {out}, reused", file=sys.stderr)
+    # initial=: the rate counts only the runs played now (the reused ones took no time: "118987 run/s")
+    bar = tqdm(total=len(jobs), initial=len(results), desc=f"batch {spec.name}", unit="run",
+               disable=not progress)
     if todo:
         _execute(spec, workers, jobs, todo, results, bar)
     bar.close()

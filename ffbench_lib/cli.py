@@ -85,13 +85,32 @@ def _out_folder(text: str) -> str:
     return text
 
 
+def _assignments(args: argparse.Namespace) -> list[str]:
+    """The command line's config overrides (``--model``/``--teams``/``--api-base``, then every ``--set``) as
+    ``KEY=VALUE`` texts, applied to the file before validation and so recorded in the run's config.yaml."""
+    out: list[str] = []
+    if getattr(args, "model", None):
+        from .config import load_yaml, model_overrides
+
+        data = load_yaml(args.config)
+        out += model_overrides(data if isinstance(data, dict) else {}, args.model, args.teams, args.api_base)
+    elif getattr(args, "teams", None) or getattr(args, "api_base", None):
+        raise UsageError("--teams and --api-base go with --model (e.g. --model openai/gpt-5 --teams 1-3)")
+    return out + list(getattr(args, "set", None) or [])
+
+
+def _league(args: argparse.Namespace, **overrides):
+    """The config file with the command line's overrides (see :func:`_assignments`)."""
+    return load_config(args.config, settings_overrides=_assignments(args) or None, **overrides)
+
+
 def _cmd_validate(args: argparse.Namespace) -> int:
     from .data.prepare import check_inputs
     from .notices import print_notices
 
     from .agents.wiring import check_cache
 
-    league = load_config(args.config)
+    league = _league(args)
     played = check_inputs(league, live=args.live)  # every file the run reads is there and has its columns
     check_cache(league)  # LLM teams: the replay cache folder can be written
     history = "; data.allow_missing_history: true (a missing previous season is allowed)" if (
@@ -112,7 +131,55 @@ def _cmd_validate(args: argparse.Namespace) -> int:
         print(f"played by a person: {', '.join(people)}: play this league in notebooks/10_play.ipynb "
               "(ffbench run and batches refuse it)")
     print_notices(league, args.config)  # inputs the season lacks, models that may know its results
+    return _llm_preflight(league)
+
+
+def _llm_preflight(league, ratios: dict | None = None, windows: dict | None = None, sample=None) -> int:
+    """Offline checks of the LLM teams (``validate``, ``check``): unset keys and a guard that cannot apply are
+    warnings; a decision kind whose smallest prompt cannot fit a team's budget or window is an error (exit 2)."""
+    from . import preflight
+
+    if not preflight.llm_specs(league):
+        return 0
+    for line in preflight.key_warnings(league):
+        print(f"warning: {line}", file=sys.stderr)
+    sample = sample or preflight.sample_views(league)
+    guard = preflight.guard_warning(league, sample)
+    if guard:
+        print(f"warning: {guard}", file=sys.stderr)
+    rows = preflight.prompt_sizes(league, sample, ratios)
+    problems = preflight.prompt_problems(rows, windows)
+    largest: dict[str, int] = {}
+    for r in rows:
+        largest[r["kind"]] = max(largest.get(r["kind"], 0), r["server_tokens"] or r["tokens"])
+    kinds = ", ".join(f"{k} {n:,}" for k, n in sorted(largest.items()))
+    print(f"smallest prompts (every table shortened, {'server' if ratios else 'litellm'} tokens, "
+          f"views of a bots-only copy of the league to week {sample.weeks}): {kinds}")
+    if problems:
+        raise ConfigError(problems, what="league for its LLM teams")
     return 0
+
+
+def _cmd_check(args: argparse.Namespace) -> int:
+    """One cheap call per distinct model and endpoint, then the offline checks with what the servers said."""
+    from . import preflight
+
+    league = _league(args)
+    if not preflight.llm_specs(league):
+        print(f"{args.config}: no team has an LLM agent; nothing to check")
+        return 0
+    sample = preflight.sample_views(league)
+    rows = preflight.run_check(league, sample)
+    print(preflight.format_check(rows))
+    ratios = {r["model"]: r["ratio"] for r in rows if r.get("ratio")}
+    windows = {r["model"]: r["context_window"] for r in rows if r.get("context_window")}
+    failed = [r for r in rows if not (r["reachable"] and r["model_found"])]
+    code = _llm_preflight(league, ratios, windows, sample)
+    if failed:
+        print(f"error: {len(failed)} of {len(rows)} model endpoint(s) cannot be used; fix the problems above",
+              file=sys.stderr)
+        return 2
+    return code
 
 
 def _cmd_prepare(args: argparse.Namespace) -> int:
@@ -133,6 +200,13 @@ def _cmd_prepare(args: argparse.Namespace) -> int:
         n = rows if isinstance(rows, int) else len(rows)
         if n:
             print(f"  unmatched {name}: {n} (listed in manifest.json)")
+    parity = m.get("ppr_parity")
+    if isinstance(parity, dict) and parity.get("rows_compared"):
+        known = parity.get("classified_mismatches") or {}
+        known = sum(known.values()) if isinstance(known, dict) else int(known)
+        print(f"  PPR points against the file's own {parity.get('column')}: {parity.get('matching'):,} of "
+              f"{parity['rows_compared']:,} rows match" + (f", {known:,} differ for known reasons (manifest.json)"
+                                                           if known else ""))
     return 0
 
 
@@ -164,8 +238,10 @@ def _cmd_run(args: argparse.Namespace) -> int:
     from .engine import RunExists
     from .season import run_season
 
+    league = _league(args, seed=args.seed)
     try:
-        out = run_season(args.config, seed=args.seed, out=args.out, resume=args.resume, progress=not args.quiet)
+        out = run_season(league, seed=args.seed, out=args.out, resume=args.resume, progress=not args.quiet,
+                         config_name=args.config)
     except RunExists as exc:
         raise UsageError(str(exc)) from None
     from .rundir import RunDir
@@ -210,8 +286,13 @@ def _resume_command(args: argparse.Namespace) -> str:
         except (OSError, ValueError, KeyError, TypeError):
             pass
     again = ["--resume"] if args.command == "run" else []  # ffbench live continues a run by itself
-    return shlex.join(["ffbench", args.command, str(args.config), *(["--seed", str(seed)] if seed is not None else []),
-                       "--out", str(args.out), *again])
+    given = [*(["--model", args.model] if getattr(args, "model", None) else []),
+             *(["--teams", args.teams] if getattr(args, "teams", None) else []),
+             *(["--api-base", args.api_base] if getattr(args, "api_base", None) else []),
+             *[x for kv in (getattr(args, "set", None) or []) for x in ("--set", kv)]]
+    prog = shlex.split(settings().prog or "ffbench")  # ./run.sh ffbench when reached through run.sh
+    return shlex.join([*prog, args.command, str(args.config), *(["--seed", str(seed)] if seed is not None else []),
+                       *given, "--out", str(args.out), *again])
 
 
 def _expand_folders(patterns: list[str]) -> list[Path]:
@@ -399,8 +480,9 @@ def _cmd_live(args: argparse.Namespace) -> int:
     from .rundir import LIVE, RunDir
     from .season import run_season
 
-    league = load_config(args.config, seed=args.seed)
-    out = run_season(args.config, seed=args.seed, out=args.out, resume=True, progress=not args.quiet, live=True)
+    league = _league(args, seed=args.seed)
+    out = run_season(league, seed=args.seed, out=args.out, resume=True, progress=not args.quiet, live=True,
+                     config_name=args.config)
     meta = RunDir(out).meta()
     if meta.get("status") == "stopped_budget":
         print(f"stopped at phase {meta.get('phase')}: {meta.get('reason')}: edit {args.config}, then run: "
@@ -429,12 +511,25 @@ def _cmd_live(args: argparse.Namespace) -> int:
     return 0
 
 
+def _override_args(p: argparse.ArgumentParser) -> None:
+    g = p.add_argument_group("config overrides (recorded in the run's config.yaml)")
+    g.add_argument("--set", action="append", metavar="KEY=VALUE",
+                   help="replace one config value, the key written as the YAML nests it and the value as YAML, e.g. "
+                        "--set llm.max_reasks=1 --set teams[0].agent.model=openai/gpt-5 (repeatable)")
+    g.add_argument("--model", default=None, help="a litellm model id for the LLM teams (all teams if there are none), "
+                                                 "or for --teams")
+    g.add_argument("--teams", default=None, metavar="N-M,K", help="with --model: the teams that play it, counted "
+                                                                  "from 1 in the file's order, e.g. 1-3")
+    g.add_argument("--api-base", default=None, help="with --model: the server address for those teams")
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="ffbench", description="LLMs run fantasy-football teams through real NFL seasons.")
     sub = p.add_subparsers(dest="command", required=True)
 
-    v = sub.add_parser("validate", help="check a league YAML file")
+    v = sub.add_parser("validate", help="check a league YAML file (offline: nothing is called)")
     v.add_argument("config")
+    _override_args(v)
     v.add_argument("--live", action="store_true", help="for `ffbench live`: allow weeks the data has no results "
                                                        "for yet (the check is skipped, and said)")
     v.set_defaults(func=_cmd_validate)
@@ -470,7 +565,15 @@ def build_parser() -> argparse.ArgumentParser:
     rn.add_argument("--out", required=True, type=_out_folder, help="run directory")
     rn.add_argument("--resume", action="store_true", help="continue a killed run from its last checkpoint")
     rn.add_argument("--quiet", action="store_true", help="no progress bar")
+    _override_args(rn)
     rn.set_defaults(func=_cmd_run)
+
+    ck = sub.add_parser("check", help="one cheap call per LLM model and endpoint of a league: key, endpoint, model, "
+                                      "JSON mode, context window, price, token counts; then validate's LLM checks "
+                                      "with what the servers said")
+    ck.add_argument("config")
+    _override_args(ck)
+    ck.set_defaults(func=_cmd_check)
 
     lv = sub.add_parser("live", help="play a season under way: the weeks played so far, then decide the next week "
                                      "and wait for its games (rerun to continue)")
@@ -478,6 +581,7 @@ def build_parser() -> argparse.ArgumentParser:
     lv.add_argument("--seed", type=_count(0), default=None, help="default: the config's seed")
     lv.add_argument("--out", required=True, type=_out_folder, help="run directory (created, or continued)")
     lv.add_argument("--quiet", action="store_true", help="no progress bar")
+    _override_args(lv)
     lv.set_defaults(func=_cmd_live)
 
     im = sub.add_parser("import-ffb", help="convert earlier FantasyFootballBench runs into ffbench run directories")
@@ -540,7 +644,10 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     except OSError as exc:  # a folder that is a file, a full disk, no permission: the path says what to fix
         where = f": {exc.filename}" if exc.filename else ""
-        print(scrub(f"error: {exc.strerror or exc}{where}"), file=sys.stderr)
+        # a run that started keeps its last checkpoint (run.json says how it stopped): --resume continues it
+        started = args.command in ("run", "live") and (Path(args.out) / "run.json").is_file()
+        resume = f"; once fixed (free disk space), continue with: {_resume_command(args)}" if started else ""
+        print(scrub(f"error: {exc.strerror or exc}{where}{resume}"), file=sys.stderr)
         return 2
     except (KeyboardInterrupt, RunInterrupted) as exc:
         resume = (f"; continue with: {_resume_command(args)}" if args.command in ("run", "live") else

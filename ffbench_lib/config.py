@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Annotated, Any, Iterable, Literal, Union
 
 import yaml
-from pydantic import (BaseModel, BeforeValidator, ConfigDict, Field, Strict, StringConstraints, TypeAdapter, ValidationError,
+from pydantic import (AnyHttpUrl, BaseModel, BeforeValidator, ConfigDict, Field, Strict, StringConstraints, TypeAdapter, ValidationError,
                       field_validator, model_serializer, model_validator)
 from pydantic_core import PydanticCustomError
 
@@ -73,6 +73,8 @@ class BotAgent(_Strict):
         return f"bot:{self.strategy}"
 
 
+_HTTP_URL = TypeAdapter(AnyHttpUrl)
+
 #: litellm arguments ffbench sets from its own fields: never in ``extra``
 EXTRA_OWN_FIELDS = {
     "model": "use model", "messages": "the prompts come from the prompt templates",
@@ -122,6 +124,20 @@ class LLMAgent(_Strict):
         """The provider endpoint whose ``max_concurrency`` this agent shares with every other agent calling it:
         one limit per endpoint (:mod:`ffbench_lib.llm.limits`); ``http://h/v1/`` and ``http://h/v1`` are one."""
         return f"{self.model.split('/', 1)[0]}@{(self.api_base or '').rstrip('/') or 'default'}"
+
+    @field_validator("api_base")
+    @classmethod
+    def _api_base_url(cls, v: str | None) -> str | None:
+        """An address no request can be sent to fails before reaching any server, on every call: refused here."""
+        if v is None:
+            return v
+        try:
+            url = _HTTP_URL.validate_python(v)
+        except ValidationError:
+            url = None
+        if url is None or not url.host or v != v.strip():
+            raise ValueError("expected the server's http(s) address, e.g. http://127.0.0.1:8080/v1")
+        return v
 
     @field_validator("api_key_env")
     @classmethod
@@ -665,6 +681,17 @@ class League(_Strict):
         if clash:
             i = next(i for i, t in enumerate(self.teams) if f"team {t.name!r}" == clash[0])
             raise _field_problem(f"teams[{i}].agent.max_concurrency", clash[1])
+        po = self.playoffs
+        if po.enabled:
+            if po.teams > len(self.teams):
+                raise ValueError(f"playoffs.teams: {po.teams} playoff teams in a league of {len(self.teams)}; "
+                                 "lower playoffs.teams")
+            if len(po.round_weeks) != po.rounds:
+                raise ValueError(f"playoffs.round_weeks: {po.teams} playoff teams play {po.rounds} round(s), so give "
+                                 f"{po.rounds} entries (got {len(po.round_weeks)})")
+            if sum(po.round_weeks) >= self.weeks:
+                raise ValueError(f"playoffs.round_weeks: {sum(po.round_weeks)} playoff weeks leave no regular season "
+                                 f"in {self.weeks} weeks; raise weeks or shorten the rounds")
         bad = [w for w in self.trades.weeks if not 1 <= w <= self.weeks]
         if bad:
             raise ValueError(f"trades.weeks: week {bad[0]} is outside 1..{self.weeks}")
@@ -697,17 +724,6 @@ class League(_Strict):
             if not any(weights.get(s) for s in stats) and not stats & set(tiers):
                 raise ValueError(f"scoring: no rule scores a {pos} stat, so every {pos} would score 0; use a preset "
                                  f"with {pos} rules (ppr, half_ppr, standard) or give scoring.weights for them")
-        po = self.playoffs
-        if po.enabled:
-            if po.teams > len(self.teams):
-                raise ValueError(f"playoffs.teams: {po.teams} playoff teams in a league of {len(self.teams)}; "
-                                 "lower playoffs.teams")
-            if len(po.round_weeks) != po.rounds:
-                raise ValueError(f"playoffs.round_weeks: {po.teams} playoff teams play {po.rounds} round(s), so give "
-                                 f"{po.rounds} entries (got {len(po.round_weeks)})")
-            if sum(po.round_weeks) >= self.weeks:
-                raise ValueError(f"playoffs.round_weeks: {sum(po.round_weeks)} playoff weeks leave no regular season "
-                                 f"in {self.weeks} weeks; raise weeks or shorten the rounds")
         if self.waivers.enabled and self.llm.prompt_version == "v1" and any(t.agent.kind == "llm" for t in self.teams):
             raise ValueError("waivers.enabled: prompt_version v1 has no waiver prompts (it only replays old "
                              "caches); use prompt_version v2 or turn waivers off")
@@ -816,18 +832,39 @@ def _short(value: Any) -> str:
     return _repr.repr(value)
 
 
-def format_validation_error(exc: ValidationError) -> list[str]:
-    return [_explain(e) for e in exc.errors()]
+def _err_path(err: dict[str, Any]) -> str:
+    if err["type"] == "field_problem":
+        return _loc((*err["loc"], err["ctx"]["field"]))
+    return _loc(err["loc"])
 
 
-def parse_config(data: Any, source: str | None = None) -> League:
-    """Validate an already-parsed mapping; raise :class:`ConfigError` with named-field messages."""
+def line_of(path: str, lines: dict[str, int] | None) -> int | None:
+    """The line of ``path`` (``teams[3].agent.model``) in the file, else of the nearest section holding it."""
+    while lines and path:
+        if path in lines:
+            return lines[path]
+        path = re.sub(r"(\.[^.\[]+|\[\d+\])$", "", path) if re.search(r"(\.[^.\[]+|\[\d+\])$", path) else ""
+    return None
+
+
+def format_validation_error(exc: ValidationError, lines: dict[str, int] | None = None) -> list[str]:
+    """One message per problem; with ``lines`` (from :func:`load_yaml`), each names the line it is on."""
+    out = []
+    for e in exc.errors():
+        msg, line = _explain(e), line_of(_err_path(e), lines)
+        out.append(f"line {line}: {msg}" if line else msg)
+    return out
+
+
+def parse_config(data: Any, source: str | None = None, lines: dict[str, int] | None = None) -> League:
+    """Validate an already-parsed mapping; raise :class:`ConfigError` with named-field messages (and their line
+    numbers when ``lines`` maps key paths to them)."""
     if not isinstance(data, dict):
         raise ConfigError([f"(top level): expected a mapping of keys to values, got {type(data).__name__}"], source)
     try:
         return League.model_validate(data)
     except ValidationError as exc:
-        raise ConfigError(format_validation_error(exc), source) from None
+        raise ConfigError(format_validation_error(exc, lines), source) from None
 
 
 # ------------------------------------------------------------------------------------------------- YAML
@@ -887,9 +924,30 @@ def _expanded_nodes(node: yaml.Node, memo: dict[int, int]) -> int:
     return memo[id(node)]
 
 
-def load_yaml(path: str | os.PathLike[str], what: str = "league config") -> Any:
+def _node_lines(node: yaml.Node, path: str = "", out: dict[str, int] | None = None) -> dict[str, int]:
+    """``{"draft.shortlist_size": 7, "teams[0].agent": 12, ...}``: the line (1-based) of every key and list item,
+    as :func:`_loc` spells paths."""
+    out = {} if out is None else out
+    if len(out) > MAX_YAML_NODES:
+        return out
+    if isinstance(node, yaml.MappingNode):
+        for k, v in node.value:
+            if k.tag == _MERGE_TAG or not isinstance(k, yaml.ScalarNode):
+                continue
+            where = f"{path}.{k.value}" if path else str(k.value)
+            out.setdefault(where, k.start_mark.line + 1)
+            _node_lines(v, where, out)
+    elif isinstance(node, yaml.SequenceNode):
+        for i, v in enumerate(node.value):
+            out.setdefault(f"{path}[{i}]", v.start_mark.line + 1)
+            _node_lines(v, f"{path}[{i}]", out)
+    return out
+
+
+def load_yaml(path: str | os.PathLike[str], what: str = "league config", lines: dict[str, int] | None = None) -> Any:
     """Parse one YAML file with limits (size, aliases, expansion) and no duplicate keys; the one loader for
-    league and batch files. Raises :class:`ConfigError` naming the file and line."""
+    league and batch files. Raises :class:`ConfigError` naming the file and line. ``lines``, if given, is filled
+    with the line of every key path (for validation messages)."""
     p = Path(path)
     if not p.is_file():
         example = "params/batch_demo.yaml" if "batch" in what else "params/demo.yaml"
@@ -910,6 +968,8 @@ def load_yaml(path: str | os.PathLike[str], what: str = "league config") -> Any:
         if node is not None and _expanded_nodes(node, {}) > MAX_YAML_NODES:
             raise ConfigError([f"the file expands to more than {MAX_YAML_NODES:,} values through aliases "
                                "(*name); write the values out"], str(p), what)
+        if node is not None and lines is not None:
+            lines.update(_node_lines(node))
         return loader.construct_document(node) if node is not None else None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
@@ -921,18 +981,135 @@ def load_yaml(path: str | os.PathLike[str], what: str = "league config") -> Any:
         loader.dispose()
 
 
-def load_config(path: str | os.PathLike[str], **overrides: Any) -> League:
-    """Read and validate a league YAML file. ``overrides`` replace top-level keys (e.g. ``seed=3``)."""
+def load_config(path: str | os.PathLike[str], settings_overrides: "Iterable[str] | None" = None,
+                **overrides: Any) -> League:
+    """Read and validate a league YAML file. ``overrides`` replace top-level keys (e.g. ``seed=3``);
+    ``settings_overrides`` are ``KEY=VALUE`` texts (``--set``, :func:`apply_overrides`)."""
     p = Path(path)
-    data = load_yaml(p)
+    lines: dict[str, int] = {}
+    data = load_yaml(p, lines=lines)
     if isinstance(data, dict) and "teams" not in data and ("base" in data or "seeds" in data):
         raise ConfigError(["this is a batch file (it has base/seeds, no teams); run it with "
                            f"`ffbench batch {p}`"], str(p))
     if isinstance(data, dict):
         data = {**data, **{k: v for k, v in overrides.items() if v is not None}}
-    return parse_config(data, str(p))
+        if settings_overrides:
+            data = apply_overrides(data, settings_overrides)
+    return parse_config(data, str(p), lines)
 
 
 def dump_config(league: League) -> str:
     """The fully resolved config as YAML (written into every run directory)."""
     return yaml.safe_dump(league.model_dump(mode="json"), sort_keys=False)
+
+
+# ------------------------------------------------------------------------------------------- overrides
+
+_KEY_PART = re.compile(r"([A-Za-z_][\w-]*)|\[(\d+)\]")
+
+
+def _key_parts(key: str) -> list[str | int]:
+    """``teams[0].agent.model`` -> ``["teams", 0, "agent", "model"]``; ConfigError for anything else."""
+    parts: list[str | int] = []
+    for i, seg in enumerate(key.split(".")):
+        pos, found = 0, []
+        for m in _KEY_PART.finditer(seg):
+            if m.start() != pos:
+                break
+            found.append(m.group(1) if m.group(1) is not None else int(m.group(2)))
+            pos = m.end()
+        if not seg or pos != len(seg) or isinstance(found[0], int):  # each segment starts with a name
+            raise ConfigError([f"--set {key}: not a config key (write it as in the YAML, e.g. "
+                               "draft.shortlist_size or teams[0].agent.model)"])
+        parts += found
+    return parts
+
+
+def _unshared(obj: Any) -> Any:
+    """A copy in which no two places share a mapping or list: a YAML alias (``agent: *local``) is one object in the
+    parsed data, and a ``--set`` of one team must not change the others."""
+    if isinstance(obj, dict):
+        return {k: _unshared(v) for k, v in obj.items()}
+    if isinstance(obj, list):
+        return [_unshared(v) for v in obj]
+    return obj
+
+
+def apply_overrides(data: dict[str, Any], assignments: Iterable[str]) -> dict[str, Any]:
+    """``data`` (a parsed league file) with each ``KEY=VALUE`` applied: KEY a dotted path as the YAML nests it
+    (``llm.max_reasks``, ``teams[2].agent.model``), VALUE read as YAML (``3``, ``true``, ``openai/x``,
+    ``{kind: bot, strategy: adp}``). The result is validated like the file, so a wrong key or value is named."""
+    out = _unshared(data)
+    for text in assignments:
+        key, eq, raw = text.partition("=")
+        key = key.strip()
+        if not eq or not key:
+            raise ConfigError([f"--set {text!r}: expected KEY=VALUE, e.g. --set llm.max_reasks=1"])
+        try:
+            value = yaml.safe_load(raw) if raw.strip() else None
+        except yaml.YAMLError:
+            raise ConfigError([f"--set {key}: the value {raw!r} is not valid YAML"]) from None
+        parts = _key_parts(key)
+        here: Any = out
+        for j, part in enumerate(parts[:-1]):
+            nxt = parts[j + 1]
+            if isinstance(part, int):
+                if not isinstance(here, list) or part >= len(here):
+                    n = len(here) if isinstance(here, list) else 0
+                    raise ConfigError([f"--set {key}: {_loc(tuple(parts[:j + 1]))} does not exist (the file has "
+                                       f"{n} entries there, counted from 0)"])
+                if not isinstance(here[part], (dict, list)):
+                    here[part] = {}
+                here = here[part]
+            else:
+                if not isinstance(here, dict):
+                    raise ConfigError([f"--set {key}: {_loc(tuple(parts[:j]))} is not a section"])
+                if not isinstance(here.get(part), (dict, list)):
+                    here[part] = [] if isinstance(nxt, int) else {}
+                here = here[part]
+        last = parts[-1]
+        if isinstance(last, int):
+            if not isinstance(here, list) or last >= len(here):
+                raise ConfigError([f"--set {key}: {_loc(tuple(parts))} does not exist"])
+        elif not isinstance(here, dict):
+            raise ConfigError([f"--set {key}: {_loc(tuple(parts[:-1]))} is not a section"])
+        here[last] = value
+    return out
+
+
+def team_numbers(text: str, n_teams: int) -> list[int]:
+    """``--teams 1-3,5`` -> 0-based indexes ``[0, 1, 2, 4]`` (teams counted from 1 as the file lists them)."""
+    out: list[int] = []
+    for part in text.split(","):
+        a, dash, b = part.strip().partition("-")
+        try:
+            lo, hi = int(a), int(b) if dash else int(a)
+        except ValueError:
+            raise ConfigError([f"--teams {text}: expected team numbers such as 1-3 or 1,4 (counted from 1)"]) from None
+        if not 1 <= lo <= hi <= n_teams:
+            raise ConfigError([f"--teams {text}: the league has teams 1..{n_teams}"])
+        out += [i for i in range(lo - 1, hi) if i not in out]
+    return out
+
+
+def model_overrides(data: dict[str, Any], model: str, teams: str | None = None,
+                    api_base: str | None = None) -> list[str]:
+    """The ``--set`` assignments that give ``model`` to the teams named by ``teams`` (default: every LLM team of
+    the file, else every team): an LLM team keeps its other settings, any other team becomes an LLM team."""
+    rows = data.get("teams") if isinstance(data.get("teams"), list) else []
+    if teams:
+        picked = team_numbers(teams, len(rows))
+    else:
+        picked = [i for i, t in enumerate(rows) if isinstance(t, dict) and isinstance(t.get("agent"), dict)
+                  and t["agent"].get("kind") == "llm"] or list(range(len(rows)))
+    out = []
+    for i in picked:
+        agent = rows[i].get("agent") if isinstance(rows[i], dict) else None
+        if isinstance(agent, dict) and agent.get("kind") == "llm":
+            out.append(f"teams[{i}].agent.model={yaml.safe_dump(model, default_flow_style=True).strip()}")
+            if api_base is not None:
+                out.append(f"teams[{i}].agent.api_base={api_base}")
+        else:
+            new = {"kind": "llm", "model": model, **({"api_base": api_base} if api_base else {})}
+            out.append(f"teams[{i}].agent={yaml.safe_dump(new, default_flow_style=True).strip()}")
+    return out

@@ -8,7 +8,8 @@ has every question answered by that bot.
 
 A draft pick takes one click: the board answers ``draft_shortlist`` with ``[player]`` and the desk answers the
 ``draft_pick`` that follows (a shortlist of exactly that player, the only legal answer) with him, as the person's
-own decision; a pick from a longer shortlist (one typed as JSON) shows the pick form.
+own decision (no rationale unless the person wrote one); a pick from a longer shortlist (one typed as JSON) shows
+the pick form. The draft forms also show the draft so far (who took whom), as in any draft room.
 """
 from __future__ import annotations
 
@@ -20,7 +21,7 @@ from .agents.bots import make_bot
 from .forms import GenericForm, form_for
 from .forms import cards
 from .forms.base import DESK, QUESTION, STATUS, error_text
-from .forms.draft import PICKED_ON_BOARD, when
+from .forms.draft import when
 from .play import Game
 
 WAITING = "waiting for the bots..."
@@ -134,12 +135,12 @@ class PlayDesk:
             ids = [c["id"] for c in p.view.get("shortlist_detail", [])]
             if len(ids) == 1:  # the board's one player (also after a restart, which forgot ``chosen``): no choice
                 why = chosen.get("rationale") if chosen and chosen["shortlist"] == ids else None
-                self.send(p, {"player_id": ids[0], "rationale": why or PICKED_ON_BOARD})
+                self.send(p, {"player_id": ids[0], **({"rationale": why} if why else {})})
                 return
             if chosen is not None:
                 note = "your shortlist changed before your turn: take one of these"
         try:
-            self.form = form_for(p.kind, p.view, lambda ans: self.submitted(p, ans))
+            self.form = form_for(p.kind, self.shown_view(p), lambda ans: self.submitted(p, ans))
         except Exception as e:  # noqa: BLE001 - a broken form must not leave the person stuck: answer as JSON
             self.form = GenericForm(p.kind, p.view, lambda ans: self.submitted(p, ans))
             self.set_status(f"the {p.kind} form failed ({type(e).__name__}: {e}); answer as JSON", error=True)
@@ -149,6 +150,15 @@ class PlayDesk:
         self.form.on_error = lambda e: self.set_status(error_text(e), error=True)
         self.body.children = [self.form.widget]
         self.asked.set()
+
+    def shown_view(self, p) -> dict:
+        """What the form shows: the question's view, a draft question's with the picks so far (the queue view has
+        them; the others only the board, so the desk reads them from the running engine). A copy: the view the
+        engine judges and records is never changed."""
+        rec = getattr(self.game.engine, "rec", None)
+        if p.kind not in ("draft_shortlist", "draft_pick") or "picks_so_far" in p.view or rec is None:
+            return p.view
+        return {**p.view, "picks_so_far": self.game.engine.fw.picks_so_far(rec.state)}
 
     def submitted(self, p, answer: dict) -> None:
         if p.future.done() or p not in self.game.seat.pending:

@@ -13,6 +13,8 @@ has no results for is refused.
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import errno
 import hashlib
 import re
 import signal
@@ -36,6 +38,7 @@ from .notices import knowledge_cutoffs
 from .masking import Masker
 from .phases import weekly_phases
 from .phases.draft import run_draft
+from .phases.playoffs import week_points
 from .recorder import RunRecorder
 from .rules import draft as draft_rules
 from .rules.schedule import make_schedule
@@ -87,8 +90,11 @@ class Engine:
         self.run_id = f"{league.name}-s{league.seed}"
         self.rec: RunRecorder | None = None
         self.budget = Budget(league.llm.budget_usd)
+        self._spent_usd = 0.0  # on live calls before the checkpoint a resume starts from (RunDir.live_cost)
+        self._saved_logs: dict[str, int] = {}  # the logs' lengths at the last checkpoint on disk
         self._resumes: list[dict[str, Any]] = []  # every resume of this run and the config keys it changed
         self._task: asyncio.Task | None = None  # the task playing the season, while it can still be interrupted
+        self._bar = None  # the progress bar while the season plays
         self._signal: int | None = None
         self.guard = FallbackGuard(league.llm.max_fallback_rate, league.llm.fallback_min_decisions)
         self._cutoffs = knowledge_cutoffs(league)  # models that may have read the season's results (run.json)
@@ -120,6 +126,8 @@ class Engine:
         def write(record: dict) -> None:
             state.log_bytes["decisions.jsonl"] = self.rundir.append("decisions.jsonl", record)
             self.guard.record(record)  # stops a run the engine mostly played
+            if self._bar is not None:  # a phase of LLM calls takes minutes: show the decisions as they come
+                self._bar.set_postfix_str(f"{state.decisions} decisions", refresh=True)
         return write
 
     async def ask(self, team: str, kind: str, view: dict) -> tuple[Any, list[str]]:
@@ -214,6 +222,7 @@ class Engine:
         self._bind_agents(state)
         self._task, self._signal = asyncio.current_task(), None
         bar = tqdm(total=lg.weeks + 1, desc=self.run_id, unit="phase", disable=not self.progress, leave=False)
+        self._bar = bar if self.progress else None
         bar.update((state.rounds_done(rounds) == rounds) + state.last_completed_week())
         status, reason = "complete", None
         try:
@@ -259,7 +268,7 @@ class Engine:
             raise
         except BaseException as exc:
             self._task = None
-            self._stop(state, "failed", scrub(f"{type(exc).__name__}: {exc}")[:500])
+            self._stop(state, "failed", _failure(exc))
             raise
         finally:
             self._task = None
@@ -275,10 +284,38 @@ class Engine:
 
     def _stop(self, state: LeagueState, status: str, reason: str | None = None) -> LeagueState:
         """The tables and run.json as the run ends (complete) or stops early; an early stop leaves the
-        checkpoint as it was, so ``--resume`` continues from it."""
-        self.rundir.write_tables(state)
-        self.rundir.write_meta(self._meta(status, state, reason))
+        checkpoint as it was, so ``--resume`` continues from it. Tables that cannot be written (a full disk)
+        still leave run.json saying how the run stopped, if the disk has room for that small file (the tables'
+        temporary file is gone by then; a run that would have ended is ``failed``). The error is raised, unless
+        the run stops for an error of its own (failed, interrupted), which the caller raises."""
+        own_error = status in ("failed", "interrupted")
+        try:
+            self.rundir.write_tables(state)
+        except OSError as exc:
+            why = (f"{reason}; the tables could not be written either ({scrub(str(exc))[:200]})" if reason
+                   else f"the tables could not be written: {_failure(exc)}")
+            with contextlib.suppress(OSError):  # nothing more to record on a disk without room for run.json
+                self._record("failed" if status == "complete" else status, state, why)
+            if own_error:
+                return state
+            raise
+        try:
+            self._record(status, state, reason)
+        except OSError:
+            if not own_error:
+                raise
         return state
+
+    def _record(self, status: str, state: LeagueState, reason: str | None) -> None:
+        """run.json saying how the run stopped; on a full disk, after cutting the logs back to the checkpoint
+        (what they hold past it, a torn line, is what a resume cuts anyway) to make room for it."""
+        try:
+            self.rundir.write_meta(self._meta(status, state, reason))
+        except OSError as exc:
+            if exc.errno not in (errno.ENOSPC, errno.EDQUOT):
+                raise
+            self.rundir.rewind_logs(self._saved_logs)
+            self.rundir.write_meta(self._meta(status, state, reason))
 
     def _report_missing(self, w: int) -> bool:
         """Week ``w``'s injury report is not in the data yet, in a season that has one (a normal run's week-``w``
@@ -348,6 +385,12 @@ class Engine:
         if state is not None:
             problems = state.problems(self._new_state(), lg.roster.size, lg.weeks, dict(lg.roster.caps),
                                       self.catalog.position, lg.regular_weeks) + problems
+            # points, records, standings and cost are rebuilt from the rows and the ledger: an edited value is
+            # refused (a live run's earlier weeks keep the points they were scored with when the data changed)
+            problems += self._derived_problems(state, same_data=not (self.live and was and now and was != now)
+                                               ) if not problems else []
+            self._spent_usd, costs = rd.live_cost(state)
+            problems += costs
             at = max(1, state.decided_week() or state.last_completed_week())
             known = self.fw.week(at).known_players()
             problems += [f"{t} holds {p}, who is not known before week {at} "
@@ -375,13 +418,24 @@ class Engine:
             state = self._new_state()
             rd.start(dump_config(lg), self._meta("running", state))
             return state, False
-        rd.rewind_logs(state)
+        rd.rewind_logs(state.log_bytes)
+        self._saved_logs = dict(state.log_bytes)
         for d in rd.decisions():  # the fallback guard counts as if the run had never stopped
             self.guard.record(d)
         if changes:
             rd.write_config(dump_config(lg))  # config.yaml always holds the config in force
         rd.write_meta(self._meta("running", state))
         return state, False
+
+    def _derived_problems(self, state: LeagueState, same_data: bool) -> list[str]:
+        """Why the checkpoint's scores are not what its recorded rows give: every player-week's points against the
+        prepared season (``same_data``), then records, matchups and standings scored again from the lineups."""
+        regular = min(state.last_completed_week(), self.league.regular_weeks)
+        try:
+            out = state.points_problems(self.actual) if same_data else []
+            return out + state.results_problems(week_points(state, range(1, regular + 1)))
+        except (KeyError, TypeError, ValueError, AttributeError) as exc:
+            return [f"the recorded lineups cannot be scored again ({type(exc).__name__}: {exc})"]
 
     def _live_update(self, meta: dict[str, Any], state: LeagueState | None, was: str | None, now: str | None) -> None:
         """A live run continued: its data may have grown (recorded in run.json's ``live.data_updates``), never
@@ -420,7 +474,7 @@ class Engine:
 
     def _bind_agents(self, state: LeagueState) -> None:
         """The run's recorder, and the agents' context (ledger, cache, budget) for this state."""
-        self.budget = Budget(self.league.llm.budget_usd, state.llm_cost_usd)
+        self.budget = Budget(self.league.llm.budget_usd, self._spent_usd)  # a resume: the ledger's sum, unrounded
         self.rec = RunRecorder(state, self.run_id, self.league.season, self._sink(state))
 
         def log(record: dict) -> None:
@@ -432,9 +486,18 @@ class Engine:
     def checkpoint(self, state: LeagueState, crash_after: str | None) -> None:
         state.llm_cost_usd = round(self.budget.spent_usd, 6)
         self.rundir.checkpoint(state)
+        self._saved_logs = dict(state.log_bytes)
         self.rundir.write_meta(self._meta("running", state))
         if crash_after is not None and state.phase == crash_after:
             raise SimulatedCrash(f"simulated crash after {crash_after}")
+
+
+def _failure(exc: BaseException) -> str:
+    """run.json's reason for a run stopped by ``exc``; a file error (a full disk, a permission) says how to go on."""
+    text = scrub(f"{type(exc).__name__}: {exc}")[:500]
+    if isinstance(exc, OSError):
+        text += "; free disk space (or fix the file's permissions) and --resume continues from the last checkpoint"
+    return text
 
 
 @lru_cache(maxsize=1)

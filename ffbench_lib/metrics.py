@@ -18,6 +18,7 @@ import yaml
 from . import field
 from .config import AUTOPILOT, FLEX_SLOTS, KNOWN_POSITIONS, LLMSettings, Roster
 from .llm.guard import is_decision
+from .paths import from_root, outputs_dir
 from .rules.lineup import best_lineup, lineup_value
 from .rundir import TABLES, RunDir, table_frame
 
@@ -57,6 +58,47 @@ def expand_paths(runs: str | Path | Iterable[str | Path]) -> list[Path]:
     return list(seen.values())
 
 
+#: the analysis notebooks' default ``runs``; when it matches nothing, :func:`resolve_runs` takes the newest batch
+DEFAULT_RUNS = "outputs/runs/*"
+
+
+def resolve_runs(runs: str | Path | Iterable[str | Path]) -> list[Path]:
+    """:func:`expand_paths`, except that the notebooks' default (:data:`DEFAULT_RUNS`, as given or under the
+    project root) matching nothing means the newest batch under ``outputs/batches/`` with a complete run (what
+    ``./run.sh demo`` writes), said in a printed line. Any other pattern matching nothing stays an error: never
+    analyse other runs than asked."""
+    try:
+        return expand_paths(runs)
+    except FileNotFoundError as exc:
+        if not isinstance(runs, (str, Path)) or str(runs) not in (DEFAULT_RUNS, str(from_root(DEFAULT_RUNS))):
+            raise
+        batches = []
+        for folder in sorted(p for p in (outputs_dir() / "batches").glob("*") if p.is_dir()):
+            done = [f.stat().st_mtime for f in (*folder.glob("runs/*/run.json"), *folder.glob("runs/*/*/run.json"))
+                    if _status(f) == "complete"]
+            if done:
+                batches.append((max(done), folder))
+        if not batches:
+            raise FileNotFoundError(f"{exc}, nor in any batch under {outputs_dir() / 'batches'}: run `./run.sh demo` "
+                                    "first, or set runs to your run folders") from None
+    folder = max(batches)[1]
+    paths = expand_paths(folder)
+    try:
+        shown = (folder / "runs").relative_to(outputs_dir().parent)
+    except ValueError:
+        shown = folder / "runs"
+    print(f"no runs in {DEFAULT_RUNS}; using the {len(paths)} runs of {shown} (the newest of {len(batches)} "
+          "batch(es) under outputs/batches with a complete run; set runs to choose others)", flush=True)
+    return paths
+
+
+def _status(run_json: Path) -> str | None:
+    try:
+        return json.loads(run_json.read_text()).get("status")
+    except (OSError, ValueError, AttributeError):
+        return None
+
+
 def run_labels(paths: list[Path]) -> list[str]:
     """The shortest path tails (``seed-1``, ``m1/seed-1``, ...) that tell these run directories apart: the same
     folder name in two batches must stay two runs in every metric."""
@@ -76,7 +118,7 @@ def load_runs(runs: str | Path | Iterable[str | Path], complete_only: bool = Tru
     tables: dict[str, list[pd.DataFrame]] = {name: [] for name in (*TABLES, "llm_summary", "decisions")}
     metas, excluded = [], []
     batches: dict[str | None, Path] = {}
-    paths = expand_paths(runs)
+    paths = resolve_runs(runs)
     for path, label in zip(paths, run_labels(paths)):
         rd = RunDir(path)
         meta = rd.meta()
@@ -253,7 +295,8 @@ def agent_info(runs: Runs) -> pd.DataFrame:
 
 # -------------------------------------------------------------------------------------------- standings
 def standings(runs: Runs) -> pd.DataFrame:
-    """Final record per team: W-L-T, win rate (ties count half), points for and against, rank, draft slot."""
+    """Final record per team: W-L-T, win rate (the team's record, all its games, ties count half), points for and
+    against, rank, draft slot. An agent's win rate is :func:`agent_win_rate` (games against other agents only)."""
     st = runs["standings"]
     last = st[st["week"] == st.groupby("run_id")["week"].transform("max")].copy()
     games = last["wins"] + last["losses"] + last["ties"]
@@ -262,6 +305,37 @@ def standings(runs: Runs) -> pd.DataFrame:
     last = last.merge(draft_agents(runs), on=["run_id", "team"], how="left")
     return last[["run_id", "seed", "team", "agent", "draft_agent", "wins", "losses", "ties", "win_rate",
                  "points_for", "points_against", "rank", "draft_slot"]].reset_index(drop=True)
+
+
+#: the one agent-level win rate (:func:`agent_win_rate`), named so wherever it is shown
+WIN_RATE_RULE = "win rate against other agents' teams (ties half; games between two teams of one agent left out)"
+WIN_RATE_LABEL = "win rate vs other agents"
+
+
+def agent_win_rate(runs: Runs) -> pd.DataFrame:
+    """Per (run, agent): its teams' regular-season games against other agents' teams (``games``, ``wins``,
+    ``losses``, ``ties``) and ``win_rate`` = (wins + ties / 2) / games (NaN without such games).
+
+    The one win rate of an agent (:data:`WIN_RATE_RULE`), used by the leaderboard, the figures, the tests and the
+    power table. Why not the teams' records (:func:`standings`): a game between two teams of one agent is always a
+    win and a loss for it, which pulls an agent with several teams toward 0.5 (in the demo adp's 0.799 would read
+    0.725). The teams' own records stay in :func:`standings`."""
+    cols = ["run_id", "agent", "games", "wins", "losses", "ties", "win_rate"]
+    m = runs["matchups"]
+    if m.empty:
+        return pd.DataFrame(columns=cols)
+    opp = m[["run_id", "week", "team", "agent"]].rename(columns={"team": "opponent", "agent": "opponent_agent"})
+    g = m.merge(opp, on=["run_id", "week", "opponent"], how="inner")
+    g = g[g["agent"] != g["opponent_agent"]]
+    g = g.assign(w=g["result"].eq("W").astype(int), l=g["result"].eq("L").astype(int),
+                 t=g["result"].eq("T").astype(int))
+    out = g.groupby(["run_id", "agent"], as_index=False).agg(games=("w", "size"), wins=("w", "sum"),
+                                                             losses=("l", "sum"), ties=("t", "sum"))
+    base = m.drop_duplicates(["run_id", "agent"])[["run_id", "agent"]]  # an agent that only met itself: NaN
+    out = base.merge(out, on=["run_id", "agent"], how="left").fillna({"games": 0, "wins": 0, "losses": 0, "ties": 0})
+    out = out.astype({"games": int, "wins": int, "losses": int, "ties": int})
+    out["win_rate"] = (out["wins"] + 0.5 * out["ties"]) / out["games"].where(out["games"] > 0)
+    return out[cols].sort_values(["run_id", "agent"], ignore_index=True)
 
 
 def all_play(runs: Runs) -> pd.DataFrame:
@@ -722,13 +796,14 @@ def per_agent(df: pd.DataFrame, value: str) -> pd.DataFrame:
 
 
 def headline(runs: Runs) -> pd.DataFrame:
-    """Per agent, averaged over runs: wins, win rate, points for, expected wins, start/sit regret per season,
-    draft actual points, trade value (agent-made, all weeks) and trade count."""
+    """Per agent, averaged over runs: wins, win rate (:func:`agent_win_rate`), points for, expected wins,
+    start/sit regret per season, draft actual points, trade value (agent-made, all weeks) and trade count."""
     st = standings(runs)
     ap = all_play(runs)
     ss = start_sit_season(runs)
     ds = draft_summary(runs)
-    parts = [per_agent(st, v) for v in ("wins", "win_rate", "points_for")]
+    parts = [per_agent(st, v) for v in ("wins", "points_for")]
+    parts.insert(1, agent_win_rate(runs)[["run_id", "agent", "win_rate"]])  # the one agent-level win rate
     parts += [per_agent(ap, "expected_wins"), per_agent(ss, "left_on_table"), per_agent(ss, "pct_of_optimal"),
               per_agent(ds, "actual_points").rename(columns={"actual_points": "drafted_actual_points"})]
     out = parts[0]
@@ -754,8 +829,9 @@ def weekly_standings(runs: Runs, run_id: str | None = None) -> pd.DataFrame:
     return one.merge(draft_agents(runs), on=["run_id", "team"], how="left")
 
 
-__all__ = ["load_runs", "expand_paths", "run_labels", "describe_runs", "describe_sample",
-           "standings", "all_play", "points_by_slot", "draft_quality", "draft_summary",
+__all__ = ["load_runs", "expand_paths", "resolve_runs", "run_labels", "describe_runs", "describe_sample",
+           "standings", "agent_win_rate", "WIN_RATE_RULE", "WIN_RATE_LABEL", "all_play", "points_by_slot",
+           "draft_quality", "draft_summary",
            "start_sit", "start_sit_season", "trade_value", "trade_summary", "reliability", "llm_usage", "per_agent",
            "headline", "draft_slots", "player_week_points", "season_points", "weekly_standings", "team_agents", "draft_agents",
            "fallback_rates", "agent_info", "unprojected_picks", "trade_value_per_run", "waiver_summary",

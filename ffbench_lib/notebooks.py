@@ -27,8 +27,9 @@ KERNEL_STARTS = 3
 
 
 def execute(name: str, out: str | Path, parameters: dict[str, Any], timeout_s: int = 1800,
-            kernel: str = KERNEL) -> Path:
-    """Run ``notebooks/<name>`` into ``out`` (the executed copy, with outputs) and return its path."""
+            kernel: str = KERNEL, progress_bar: bool = False) -> Path:
+    """Run ``notebooks/<name>`` into ``out`` (the executed copy, with outputs) and return its path.
+    ``progress_bar``: papermill's bar of executed cells on stderr (for one long notebook a person waits for)."""
     import papermill as pm
     from papermill.exceptions import PapermillExecutionError
 
@@ -43,7 +44,7 @@ def execute(name: str, out: str | Path, parameters: dict[str, Any], timeout_s: i
             try:
                 pm.execute_notebook(str(src), str(out), parameters=parameters, kernel_name=kernel,
                                     execution_timeout=timeout_s, start_timeout=START_TIMEOUT_S, cwd=str(REPO),
-                                    progress_bar=False, extra_arguments=KERNEL_ARGS,
+                                    progress_bar=progress_bar, extra_arguments=KERNEL_ARGS,
                                     # no live-widget state in the copy: viewers and nbconvert show each widget's
                                     # static fallback (the replay's PNG), not an empty widget from the network
                                     store_widget_state=False)

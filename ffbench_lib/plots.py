@@ -80,11 +80,51 @@ def _rotate_x(ax: plt.Axes) -> None:
     plt.setp(ax.get_xticklabels(), rotation=30, ha="right", rotation_mode="anchor")
 
 
-def agent_palette(agents) -> dict[str, str]:
-    """The same colour for an agent in every figure of a report (sorted names -> tab10/tab20)."""
+class Palette(dict):
+    """agent -> colour, iterated in the agents' figure order (``ranked``: True when that order is the leaderboard's,
+    :func:`runs_palette`; then every figure draws its agents in it)."""
+    ranked: bool = False
+
+
+def agent_palette(agents, order=None) -> Palette:
+    """The one palette, keyed by agent: the same colour for an agent in every figure and in the standings replay
+    (sorted names -> tab10/tab20, so the colour never depends on ``order``). ``order`` (e.g.
+    :func:`ratings.agent_order`): the order every figure draws the agents in (the rest after it, by name)."""
     names = sorted(set(agents))
-    colors = sns.color_palette("tab10" if len(names) <= 10 else "tab20", len(names)).as_hex()
-    return dict(zip(names, colors))
+    colors = dict(zip(names, sns.color_palette("tab10" if len(names) <= 10 else "tab20", len(names)).as_hex()))
+    first = [a for a in dict.fromkeys([] if order is None else list(order)) if a in colors]
+    out = Palette((a, colors[a]) for a in first + [a for a in names if a not in first])
+    out.ranked = order is not None
+    return out
+
+
+def runs_palette(runs) -> Palette:
+    """The palette of :func:`load_runs` tables, its order the leaderboard's (:func:`ratings.agent_order`): every
+    figure of a notebook or report then shows the agents in one order and one colour each."""
+    from .ratings import agent_order
+
+    return agent_palette(runs["standings"]["agent"], order=agent_order(runs))
+
+
+def ordered(agents, palette: dict | None, fallback) -> list:
+    """``agents`` in the palette's order when it is the leaderboard's (:func:`runs_palette`), else in
+    ``fallback`` (the figure's own sort: a list of the same agents)."""
+    if palette is None or not getattr(palette, "ranked", False):
+        return list(fallback)
+    present = list(dict.fromkeys(agents))
+    return [a for a in palette if a in present] + [a for a in present if a not in palette]
+
+
+def _rows(df: pd.DataFrame, agents: list) -> pd.DataFrame:
+    """The rows of ``df`` (one per agent) in the order of ``agents``."""
+    return df.set_index("agent", drop=False).loc[list(agents)].reset_index(drop=True)
+
+
+def _wrap(text: str, width: int = 40) -> str:
+    """A long axis-label part on lines of at most ``width`` characters (a label longer than its axis sticks out)."""
+    import textwrap
+
+    return "\n".join(textwrap.wrap(text, width, break_on_hyphens=False))
 
 
 def short(agent: str) -> str:
@@ -156,20 +196,29 @@ def interval_text(ci: pd.DataFrame, sample: str | None = None) -> tuple[str, str
     return sample or f"{n} run{'s' if n != 1 else ''}", ci_label(methods), per_agent
 
 
-def points_by_position(slot_points: pd.DataFrame, info: pd.DataFrame | None = None) -> plt.Figure:
-    """Stacked bars: mean season points per agent from each starting slot."""
+def points_by_position(slot_points: pd.DataFrame, info: pd.DataFrame | None = None, palette: dict | None = None,
+                       sample: str | None = None) -> plt.Figure:
+    """Stacked bars: mean season points per team of each agent from each lineup slot (starters only: the bench
+    scores nothing), each label with its n (team-seasons); ``palette`` (:func:`runs_palette`) orders the agents,
+    ``sample`` names the runs."""
     cols = [c for c in SLOT_ORDER if c in slot_points.columns]
     # a slot's mean over the runs whose league has it; stacked as 0 for an agent that never had the slot
     mean = slot_points.groupby("agent")[cols].mean().fillna(0.0)
-    mean = mean.loc[mean.sum(axis=1).sort_values(ascending=False).index]
+    mean = mean.loc[ordered(mean.index, palette, mean.sum(axis=1).sort_values(ascending=False).index)]
+    n_teams = slot_points.groupby("agent").size()
     labels, flagged = agent_labels(info), flagged_agents(info)
     fig, ax = plt.subplots(figsize=(max(6, 0.8 * len(mean) + 2), 4.5))
     bottom = pd.Series(0.0, index=mean.index)
     for c in cols:
-        ax.bar([_label(labels, a) for a in mean.index], mean[c], bottom=bottom, color=SLOT_COLORS[c], label=c,
-               hatch=[HATCH if a in flagged else "" for a in mean.index], edgecolor="white", linewidth=0.5)
+        ax.bar([f"{_label(labels, a)} (n={int(n_teams.get(a, 0))})" for a in mean.index], mean[c], bottom=bottom,
+               color=SLOT_COLORS[c], label=c, hatch=[HATCH if a in flagged else "" for a in mean.index],
+               edgecolor="white", linewidth=0.5)
         bottom += mean[c]
-    ax.set(ylabel="points per season (mean over runs)", title="Where the points came from: starting slots")
+    n_runs = slot_points["run_id"].nunique() if "run_id" in slot_points else 0
+    where = sample or f"{n_runs} run{'s' if n_runs != 1 else ''}"
+    ax.set(ylabel="points per team-season (mean)", xlabel=_wrap(f"n = team-seasons over {where}; means, no interval",
+                                                                 90),
+           title="Season points by lineup slot (starters)")
     ax.legend(title="slot", bbox_to_anchor=(1.01, 1), loc="upper left", frameon=False)
     fallback_note(ax, flagged & set(mean.index), title="slot", bbox_to_anchor=(1.01, 1), loc="upper left")
     _rotate_x(ax)
@@ -177,13 +226,14 @@ def points_by_position(slot_points: pd.DataFrame, info: pd.DataFrame | None = No
     return fig
 
 
-def draft_performance(draft: pd.DataFrame, info: pd.DataFrame | None = None, sample: str | None = None) -> plt.Figure:
+def draft_performance(draft: pd.DataFrame, info: pd.DataFrame | None = None, sample: str | None = None,
+                      palette: dict | None = None) -> plt.Figure:
     """Grouped bars per drafting agent (:func:`metrics.draft_summary`): drafted players' previous-season,
     projected and actual points. Where another model played the season, the label says so; players without a
     projection are left out of the projected bar (counted in a note), never counted as 0. Means only: no
     interval (seaborn's default percentile-bootstrap errorbars are turned off); ``sample`` names the runs."""
     m = draft.groupby("agent")[["prev_points", "proj_points", "actual_points"]].mean()
-    m = m.sort_values("actual_points", ascending=False)
+    m = m.loc[ordered(m.index, palette, m.sort_values("actual_points", ascending=False).index)]
     played = draft.groupby("agent")["season_agent"].agg(lambda x: sorted(set(x)))
     flagged = flagged_agents(info, draft=True)
     names = {}
@@ -200,7 +250,9 @@ def draft_performance(draft: pd.DataFrame, info: pd.DataFrame | None = None, sam
                 errorbar=None, ax=ax)
     n = draft["run_id"].nunique() if "run_id" in draft else 0
     where = sample or f"{n} run{'s' if n != 1 else ''}"
-    ax.set(xlabel="", ylabel=f"points of the drafted roster\n(mean per team-season over {where}; no interval)",
+    # three short lines (the sample on one of its own): a label longer than the axis sticks out of the figure
+    ax.set(xlabel="", ylabel=f"drafted roster's points per team-season\n{_wrap(f'mean over {where}', 46)}\n"
+                             "(no interval)",
            title="Draft: what each agent drafted (draft-time rosters)")
     _rotate_x(ax)
     order = [t.get_text() for t in ax.get_xticklabels()]
@@ -222,7 +274,7 @@ def start_sit_regret(ci: pd.DataFrame, palette: dict[str, str], info: pd.DataFra
                      sample: str | None = None) -> plt.Figure:
     """Bars with CIs: points per season left on the bench against the hindsight-optimal lineup (lower is better);
     the axis names the sample (``sample``, :func:`metrics.describe_sample`) and the interval's method."""
-    ci = ci.sort_values("mean")
+    ci = _rows(ci, ordered(ci["agent"], palette, ci.sort_values("mean")["agent"]))
     labels, flagged = agent_labels(info), flagged_agents(info)
     where, method, n_of = interval_text(ci, sample)
     fig, ax = plt.subplots(figsize=(max(6, 0.8 * len(ci) + 2), 4.5))
@@ -230,7 +282,9 @@ def start_sit_regret(ci: pd.DataFrame, palette: dict[str, str], info: pd.DataFra
            color=[palette[a] for a in ci["agent"]],
            yerr=[ci["mean"] - ci["ci_low"].fillna(ci["mean"]), ci["ci_high"].fillna(ci["mean"]) - ci["mean"]],
            capsize=4, hatch=[HATCH if a in flagged else "" for a in ci["agent"]], edgecolor="white")
-    ax.set(ylabel=f"points left on the table per season\n(mean over {where}, {method})",
+    over = f"mean over {where}, {method}"  # on the x axis: a long y label wraps to three lines
+    ax.set(ylabel="points left on the table per season",
+           xlabel=over if len(over) <= 80 else f"mean over {where},\n{method}",
            title="Start/sit: points left on the table (lower is better)")
     _rotate_x(ax)
     fallback_note(ax, flagged & set(ci["agent"]), "lineups and trades")
@@ -238,11 +292,18 @@ def start_sit_regret(ci: pd.DataFrame, palette: dict[str, str], info: pd.DataFra
     return fig
 
 
+#: the height of a figure that has nothing to draw: its title and its sentence, no screen of white space
+NOTE_LINE_IN = 0.24
+
+
 def _no_bars(ax: plt.Axes, text: str, title: str) -> None:
-    """A sentence where a bar chart would have no bars (never empty axes)."""
-    ax.text(0.5, 0.5, text, ha="center", va="center", fontsize=12, color="0.3", transform=ax.transAxes)
+    """A sentence where a bar chart would have no bars (never empty axes), the figure shrunk to its title and
+    that sentence (a report or notebook shows it as a one-line note, not a screen of white space)."""
+    ax.text(0.5, 0.5, text, ha="center", va="center", fontsize=11, color="0.3", transform=ax.transAxes)
     ax.set_axis_off()
-    ax.set_title(title)
+    ax.set_title(title, fontsize=11)
+    fig = ax.figure
+    fig.set_size_inches(fig.get_figwidth(), NOTE_LINE_IN * (text.count("\n") + 3))
 
 
 def _ci_bars(ax: plt.Axes, s: pd.DataFrame, palette: dict[str, str], info: pd.DataFrame | None,
@@ -277,7 +338,7 @@ def trade_value_bars(ci: pd.DataFrame, palette: dict[str, str], info: pd.DataFra
                 "agent\n(they net to 0 for it)")
         _no_bars(ax, text, "Trades: value gained per agent")
         return fig
-    s = ci.sort_values("mean", ascending=False)
+    s = _rows(ci, ordered(ci["agent"], palette, ci.sort_values("mean", ascending=False)["agent"]))
     own = s["own_team_trades"] if "own_team_trades" in s else pd.Series(0, index=s.index)
     flagged = _ci_bars(ax, s, palette, info, [f"{int(n)} trade{'s' if n != 1 else ''}" + (
         f"\n({int(k)} own-team)" if k else "") for n, k in zip(s["trades"], own)])
@@ -303,7 +364,7 @@ def pickup_points_bars(ci: pd.DataFrame, palette: dict[str, str], info: pd.DataF
         _no_bars(ax, f"no waiver or free-agent pickups in {n_runs} run{'s' if n_runs != 1 else ''}",
                  "Waivers: points started from pickups per agent")
         return fig
-    s = ci.sort_values("mean", ascending=False)
+    s = _rows(ci, ordered(ci["agent"], palette, ci.sort_values("mean", ascending=False)["agent"]))
     flagged = _ci_bars(ax, s, palette, info, [f"{int(n)} pickup{'s' if n != 1 else ''}" for n in s["pickups"]])
     where, method, _ = interval_text(s, sample)
     ax.set(ylabel=f"points started from pickups per team\n(mean over {where}, {method})",
@@ -316,11 +377,13 @@ def pickup_points_bars(ci: pd.DataFrame, palette: dict[str, str], info: pd.DataF
 
 def win_rate_ci(ci: pd.DataFrame, palette: dict[str, str], info: pd.DataFrame | None = None,
                 seasons: list[int] | None = None, sample: str | None = None) -> plt.Figure:
-    """Win rate per agent, mean over runs with a CI; the axis names the interval's method and the sample
-    (``sample``, else :func:`metrics.describe_sample` of ``seasons``, the season of each run)."""
-    from .metrics import describe_sample
+    """Win rate per agent (:func:`metrics.agent_win_rate`: games against other agents), mean over runs with a
+    CI; the axis names the rule, the interval's method and the sample (``sample``, else
+    :func:`metrics.describe_sample` of ``seasons``, the season of each run)."""
+    from .metrics import WIN_RATE_LABEL, describe_sample
 
-    ci = ci.sort_values("mean")
+    # drawn bottom to top: the first agent of the order (the best by default) on top
+    ci = _rows(ci, ordered(ci["agent"], palette, ci.sort_values("mean", ascending=False)["agent"])[::-1])
     labels, flagged = agent_labels(info), flagged_agents(info)
     fig, ax = plt.subplots(figsize=(6.5, max(3, 0.45 * len(ci) + 1.5)))
     y = range(len(ci))
@@ -334,8 +397,8 @@ def win_rate_ci(ci: pd.DataFrame, palette: dict[str, str], info: pd.DataFrame | 
     ax.set_yticks(list(y), [f"{_label(labels, a)} (n={n})" for a, n in zip(ci["agent"], ci["runs"])])
     ax.axvline(0.5, color="0.7", ls="--", lw=1)
     where, method, _ = interval_text(ci, sample or (describe_sample(seasons) if seasons else None))
-    ax.set(xlabel=f"win rate over {where}\n(mean, {method})", xlim=(0, 1),
-           title="Win rate")
+    ax.set(xlabel=f"{WIN_RATE_LABEL} over {where}\n(mean, {method}; games between two teams of one agent "
+                  "left out)", xlim=(0, 1), title=f"{WIN_RATE_LABEL[0].upper()}{WIN_RATE_LABEL[1:]}")
     fallback_note(ax, flagged & set(ci["agent"]), "lineups and trades", bbox_to_anchor=(0.5, -0.16),
                   loc="upper center")
     sns.despine(fig)
@@ -353,11 +416,12 @@ def standings_by_week(weekly: pd.DataFrame, palette: dict[str, str], info: pd.Da
     final = weekly[weekly["week"] == weekly["week"].max()].sort_values("rank")
     flagged = flagged_agents(info)
     fig, ax = plt.subplots(figsize=(9, 4.8))
-    seen: dict[str, int] = {}
+    agent_of = final.set_index("team")["agent"]
     for team in final["team"]:
         g = weekly[weekly["team"] == team].sort_values("week")
         agent = g["agent"].iloc[0]
-        k = seen[agent] = seen.get(agent, -1) + 1
+        # an agent's k-th team by name: the same line style and marker as in the replay (BumpChart)
+        k = sorted(agent_of.index[agent_of == agent]).index(team)
         drafted = g["draft_agent"].iloc[0] if "draft_agent" in g and pd.notna(g["draft_agent"].iloc[0]) else agent
         who = short(agent) + (f" (drafted by {short(drafted)})" if drafted != agent else "")
         who += f" {DAGGER}" if agent in flagged else ""
@@ -512,18 +576,29 @@ class BumpChart:
         self.ranks = standings.pivot_table(index="week", columns="team", values="rank", aggfunc="first")
         self.weeks = [int(w) for w in self.ranks.index]
         teams = list(self.ranks.columns)
-        colors = colors or agent_palette(teams)  # by sorted name: a team keeps its colour in every frame
+        # coloured by agent with the one palette (as every figure): an agent's teams differ by line style and marker
+        agent = (standings.drop_duplicates("team").set_index("team")["agent"].to_dict() if "agent" in standings
+                 else {t: t for t in teams})
+        own = agent_palette(agent.values())  # an agent the given palette lacks: its own colour; its order kept
+        colors = {**(colors or {}), **{a: c for a, c in own.items() if a not in (colors or {})}}
+        style: dict[str, int] = {}
+        for team in teams:
+            style[team] = sum(agent[t] == agent[team] for t in style)
         n = int(self.ranks.max().max()) if len(self.ranks) else len(teams)
         self.title = title
-        self.fig = Figure(figsize=(width, 1.3 + 0.32 * max(n, 4)))
+        rows = -(-len(set(agent.values())) // 5) if "agent" in standings else 0  # the agent legend
+        self.fig = Figure(figsize=(width, 1.3 + 0.32 * max(n, 4) + (0.35 + 0.18 * rows if rows else 0)))
         FigureCanvasAgg(self.fig)
         ax = self.ax = self.fig.add_subplot()
         self.lines, self.labels = {}, {}
         for team in teams:
-            self.lines[team], = ax.plot([], [], marker="o", ms=4, lw=2.2, color=colors[team], label=team,
+            k = style[team]
+            self.lines[team], = ax.plot([], [], marker=MARKERS[k % len(MARKERS)], ms=4, lw=2.2,
+                                        ls=LINESTYLES[k % len(LINESTYLES)], color=colors[agent[team]], label=team,
                                         solid_capstyle="round")
             self.labels[team] = ax.annotate(team, (0, 0), xytext=(7, 0), textcoords="offset points", va="center",
-                                            fontsize=9, color=colors[team], fontweight="bold", annotation_clip=False)
+                                            fontsize=9, color=colors[agent[team]], fontweight="bold",
+                                            annotation_clip=False)
         first, last = (self.weeks[0], self.weeks[-1]) if self.weeks else (1, 1)
         ax.set_xlim(first - 0.3, last + 0.3)
         ax.set_xticks(self.weeks)
@@ -532,12 +607,21 @@ class BumpChart:
         ax.set(xlabel="week", ylabel="rank after the week")
         ax.grid(axis="y", color="0.92", lw=0.8)
         sns.despine(ax=ax)
+        # which colour is which agent (a team's name need not say it), one row under the axis
+        from matplotlib.lines import Line2D
+
+        shown = list(dict.fromkeys(a for a in colors if a in set(agent.values())))
+        if len(shown) > 1 or "agent" in standings:
+            self.fig.legend([Line2D([], [], color=colors[a], lw=2.2) for a in shown], [short(str(a)) for a in shown],
+                            loc="lower center", ncol=min(len(shown), 5), frameon=False, fontsize=8,
+                            bbox_to_anchor=(0.5, 0.0), title="agent", title_fontsize=8)
         # room on the right for the longest team name, measured once: frames keep one layout (no jitter)
         self.draw(last)
         text_px = max((t.get_window_extent().width for t in self.labels.values()), default=0)
         fig_px = self.fig.get_figwidth() * self.fig.dpi
+        rows = -(-len(shown) // 5) if self.fig.legends else 0  # the agent legend's rows under the axis
         self.fig.subplots_adjust(left=0.62 / width, right=max(0.5, 1 - (text_px + 14) / fig_px), top=0.9,
-                                 bottom=0.7 / self.fig.get_figheight())
+                                 bottom=(0.7 + (0.35 + 0.18 * rows if rows else 0)) / self.fig.get_figheight())
 
     def draw(self, week: int) -> list:
         """Lines up to ``week`` (the last week at or before it that has standings), each labelled at its head."""
@@ -565,9 +649,9 @@ class BumpChart:
 
 def bump_chart(standings: pd.DataFrame, week: int | None = None, colors: dict[str, str] | None = None,
                title: str = "") -> plt.Figure:
-    """Rank of every team week by week (``standings``: week, team, rank, as the run's standings table), one line
-    and colour per team labelled at its right end, rank 1 on top; ``week``: drawn up to that week (a replay
-    frame), default the whole season."""
+    """Rank of every team week by week (``standings``: week, team, agent, rank, as the run's standings table), one
+    line per team labelled at its right end, coloured by agent (``colors``: :func:`agent_palette`), rank 1 on top;
+    ``week``: drawn up to that week (a replay frame), default the whole season."""
     bump = BumpChart(standings, colors, title)
     bump.draw(week if week is not None else bump.weeks[-1])
     return bump.fig

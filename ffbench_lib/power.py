@@ -19,7 +19,7 @@ import numpy as np
 import pandas as pd
 
 from . import metrics
-from .stats import not_ranked, power, seeds_needed
+from .stats import POWER_TEST, not_ranked, power, runs_needed_wilcoxon, seeds_needed, tests_note
 
 VALUES = ("points_for", "win_rate", "wins")
 #: how every table and report labels a full-league sd estimated from a field pilot
@@ -88,8 +88,10 @@ def seeds_range(effect: float, sd: float, df: float, alpha: float, m: int, targe
 
 
 def _per_run_means(runs: metrics.Runs, value: str) -> pd.DataFrame:
-    """runs x agents: each agent's mean ``value`` over its teams in a run (a full-league pilot's pairing unit)."""
-    per_run = metrics.per_agent(metrics.standings(runs), value)
+    """runs x agents: each agent's mean ``value`` over its teams in a run (a full-league pilot's pairing unit);
+    ``win_rate`` is the one agent-level win rate (:func:`metrics.agent_win_rate`: games against other agents)."""
+    per_run = (metrics.agent_win_rate(runs) if value == "win_rate"
+               else metrics.per_agent(metrics.standings(runs), value))
     return per_run.pivot_table(index="run_id", columns="agent", values=value)
 
 
@@ -250,6 +252,8 @@ def pair_table(runs: metrics.Runs, value: str = "points_for", alpha: float = 0.0
     pairs["rank"] = pairs["rank"].astype("Int64")
     pairs["in_family"] = pairs["in_family"].astype(bool)
     summary = {"design": design, "value": value, "alpha": alpha, "target": target, "m": m,
+               # the verdicts' Wilcoxon test cannot reject any of the m pairs below this many seeds
+               "wilcoxon_min_seeds": runs_needed_wilcoxon(m, alpha),
                "seeds": int(len(raw.index)), "ranked": ranked, "not_ranked": sorted(flagged),
                "outside_family": sorted(yardstick & set(order)), "sample": metrics.describe_sample(runs),
                "full_measured": full_runs is not None, "confidence": confidence,
@@ -379,6 +383,19 @@ def _agent_line(r) -> str:
     return f"{r.agent} {place} mean {r.mean:.2f} over {r.seeds} seed(s), {_money(r.cost_per_seed)} per seed{why}"
 
 
+def aligned(df: pd.DataFrame, gap: int = 3) -> str:
+    """A table as text whose columns are ``gap`` spaces apart under a rule of dashes per column (pandas'
+    to_string puts one space between headers of several words: "sd field sd full" reads as one), the first
+    column (names) left-aligned, the others right-aligned."""
+    cells = [[str(c) for c in df.columns]] + [[str(v) for v in row] for row in df.itertuples(index=False)]
+    widths = [max(len(r[i]) for r in cells) for i in range(len(df.columns))]
+
+    def line(row):
+        return (" " * gap).join(v.ljust(w) if i == 0 else v.rjust(w)
+                                for i, (v, w) in enumerate(zip(row, widths))).rstrip()
+    return "\n".join([line(cells[0]), line(["-" * w for w in widths]), *map(line, cells[1:])])
+
+
 def format_report(table: PowerTable) -> str:
     """The power table and a plain-language summary, as printed by ``ffbench power``."""
     s, p = table.summary, table.pairs
@@ -392,8 +409,9 @@ def format_report(table: PowerTable) -> str:
     if s.get("full_measured"):
         lines.append(f"full-league pilot: {s['full_sample']}; its columns measured there (paired per-run means of "
                      "each agent's teams, matched by agent)")
-    lines += [f"test: two-sided paired t-test, alpha {s['alpha']} with Holm over {s['m']} pair(s) of candidates "
-              f"(power computed at alpha/{s['m']}: at least this under Holm); target power {s['target']:.0%}", ""]
+    lines += [f"test: {POWER_TEST}, alpha {s['alpha']} with Holm over {s['m']} pair(s) of candidates "
+              f"(power computed at alpha/{s['m']}: at least this under Holm); target power {s['target']:.0%}",
+              tests_note(s["m"], s["alpha"], s["seeds"]), ""]
     show = pd.DataFrame({
         "pair": [f"{a} > {b}" + ("" if fam else " (yardstick)")
                  for a, b, fam in zip(p["agent_a"], p["agent_b"], p["in_family"])], "n": p["n"],
@@ -406,7 +424,7 @@ def format_report(table: PowerTable) -> str:
     if s.get("full_measured"):
         show.insert(5, "n full", p["n_full"])
         show.insert(6, "diff full", p["mean_diff_full"].round(2))
-    lines.append(show.astype(object).where(show.notna(), "-").to_string(index=False))
+    lines.append(aligned(show.astype(object).where(show.notna(), "-")))
     if estimated:
         lines.append(f"* full league: {ESTIMATED} (from the field pilot; give a full-league batch too to measure it)")
     standard = {ESTIMATED_NOTE, NEEDS_FIELD_NOTE, MEASURED_NOTE}  # said once above or below
@@ -427,8 +445,10 @@ def format_report(table: PowerTable) -> str:
         if np.isfinite(s[f"seeds_{key}"]):
             rng = f" ({s[f'seeds_{key}_range']} with the pilot sd at the ends of its interval)" \
                 if s[f"seeds_{key}_range"] else ""
+            floor = s.get("wilcoxon_min_seeds", 0)
             lines.append(f"{name}: each adjacent pair reaches {s['target']:.0%} power on its own by "
-                         f"{int(s[f'seeds_{key}'])} seeds{rng}"
+                         f"{int(s[f'seeds_{key}'])} seeds{rng} (t-test; the Wilcoxon verdicts: at least "
+                         f"{max(floor, int(s[f'seeds_{key}']))})"
                          + (f"; the chance that all {n_fam} separate in one experiment is lower" if n_fam > 1 else "")
                          + f" (cost of the whole ranking: {_money(s[f'cost_{key}'])})")
         else:

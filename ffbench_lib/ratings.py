@@ -333,7 +333,8 @@ def leaderboard(runs: metrics.Runs, confidence: float = 0.95, n_resamples: int =
     opponents really played them). An agent rated from one run is ranked with ``note`` :data:`ONE_RUN`: its
     rating is the estimate its games give, but nothing says how far another run would move it; the mark goes
     wherever the rank goes. ``attrs["note"]`` says in words what was ranked and what was left out.
-    ``win_rate``: weekly head-to-head against other agents, a tie half a win."""
+    ``win_rate``: :func:`metrics.agent_win_rate` (games against other agents, a tie half a win) averaged over
+    the agent's runs, the number the win-rate figure shows."""
     from .stats import not_ranked
 
     r = ratings(runs, confidence, n_resamples, seed)
@@ -341,7 +342,8 @@ def leaderboard(runs: metrics.Runs, confidence: float = 0.95, n_resamples: int =
     why_flag = not_ranked(info)
     info = info[["agent", "fallback_rate", "draft_fallback_rate", "flagged", "draft_flagged", "ranked"]]
     board = info.merge(r, on="agent", how="left").merge(costs(runs), on="agent", how="left")
-    board["win_rate"] = (board["wins"] + 0.5 * board["ties"]) / board["games"].where(board["games"] > 0)
+    # the one agent-level win rate (metrics.agent_win_rate), as the win-rate figure shows it: its mean over runs
+    board["win_rate"] = board["agent"].map(metrics.agent_win_rate(runs).groupby("agent")["win_rate"].mean())
     other_group = board["component"].notna() & (board["component"] != 1)
     notes = []
     for row, other in zip(board.itertuples(index=False), other_group):
@@ -376,6 +378,14 @@ def leaderboard(runs: metrics.Runs, confidence: float = 0.95, n_resamples: int =
     return board
 
 
+def agent_order(runs: metrics.Runs) -> list[str]:
+    """Every agent in the leaderboard's order (ranked agents by rating, then the others as listed there): the one
+    agent order of every figure (:func:`plots.runs_palette`). The order needs the point ratings only, so the
+    bootstrap (used from 20 runs) is cut to a few resamples: the intervals are not used."""
+    return list(leaderboard(runs, n_resamples=20)["agent"])
+
+
 __all__ = ["matchups", "bradley_terry", "ratings", "components", "costs", "costs_note", "regular_weeks", "leaderboard",
+           "agent_order",
            "ONE_RUN", "SELF_PLAY", "NOT_COMPARABLE", "PRIOR_TIES", "BASE", "SCALE",
            ]

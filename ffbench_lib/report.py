@@ -23,6 +23,8 @@ from . import metrics, plots, ratings, stats
 from .secrets import scrub_text
 
 NOTEBOOK = "11_report.ipynb"
+#: the leaderboard's win-rate column (metrics.agent_win_rate, as the win-rate figure)
+WIN_RATE_COLUMN = f"{metrics.WIN_RATE_LABEL} (mean over runs)"
 #: trade rationales quoted per agent card, and how much of each
 QUOTES, QUOTE_CHARS = 3, 400
 #: the standings replay in the page: frames of the 7-inch bump chart at this dpi (700 px wide), weeks per second,
@@ -71,8 +73,10 @@ def load(runs) -> Report:
         warnings.filterwarnings("ignore", message=r"\d+ run\(s\) excluded")
         data = metrics.load_runs(runs)
     info = metrics.agent_info(data)
-    return Report(data, info, ratings.leaderboard(data), plots.agent_palette(data["standings"]["agent"]),
-                  metrics.describe_sample(data), stats.not_ranked(info))
+    board = ratings.leaderboard(data)
+    # the one palette, in the leaderboard's order (as plots.runs_palette): every figure draws the agents in it
+    palette = plots.agent_palette(data["standings"]["agent"], order=board["agent"])
+    return Report(data, info, board, palette, metrics.describe_sample(data), stats.not_ranked(info))
 
 
 def _html(text: str):
@@ -81,17 +85,25 @@ def _html(text: str):
     return HTML(text)
 
 
+#: the page's figures: rendered at this dpi, shown centred at the page's width up to FIGURE_MAX_PX (sharp there)
+FIGURE_DPI, FIGURE_MAX_PX = 150, 1100
+#: a figure with nothing to draw (plots' one-line note) is no taller than this: shown at its own size
+NOTE_MAX_IN = 1.5
+
+
 def png(fig):
     """A figure as an embedded base64 PNG with its title as alternative text (closed afterwards: the report
-    holds many)."""
+    holds many), centred at the page's width; a one-line note (a figure with nothing to draw) at its own size."""
     import matplotlib.pyplot as plt
 
     title = next((t for ax in fig.axes if (t := ax.get_title())), "figure")
+    note = fig.get_figheight() <= NOTE_MAX_IN
     buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=110, bbox_inches="tight", metadata={"Software": None})
+    fig.savefig(buf, format="png", dpi=110 if note else FIGURE_DPI, bbox_inches="tight", metadata={"Software": None})
     plt.close(fig)
     data = base64.b64encode(buf.getvalue()).decode("ascii")
-    return _html(f'<img alt="{esc(title)}" style="max-width: 100%" src="data:image/png;base64,{data}"/>')
+    return _html(f'<img alt="{esc(title)}" class="{"ffb-line" if note else "ffb-fig"}" '
+                 f'src="data:image/png;base64,{data}"/>')
 
 
 def _table(df: pd.DataFrame) -> str:
@@ -106,7 +118,12 @@ table.ffb td:not(:last-child) {white-space: nowrap}  /* names never wrap; the la
 .ffb-card {border: 1px solid #ccc; border-radius: 6px; padding: 8px 14px; margin: 12px 0}
 .ffb-card blockquote {border-left: 3px solid #bbb; margin: 4px 0 8px 0; padding: 2px 10px; color: #333}
 .ffb-note {color: #555; font-size: 13px}
-</style>"""
+/* figures centred at the page's width (nbconvert drops an img's style attribute; the lab template left-aligns
+   images at their natural size); a one-line note and the replay centred at their own size */
+.jp-RenderedHTMLCommon > img.ffb-fig, img.ffb-fig {display: block; margin: 8px auto 1em auto; width: 100%;
+  max-width: FIGURE_MAX_PXpx}
+.jp-RenderedHTMLCommon > img.ffb-line, img.ffb-line {display: block; margin: 8px auto 1em auto; max-width: 100%}
+</style>""".replace("FIGURE_MAX_PX", str(FIGURE_MAX_PX))
 
 
 def header(r: Report):
@@ -160,7 +177,7 @@ def leaderboard(r: Report):
                      "rating": "" if pd.isna(x.rating) else f"{x.rating:.0f}",
                      "95% interval": ci, "method": x.ci_method if pd.notna(x.rating) else "",
                      "runs": int(x.n_runs or 0) if pd.notna(x.n_runs) else 0,
-                     "win rate (weekly)": "" if pd.isna(x.win_rate) else f"{x.win_rate:.3f}",
+                     WIN_RATE_COLUMN: "" if pd.isna(x.win_rate) else f"{x.win_rate:.3f}",
                      "season fallbacks": f"{x.fallback_rate:.0%}", "draft fallbacks": f"{x.draft_fallback_rate:.0%}",
                      f"runs with >{metrics.MAX_FALLBACK_RATE:.0%} fallbacks": _runs_text(marks, x.n_runs),
                      "note": x.note or ""})
@@ -168,7 +185,8 @@ def leaderboard(r: Report):
     text = ["<h2>Leaderboard</h2>",
             "<p class='ffb-note'>Bradley-Terry rating from every weekly head-to-head matchup (1500 = the average "
             "agent, +400 = 10:1 odds of winning a week); the interval is over runs (jackknife t-interval below 20 "
-            f"runs, BCa bootstrap from 20). {plots.DAGGER}: more than {metrics.MAX_FALLBACK_RATE:.0%} of its "
+            f"runs, BCa bootstrap from 20). {esc(WIN_RATE_COLUMN)}: the {esc(metrics.WIN_RATE_RULE)}, the mean of "
+            f"its runs' rates, as the win-rate figure shows it. {plots.DAGGER}: more than {metrics.MAX_FALLBACK_RATE:.0%} of its "
             "decisions were engine fallbacks: shown, never ranked. The last columns name the runs in which the "
             "engine made most of an agent's decisions.</p>", _table(pd.DataFrame(rows))]
     if note:
@@ -179,8 +197,7 @@ def leaderboard(r: Report):
 def figures(r: Report) -> list:
     """The analysis notebooks' figures, in the blog's order."""
     d, info, pal, sample = r.data, r.info, r.palette, r.sample
-    st = metrics.standings(d)
-    wr = stats.agent_means(metrics.per_agent(st, "win_rate"), "win_rate")
+    wr = stats.agent_means(metrics.agent_win_rate(d), "win_rate")
     ss = stats.agent_means(metrics.per_agent(metrics.start_sit_season(d), "left_on_table"), "left_on_table")
     per_run = metrics.trade_value_per_run(d)
     tv = stats.agent_means(per_run, "value_all_weeks") if len(per_run) else pd.DataFrame(
@@ -192,8 +209,8 @@ def figures(r: Report) -> list:
             plots.win_rate_ci(wr, pal, info, sample=sample),
             plots.standings_by_week(metrics.weekly_standings(d, first["run_id"]), pal, info,
                                     run_label=Path(first["path"]).name, n_runs=len(d["meta"])),
-            plots.points_by_position(metrics.points_by_slot(d), info),
-            plots.draft_performance(metrics.draft_summary(d), info, sample=sample),
+            plots.points_by_position(metrics.points_by_slot(d), info, pal, sample=sample),
+            plots.draft_performance(metrics.draft_summary(d), info, sample=sample, palette=pal),
             plots.start_sit_regret(ss, pal, info, sample=sample),
             plots.trade_value_bars(tv, pal, info, sample=sample),
             plots.cost_vs_rating(r.board, pal, info)]
@@ -213,7 +230,7 @@ def animation(r: Report):
     title = f"{name} ({int(first['season'])})" if pd.notna(first.get("season")) else name
     with tempfile.TemporaryDirectory() as tmp:
         gif = plots.save_bump_animation(metrics.weekly_standings(r.data, first["run_id"]), Path(tmp) / "replay.gif",
-                                        fps=GIF_FPS, dpi=GIF_DPI, title=title, hold_s=GIF_HOLD_S)
+                                        fps=GIF_FPS, dpi=GIF_DPI, colors=r.palette, title=title, hold_s=GIF_HOLD_S)
         data = base64.b64encode(gif.read_bytes()).decode("ascii")
     which = ("" if len(meta) == 1 else f" It shows the first of the {len(meta)} runs ({esc(name)}), the run the "
              "standings-by-week figure draws; every run's season differs (ffbench's StandingsReplay shows any "
@@ -222,7 +239,7 @@ def animation(r: Report):
                  f"<p class='ffb-note'>Rank of every team after each week of the regular season (rank 1 on top), "
                  f"{GIF_FPS:g} weeks a second; the final standings stay {GIF_HOLD_S:g} s, then it loops.{which}</p>"
                  f'<img id="ffb-animation" alt="standings replay of {esc(title)}: ranks week by week" '
-                 f'style="max-width: 100%" src="data:image/gif;base64,{data}"/>')
+                 f'class="ffb-line" src="data:image/gif;base64,{data}"/>')
 
 
 def _quotes(r: Report, agent: str) -> list[str]:
@@ -339,8 +356,10 @@ def caveats(r: Report, alpha: float = 0.05):
     not ranked, and why."""
     st = metrics.standings(r.data)
     out = ["<h2>Caveats</h2><ul>"]
-    for name, col in (("win rate", "win_rate"), ("points for", "points_for")):
-        df = metrics.per_agent(st, col)
+    per_run = {"win_rate": metrics.agent_win_rate(r.data)[["run_id", "agent", "win_rate"]],  # the one win rate
+               "points_for": metrics.per_agent(st, "points_for")}
+    for name, col in ((metrics.WIN_RATE_LABEL, "win_rate"), ("points for", "points_for")):
+        df = per_run[col]
         fried = stats.friedman(df, col, exclude=r.not_ranked)
         pairs = stats.pairwise_wilcoxon(df, col, alpha, exclude=r.not_ranked)
         out.append(f"<li>{esc(stats.verdict(name, fried, pairs, alpha, sample=r.sample, flagged=r.not_ranked))}"
@@ -402,11 +421,26 @@ def to_html(notebook: str | Path) -> str:
     return page
 
 
-def build(runs, out: str | Path) -> Path:
+def _stage(text: str, progress: bool, start: float) -> None:
+    """One line per stage on stderr (the build takes about 20 s for a small batch: never silent that long)."""
+    import sys
+    import time
+
+    if progress:
+        print(f"report: {text} ({time.monotonic() - start:.0f} s)", file=sys.stderr, flush=True)
+
+
+def build(runs, out: str | Path, progress: bool | None = None) -> Path:
     """Execute notebook 11 on ``runs`` and write the page to ``out``. Bad runs are refused before the kernel
     starts (FileNotFoundError naming them); a page that would need the network is never written. The notebook
     runs in a temporary folder beside ``out``, always removed: when it fails, its executed copy (with the
-    traceback) is kept as ``<out>.failed.ipynb``, which the error names."""
+    traceback) is kept as ``<out>.failed.ipynb``, which the error names. ``progress``: a line per stage and
+    papermill's bar of the notebook's cells on stderr (default: when stderr is a terminal, so a person waiting
+    sees it and a log or pipe keeps its one-line errors)."""
+    import sys
+    import time
+
+    progress = sys.stderr.isatty() if progress is None else progress
     from .atomic import write_text
     from .notebooks import NotebookError, execute
 
@@ -421,19 +455,25 @@ def build(runs, out: str | Path) -> Path:
     failed = out.with_name(f"{out.name}.failed.ipynb")
     work = Path(tempfile.mkdtemp(prefix=".report-", dir=out.parent))
     nb = work / NOTEBOOK
+    start = time.monotonic()
+    _stage(f"{len(paths)} run folder(s); executing notebooks/{NOTEBOOK} (kernel start, then its cells)", progress,
+           start)
     try:
         try:
-            execute(NOTEBOOK, nb, {"runs": paths, "out": str(out.resolve())}, timeout_s=900)
+            execute(NOTEBOOK, nb, {"runs": paths, "out": str(out.resolve())}, timeout_s=900,
+                    progress_bar=progress)
         except NotebookError as exc:
             if nb.exists():
                 shutil.move(nb, failed)
             raise NotebookError(str(exc).replace(str(nb), str(failed))) from None
+        _stage("notebook executed; converting it to one HTML page", progress, start)
         page = to_html(nb)
         bad = offline_problems(page)
         if bad:  # a bug (nbconvert changed its template): keep the executed notebook to look at
             shutil.move(nb, failed)
             raise RuntimeError(f"the report would load from the network ({bad[0]}); executed notebook: {failed}")
         write_text(out, page)
+        _stage(f"page written ({len(page) / 1e6:.1f} MB)", progress, start)
         failed.unlink(missing_ok=True)  # an earlier failure's copy no longer describes this page
     finally:
         shutil.rmtree(work, ignore_errors=True)

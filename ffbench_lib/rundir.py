@@ -236,17 +236,37 @@ class RunDir:
         unknown = sorted(set(state.log_bytes) - set(LOGS)) if state else []
         return out + [f"log_bytes names unknown log {u!r}" for u in unknown]
 
-    def rewind_logs(self, state: LeagueState) -> None:
-        """Cut every log back to the checkpoint: whatever was appended after it (a torn last line included)
-        is redone by the resumed run. A log the checkpoint never saw did not exist yet."""
+    def live_cost(self, state: LeagueState) -> tuple[float, list[str]]:
+        """What the live LLM calls before the checkpoint cost: ``cost_usd`` of every ledger line (up to the
+        checkpoint's length) that is not a cache hit, summed in the ledger's order, as the run's budget added them
+        (a resumed run's budget starts from it). Also why the checkpoint's ``llm_cost_usd`` is not that sum."""
+        n, spent = state.log_bytes.get("llm_calls.jsonl", 0), 0.0
+        if n and self.file("llm_calls.jsonl").exists():
+            with open(self.file("llm_calls.jsonl"), "rb") as fh:
+                for i, line in enumerate(fh.read(n).splitlines(), start=1):
+                    try:
+                        call = json.loads(line)
+                        spent += 0.0 if call.get("cache_hit") else float(call.get("cost_usd") or 0.0)
+                    except (ValueError, TypeError, AttributeError):
+                        return spent, [f"llm_calls.jsonl line {i} is not a ledger line with a cost"]
+        if state.llm_cost_usd < 0:
+            return spent, [f"llm_cost_usd is negative ({state.llm_cost_usd})"]
+        if state.llm_cost_usd != round(spent, 6):
+            return spent, [f"llm_cost_usd is {state.llm_cost_usd} USD; the live calls in llm_calls.jsonl before "
+                           f"the checkpoint cost {round(spent, 6)} USD"]
+        return spent, []
+
+    def rewind_logs(self, log_bytes: dict[str, int]) -> None:
+        """Cut every log back to the checkpoint's lengths (``log_bytes``): whatever was appended after it (a torn
+        last line included) is redone by the resumed run. A log the checkpoint never saw did not exist yet."""
         for log in LOGS:
             path = self.file(log)
-            if log not in state.log_bytes:
+            if log not in log_bytes:
                 if path.exists():
                     path.unlink()
                 continue
             with open(path, "rb+") as fh:
-                fh.truncate(state.log_bytes[log])
+                fh.truncate(log_bytes[log])
                 os.fsync(fh.fileno())
         if not self.file("decisions.jsonl").exists():
             self.file("decisions.jsonl").touch()

@@ -124,6 +124,14 @@ def check_weights(weights: Mapping[str, float]) -> dict[str, float]:
 #: Stats a tiered rule may score: a tier adds points to every row that has the stat, so only stats that exist on
 #: team-defense rows alone (every other row has no value) may be tiered.
 TIERABLE_STATS: tuple[str, ...] = ("points_allowed",)
+#: Stats that may be negative (a loss of yards); every other stat (counts, points allowed) is 0 or more.
+MAY_BE_NEGATIVE = frozenset({"passing_yards", "rushing_yards", "receiving_yards"})
+
+
+def lowest_value(stat: str) -> float:
+    """The lowest value ``stat`` can have (the data checks refuse a negative count, and a tier below it never
+    applies)."""
+    return -math.inf if stat in MAY_BE_NEGATIVE else 0.0
 
 
 def tiers_problem(stat: object, tiers: object) -> str | None:
@@ -151,6 +159,10 @@ def tiers_problem(stat: object, tiers: object) -> str | None:
                 return f"tier {i}: upto must be a number or null (got {upto!r})"
             if prev is not None and upto <= prev:
                 return f"tier {i}: upper bounds must ascend ({upto!r} after {prev!r})"
+            if upto < lowest_value(stat):
+                return (f"tier {i}: upto {upto!r} is below {lowest_value(stat):g}, the lowest {stat} can "
+                        f"be, so the tier can never apply; give it an upto of {lowest_value(stat):g} or more, "
+                        "e.g. [[0, 10], [6, 7], [null, -4]]")
             prev = upto
         if isinstance(pts, bool) or not isinstance(pts, (int, float)) or not math.isfinite(pts):
             return f"tier {i}: points must be a finite number (got {pts!r})"

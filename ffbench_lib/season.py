@@ -11,17 +11,20 @@ from .data.prepare import prepared_for
 from .engine import Engine
 from .notices import print_notices
 from .paths import outputs_dir
+from .preflight import run_preflight
 
 
 def run_season(config: str | Path | League, seed: int | None = None, out: str | Path | None = None,
-               resume: bool = False, progress: bool = True, crash_after: str | None = None, **engine_kwargs) -> Path:
+               resume: bool = False, progress: bool = True, crash_after: str | None = None,
+               config_name: str | Path | None = None, **engine_kwargs) -> Path:
     """Run (or, with ``resume``, continue) one season and return its run directory (default ``outputs/run``
-    under the project root)."""
+    under the project root). ``config_name``: the file a given League came from, for messages."""
     out = Path(out) if out is not None else outputs_dir() / "run"
     league = load_config(config, seed=seed) if not isinstance(config, League) else (
         config.model_copy(update={"seed": seed}) if seed is not None else config)
     prepared = prepared_for(league)
-    print_notices(league, config)  # inputs the season lacks, models that may know its results: stderr, before playing
+    run_preflight(league)  # budgets that cannot fit stop here, before anything is written
+    print_notices(league, config_name or config)  # inputs the season lacks, models that may know its results: stderr, before playing
     engine = Engine(league, prepared, out, progress=progress, **engine_kwargs)
     run_sync(_with_signals(engine, resume=resume, crash_after=crash_after))
     return Path(out)

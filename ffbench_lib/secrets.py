@@ -1,4 +1,4 @@
-"""Keeping API keys out of everything ffbench writes or prints.
+r"""Keeping API keys out of everything ffbench writes or prints.
 
 Keys reach litellm only as call arguments or the provider's own environment variables; nothing that holds
 them is logged. As a second line, every writer (``atomic``: text, JSON, parquet, CSV; the run logs; executed
@@ -11,14 +11,24 @@ notebooks; the CLI's error output) passes its content through :func:`scrub`, whi
 * the value of every environment variable whose name looks like a credential (``OPENAI_API_KEY``,
   ``HF_TOKEN``, ...: the provider variables litellm reads).
 
+Each is masked in any encoding a writer or a model may spell it in (a model can echo the key it was sent): as
+JSON escapes, also doubly escaped inside a JSON-dumped ledger line (``\\u0071``), URL percent-encoding, HTML
+numeric entities, ``\x`` escapes, hex, and base64 at any alignment: nothing written decodes to a key. Only the
+span that decodes to the key is masked, so the surrounding JSON stays readable. A text without any such escape
+costs one substring search per form (the fast path of every line written).
+
 Registered values shorter than 8 characters, and name-matched environment values shorter than 16 or holding spaces,
 are never masked: masking them would corrupt ordinary text.
 """
 from __future__ import annotations
 
+import base64
+import functools
+import html
 import json
 import os
 import re
+import urllib.parse
 from pathlib import Path
 from typing import Any
 
@@ -103,24 +113,178 @@ def _key_like(value: str) -> bool:
 
 
 def secret_values() -> list[str]:
-    """Every credential value and the forms it takes inside JSON text, longest first."""
-    raw = _REGISTERED | {v for k, v in os.environ.items() if _SECRET_NAME.search(k) and _key_like(v)}
+    """Every credential value and the forms it takes written out (JSON-escaped, hex, base64 at each alignment),
+    longest first."""
+    raw = _REGISTERED | {v for k in os.environ if _secret_name(k) and _key_like(v := os.environ.get(k, ""))}
+    return list(_forms(frozenset(raw))) if raw else []
+
+
+@functools.lru_cache(maxsize=4096)
+def _secret_name(name: str) -> bool:
+    return bool(_SECRET_NAME.search(name))
+
+
+@functools.lru_cache(maxsize=64)
+def _forms(raw: frozenset[str]) -> tuple[str, ...]:
     forms = set(raw)
     for v in raw:  # a key with quotes, backslashes or non-ASCII characters is escaped inside JSON
         forms.add(json.dumps(v)[1:-1])
         forms.add(json.dumps(v, ensure_ascii=False)[1:-1])
-    return sorted(forms, key=lambda s: (-len(s), s))
+        b = v.encode("utf-8")
+        forms.update((b.hex(), b.hex().upper()))
+        forms.update(_base64_cores(b))
+    return tuple(sorted(forms, key=lambda s: (-len(s), s)))
 
 
-def _scrub(text: str, values: list[str]) -> str:
+def _base64_cores(b: bytes) -> set[str]:
+    """The characters of ``b``'s base64 that only ``b`` determines, with ``b`` at each of the three byte
+    alignments inside a longer encoded blob (standard and URL-safe alphabets): any base64 text holding ``b``
+    holds one of them."""
+    cores = set()
+    for k in range(3):
+        enc = base64.b64encode(b"\0" * k + b).decode("ascii")
+        core = enc[-(-8 * k // 6): 8 * (k + len(b)) // 6]
+        cores.update((core, core.translate(_URLSAFE)))
+    return cores
+
+
+_URLSAFE = str.maketrans("+/", "-_")
+
+
+def _scrub(text: str, values: list[str] | tuple[str, ...]) -> str:
     for v in values:
         if v in text:
             text = text.replace(v, MASK)
-    return text
+    return _scrub_encoded(text, values) if values else text
+
+
+#: one escaped character (or a run of percent-encoded bytes): JSON ``\uXXXX`` (a surrogate pair as one),
+#: ``\"``-style and ``\xXX`` escapes, URL percent-encoding, HTML entities
+_ESCAPE = re.compile(r"\\u[dD][89abAB][0-9a-fA-F]{2}\\u[dD][c-fC-F][0-9a-fA-F]{2}|\\u[0-9a-fA-F]{4}"
+                     r"|\\x[0-9a-fA-F]{2}|\\[\"\\/bfnrt]|(?:%[0-9a-fA-F]{2})+"
+                     r"|&#[0-9]{1,7};?|&#[xX][0-9a-fA-F]{1,6};?|&[A-Za-z]{2,8};")
+_JSON_SIMPLE = {"b": "\b", "f": "\f", "n": "\n", "r": "\r", "t": "\t"}
+_SPECIAL = frozenset("\"\\&<>'\b\f\n\r\t")  # characters JSON or HTML escape by name
+
+
+@functools.lru_cache(maxsize=64)
+def _spotters(values: tuple[str, ...]) -> tuple[frozenset[str], bool, tuple[tuple[str, re.Pattern[str]], ...]]:
+    r"""The characters of ``values`` and the escapes that can spell one of them, by lead character (looked for
+    first: a text without it is not scanned): ``\u0071`` but not ``\u2014`` for an ASCII key, ``\"`` only for a
+    key holding a quote. A text with none of them cannot hold an encoded key. ``wide``: a key holds a non-ASCII
+    character (so a percent-encoded byte above 0x7F may be part of one)."""
+    chars = frozenset("".join(values))
+    wide = any(ord(c) > 0x7F for c in chars)
+    backslash = ["u[0-9a-fA-F]{4}" if wide else "u00[0-7][0-9a-fA-F]",
+                 "x[0-9a-fA-F]{2}", "/"]
+    amp = ["#[xX]?[0-9a-fA-F]{1,7};?"]
+    if chars & _SPECIAL:
+        backslash.append(r"[\"\\bfnrt]")
+        amp.append("[A-Za-z]{2,8};")
+    return chars, wide, (("\\", re.compile(r"\\(?:%s)" % "|".join(backslash))), ("%", re.compile("%[0-9a-fA-F]{2}")),
+                   ("&", re.compile("&(?:%s)" % "|".join(amp))))
+
+
+def _spelled(s: str) -> str:
+    """The character (or, for a byte of a multi-byte character, a stand-in) an escape found by
+    :func:`_spotters` stands for."""
+    if s[0] == "%":
+        return chr(int(s[1:], 16))
+    if s[0] == "&":
+        return html.unescape(s if s.endswith(";") else s + ";")
+    return chr(int(s[2:], 16)) if s[1] in "ux" else _JSON_SIMPLE.get(s[1], s[1])
+
+
+#: a token: a run without whitespace or unescaped quote (a JSON string's content, a word of free text)
+_TOKEN = re.compile(r"(?:\\\S|[^\s\"\\])+")
+#: how far back of an escape a token is looked for (an encoded key is far shorter)
+_WINDOW = 2048
+
+
+def _unescape(m: re.Match[str]) -> str:
+    s = m.group(0)
+    if s[0] == "%":
+        return urllib.parse.unquote(s)
+    if s[0] == "&":
+        return html.unescape(s)
+    if s[1] == "u":
+        return (chr(int(s[2:6], 16)) if len(s) == 6 else
+                (chr(int(s[2:6], 16)) + chr(int(s[8:12], 16))).encode("utf-16", "surrogatepass").decode("utf-16"))
+    if s[1] == "x":
+        return chr(int(s[2:4], 16))
+    return _JSON_SIMPLE.get(s[1], s[1])
+
+
+def _decode(token: str) -> tuple[str, list[tuple[int, int]]]:
+    """``token`` with every layer of escapes decoded (``\\\\u0071`` inside a JSON-dumped line is two), and for
+    each decoded character the span of ``token`` it came from."""
+    text, spans = token, [(i, i + 1) for i in range(len(token))]
+    for _ in range(6):
+        out: list[str] = []
+        new: list[tuple[int, int]] = []
+        at = 0
+        for m in _ESCAPE.finditer(text):
+            out.append(text[at:m.start()])
+            new += spans[at:m.start()]
+            dec = _unescape(m)
+            out.append(dec)
+            new += [(spans[m.start()][0], spans[m.end() - 1][1])] * len(dec)
+            at = m.end()
+        if not at:
+            break
+        out.append(text[at:])
+        text, spans = "".join(out), new + spans[at:]
+    return text, spans
+
+
+def _scrub_encoded(text: str, values: list[str] | tuple[str, ...]) -> str:
+    """Mask what decodes to a credential: the part of every token with escapes (JSON, doubly JSON-escaped, URL,
+    HTML, ``\\x``) that spells one once decoded. A model may echo the key it was sent in any of them, and
+    ``json.loads`` of the line (or a browser) turns it back into the key."""
+    chars, wide, spotters = _spotters(tuple(values))
+    found = [m.start() for lead, rx in spotters if lead in text for m in rx.finditer(text)
+             if (c := _spelled(m.group(0))) in chars or (wide and c > "\x7f")]
+    if not found:
+        return text
+    sig = sorted(found)
+    cuts: list[tuple[int, int]] = []
+    done = -1
+    for pos in sig:
+        if pos < done:
+            continue  # inside a token already looked at
+        start = max(0, pos - _WINDOW)
+        lo = max(text.rfind(c, start, pos) for c in " \t\n\r\"")
+        lo = lo + 1 if lo >= 0 else start
+        for tok in _TOKEN.finditer(text, lo):
+            if tok.end() > pos:
+                break
+        else:
+            continue
+        done = tok.end()
+        if tok.start() > pos:
+            continue
+        dec, spans = _decode(tok.group(0))
+        for v in values:
+            i = dec.find(v)
+            while i >= 0:
+                cuts.append((tok.start() + spans[i][0], tok.start() + spans[i + len(v) - 1][1]))
+                i = dec.find(v, i + 1)
+    if not cuts:
+        return text
+    out, at = [], 0
+    for a, b in sorted(cuts):
+        if b <= at:
+            continue
+        out += [text[at:max(a, at)], MASK if a >= at else ""]
+        at = b
+    return "".join(out) + text[at:]
 
 
 def scrub(text: str) -> str:
-    return _scrub(text, secret_values())
+    """``text`` with every credential masked, in any form a writer or a model may spell it (see
+    :func:`_scrub_encoded`): nothing written holds a form that decodes to a key."""
+    values = secret_values()
+    return _scrub(text, values) if values else text
 
 
 #: a key by its shape alone (a provider's prefix and a long token), for free text nobody registered: what a person

@@ -44,6 +44,10 @@ class Settings(BaseSettings):
                     "absolute folder (lock files shared by the local executor's workers; waiting calls are served "
                     "first come, first served). `ffbench batch` sets it in its workers; unset: the limit holds "
                     "within one process")
+    prog: str | None = Field(None, validation_alias="FFBENCH_PROG",
+                             description="how the user reached the `ffbench` command, for the commands ffbench "
+                                         "suggests (e.g. a resume hint); `run.sh` sets it to `./run.sh ffbench`. "
+                                         "Unset: `ffbench`")
     venv: str = Field(".venv", validation_alias="FFBENCH_VENV",
                       description="`run.sh` only: the virtualenv folder it creates and uses")
     litellm_local_model_cost_map: str = Field(

@@ -20,6 +20,8 @@ _STRICT = ConfigDict(extra="forbid", strict=True)  # a checkpoint is checked fie
 OPTIONAL = ("extras", "decided")  # written only when a league (or a live run's decided week) uses them
 #: tables the scoring of a week writes: a decided, unscored week has no rows in them yet
 SCORED = ("lineups", "bench", "rosters", "ir_players", "dropped_points", "playoffs")
+#: tables of player-weeks with the player's actual points
+POINTS = ("lineups", "bench", "ir_players", "dropped_points")
 
 
 class StateError(ValueError):
@@ -187,6 +189,42 @@ class LeagueState:
                     if p not in self.rosters.get(team, []) or p in on_ir][:1]
         return out
 
+    def points_problems(self, actual: dict[int, dict[str, float]]) -> list[str]:
+        """Every recorded player-week's points (lineups, bench, IR, dropped players) must be his actual points of
+        the prepared season (``actual``: week -> player -> points, what scoring read; 0 for an empty slot)."""
+        for table in POINTS:
+            for i, r in enumerate(self.tables.get(table, [])):
+                pid = r.get("player_id")
+                want = float(actual.get(r.get("week"), {}).get(pid, 0.0)) if pid else 0.0
+                if r.get("points") != want:
+                    return [f"{table} row {i} (week {r.get('week')}, {r.get('team', 'no team')}, player {pid}) has "
+                            f"{r.get('points')!r} points; the season's actual points are {want!r}"]
+        return []
+
+    def results_problems(self, totals: dict[int, dict[str, float]]) -> list[str]:
+        """Records, matchups and standings must be exactly what :meth:`record_week` makes of the played
+        regular-season weeks' lineup totals (``totals``: week -> team -> points), rebuilt from fresh records:
+        the same sums in the same order, rounded the same way, so a genuine checkpoint always matches."""
+        again = LeagueState(self.teams, self.agent_ids, self.draft_order, self.schedule)
+        for w in sorted(totals):
+            missing = [t for t in self.teams if t not in totals[w]]
+            if missing:
+                return [f"lineups of week {w} have no rows of {missing[0]}"]
+            again.record_week(w, self.schedule[str(w)], totals[w])
+        out = [f"{t}'s record ({_record(self.records[t])}) is not what its recorded lineups give "
+               f"({_record(again.records[t])})" for t in self.teams if self.records[t] != again.records[t]][:2]
+        for table in ("matchups", "standings"):
+            rows, want = self.tables.get(table, []), again.tables.get(table, [])
+            bad = next((i for i, (a, b) in enumerate(zip(rows, want)) if a != b), None)
+            if bad is not None:
+                diff = ", ".join(f"{k} {rows[bad].get(k)!r} (the lineups give {v!r})" for k, v in want[bad].items()
+                                 if rows[bad].get(k) != v) or "unknown fields"
+                out.append(f"{table} row {bad} (week {want[bad]['week']}, {want[bad]['team']}) is not what the "
+                           f"recorded lineups give: {diff}")
+            elif len(rows) != len(want):
+                out.append(f"{table} hold {len(rows)} rows; the recorded lineups give {len(want)}")
+        return out
+
     def problems(self, fresh: "LeagueState", rounds: int, weeks: int, caps: dict[str, int],
                  position: dict[str, str], regular_weeks: int | None = None) -> list[str]:
         """Why this state cannot be a point of the league whose starting state is ``fresh`` (same teams, agents,
@@ -277,6 +315,10 @@ def _replay(state: "LeagueState") -> dict[str, list[str]]:
         for team, out, into in moves[w]:
             rosters[team] = _moved(rosters[team], out, into)
     return rosters
+
+
+def _record(r: Record) -> str:
+    return f"{r.wins}-{r.losses}-{r.ties}, points for {r.points_for}, against {r.points_against}"
 
 
 def _plain(value: Any) -> Any:

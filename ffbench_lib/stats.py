@@ -135,6 +135,23 @@ def _blocks(per_run: pd.DataFrame, value: str, exclude: Iterable[str] = ()) -> p
     return wide.dropna()
 
 
+#: the two test families of ffbench, named side by side wherever either gives advice (one place): the verdicts
+#: (report, notebook 08) test pairs with PAIR_TEST; ``ffbench power`` plans seeds with POWER_TEST
+PAIR_TEST = "two-sided Wilcoxon signed-rank test (no normality assumption; smallest p on n runs = 2/2^n)"
+POWER_TEST = "two-sided paired t-test (assumes roughly normal per-run differences)"
+
+
+def tests_note(n_pairs: int, alpha: float = 0.05, n: int | None = None) -> str:
+    """What the power table says about the verdicts' test, so the two never seem to disagree: the Wilcoxon
+    test (:data:`PAIR_TEST`) cannot reject below :func:`runs_needed_wilcoxon` runs however large the difference,
+    while the t-test's power (:data:`POWER_TEST`) can reach 1 with fewer. ``n``: the runs at hand."""
+    need = runs_needed_wilcoxon(n_pairs, alpha)
+    now = "" if n is None else f" (its power at these {n} runs: 0)" if n < need else ""
+    return (f"verdicts (ffbench report, notebook 08): the {PAIR_TEST}, Holm over {n_pairs} pair(s), can reject no "
+            f"pair below {need} runs, whatever the difference{now}; the t-test here can need fewer. For a "
+            f"Wilcoxon verdict plan at least max({need}, the seeds below)")
+
+
 def smallest_p_wilcoxon(n: int) -> float:
     """The smallest two-sided p the exact Wilcoxon signed-rank test can give on ``n`` non-zero paired
     differences: all of one sign, 2 / 2**n (1.0 for n = 0)."""
@@ -276,6 +293,8 @@ def verdict(metric: str, fried: dict, pairs: pd.DataFrame, alpha: float = 0.05, 
         power += (f" With {n} runs no pair can be significant after Holm correction over {n_pairs} pairs "
                   f"(smallest possible p = {p_min:.3g} > {alpha:g}/{n_pairs}): at least "
                   f"{runs_needed_wilcoxon(n_pairs, alpha)} runs are needed.")
+    power += (f" Pairs: the {PAIR_TEST}; `ffbench power` plans seeds with the {POWER_TEST}, which can need fewer "
+              f"runs, and names this test's floor too.")
     head += power
     if fried["p_value"] >= alpha:
         return head + " The agents' differences are NOT statistically significant; more runs (seeds) are needed." + tail

@@ -27,8 +27,12 @@ def html_table(df: pd.DataFrame) -> str:
 
 
 class StandingsReplay:
-    def __init__(self, run_dir: str | Path, interval_ms: int = 900, team: str | None = None):
-        """``team``: the team whose lineup is shown first (default: the first by name)."""
+    def __init__(self, run_dir: str | Path, interval_ms: int = 900, team: str | None = None,
+                 colors: dict[str, str] | None = None):
+        """``team``: the team whose lineup is shown first (default: the first by name); ``colors``: agent ->
+        colour (a notebook's :func:`plots.runs_palette`, so the replay matches its figures; default
+        :func:`plots.agent_palette` of this run's agents, the same colours for the same agents)."""
+        self.colors = colors
         import ipywidgets as w
 
         run = RunDir(run_dir)
@@ -147,7 +151,7 @@ class StandingsReplay:
     def bump(self) -> plots.BumpChart:
         """The bump chart of the regular season's standings (the ranks the standings table shows)."""
         if self._bump is None:
-            self._bump = plots.BumpChart(self.standings, title=self.title)
+            self._bump = plots.BumpChart(self.standings, self.colors, title=self.title)
         return self._bump
 
     def png(self, week: int | None = None) -> bytes:
@@ -160,7 +164,8 @@ class StandingsReplay:
     def save(self, path: str | Path, fps: float = 1.5, dpi: int = 100) -> Path:
         """Write the replay's bump chart as an animation, one frame per week: ``.gif``, or ``.mp4`` (needs
         ffmpeg: :func:`plots.ffmpeg_path`)."""
-        return plots.save_bump_animation(self.standings, path, fps=fps, dpi=dpi, title=self.title)
+        return plots.save_bump_animation(self.standings, path, fps=fps, dpi=dpi, colors=self.colors,
+                                         title=self.title)
 
     def summary(self) -> str:
         last = int(self.standings["week"].max())

@@ -50,7 +50,10 @@ def test_bump_chart_draws_the_standings_tables_ranks(run):
         table = w.frames(week)["standings"]
         assert {t: dict(zip(*full[t].get_data()))[week] for t in table["team"]} == dict(zip(table["team"],
                                                                                           table["rank"]))
-    assert first == {t: line.get_color() for t, line in full.items()} and len(set(first.values())) == len(first)
+    assert first == {t: line.get_color() for t, line in full.items()}
+    # coloured by agent (the figures' palette, #25): one colour per agent, teams of one agent share it
+    agent_of = w.standings.drop_duplicates("team").set_index("team")["agent"]
+    assert first == {t: plots.agent_palette(agent_of)[agent_of[t]] for t in first}
 
 
 def test_chart_in_the_widget_follows_the_slider(run):

@@ -270,8 +270,9 @@ def test_llm_league_killed_and_resumed_matches(tmp_path, cli_env, monkeypatch):
 
 
 def _stable(call: dict) -> str:
-    """A ledger line without what depends on timing or on the cache (latency, attempts, cache_hit)."""
-    return json.dumps({k: v for k, v in call.items() if k not in ("latency_s", "attempts", "retries", "cache_hit")},
+    """A ledger line without what depends on timing or on the cache (latency, waiting, attempts, cache_hit)."""
+    return json.dumps({k: v for k, v in call.items()
+                       if k not in ("latency_s", "wait_s", "attempts", "retries", "cache_hit")},
                       sort_keys=True)
 
 

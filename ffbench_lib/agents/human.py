@@ -27,6 +27,15 @@ class NoHumanSeat(RuntimeError):
     """A human team asked outside :func:`ffbench_lib.play.start_play` (``ffbench run``, a batch)."""
 
 
+class AnswersRefused(ValueError):
+    """A ``human_answers.jsonl`` that cannot be replayed into this league (another league's, or edited). Bad input,
+    not a bug: a notebook cell shows only its one line, naming the file and the fix (IPython renders an
+    exception's ``_render_traceback_`` instead of the traceback)."""
+
+    def _render_traceback_(self) -> list[str]:
+        return [f"{type(self).__name__}: {self}"]
+
+
 def view_key(kind: str, view: dict) -> str:
     """The key of one question: its kind and a sha256 of the view's canonical JSON."""
     body = json.dumps(view, sort_keys=True, separators=(",", ":"), default=str)
@@ -118,12 +127,12 @@ class AnswerBook:
                     write_text(self.path, "".join(f"{x}\n" for x in lines[:-1]))
                     text = ""
                     break
-                raise ValueError(f"{self.path} line {n}: not an answer record; delete the file to answer "
-                                 "every question again") from None
+                raise AnswersRefused(f"{self.path} line {n}: not an answer record; delete the file to answer "
+                                     "every question again, or play in another run_dir") from None
             if where != self.league:
-                raise ValueError(f"{self.path} holds answers given in another league (line {n}: its config, seed "
-                                 "or teams differ from this one's): play this league in another run_dir, or "
-                                 "delete the file to answer every question again")
+                raise AnswersRefused(f"{self.path} holds answers given in another league (line {n}: its config, "
+                                     "seed or teams differ from this one's): play this league in another run_dir, "
+                                     "or delete the file to answer every question again")
             self.answers[key] = answer
         if text and not text.endswith("\n"):  # a whole last record without its newline: the next one on its own line
             with open(self.path, "a", encoding="utf-8") as f:

@@ -13,7 +13,7 @@ from typing import Any
 
 from ..config import LLMAgent as LLMSpec
 from ..llm import MAX_ANSWER_CHARS, CallResult, FatalCallFailed, FatalLLMError, LLMClient, parse_json
-from ..llm.tokens import context_window, count_tokens
+from ..llm.tokens import context_window, count_tokens, estimated, server_count
 from ..secrets import register_credentials, scrub
 from ..decisions import REGISTRY
 from . import fit
@@ -23,6 +23,13 @@ from .prompts import messages as render
 REASK = ("Your previous answer was invalid: {problems}. Reply again with exactly one JSON object that follows the "
          "answer schema, using only player ids shown in the tables.")
 REASK_ECHO_CHARS = 4000  # of an invalid answer, echoed back in the re-ask
+#: added to a re-ask that would otherwise repeat the previous request byte for byte (the same invalid answer): a
+#: repeated request would be answered from the replay cache, so max_reasks would count re-asks never made
+REASK_AGAIN = " (Re-ask {n} of {of}: your answer repeated the same mistake.)"
+#: a budget counted with an estimated tokenizer is checked against the server's own count of a sample (once per
+#: team, when a prompt that fits the budget by the estimate comes within CALIBRATE_NEAR of it), with this margin
+CALIBRATE_NEAR = 0.75
+CALIBRATION_MARGIN = 1.05
 
 
 class LLMAgent(Agent):
@@ -34,6 +41,9 @@ class LLMAgent(Agent):
         self.agent_id = spec.agent_id
         self.ctx = None
         self.client: LLMClient | None = None
+        #: server tokens per estimated token (None: not measured; 1.0 at least: a budget is never loosened)
+        self._ratio: float | None = None
+        self.calibration: dict | None = None  # what the calibration measured (and warned of)
         register_credentials(spec.extra)  # before the run writes config.yaml (validation rejects these anyway)
 
     def bind(self, ctx) -> None:
@@ -57,8 +67,63 @@ class LLMAgent(Agent):
     def _tokens(self, msgs: list[dict[str, str]]) -> int:
         return count_tokens(self.spec.model, msgs)
 
-    def _prompt(self, decision: str, view: dict, version: str) -> tuple[list[dict[str, str]], list[str]]:
-        """The first prompt of a decision, shortened to ``max_prompt_tokens`` when the team sets one."""
+    def _fits(self, tokens: int) -> bool:
+        """Within ``max_prompt_tokens`` by the server's count as far as it is known (see :meth:`_calibrate`)."""
+        budget = self.spec.max_prompt_tokens
+        return budget is None or tokens * (self._ratio or 1.0) <= budget
+
+    async def _calibrate(self, decision: str, view: dict, version: str) -> None:
+        """Measure the server's tokens per estimated token once, on this decision's prompt with every table
+        shortened (the smallest, most likely to fit), with ``max_tokens: 1``; replayed from the cache like any
+        call. A ratio above 1 (the server counts more) tightens the budget, with :data:`CALIBRATION_MARGIN`.
+        Unless ``system_in_user``, the user message alone is counted too: a count that hardly changes without
+        the system message means the chat template drops it (a warning naming ``system_in_user``)."""
+        self._ratio = 1.0
+        short, _ = fit.shorten(view, fit.levels(view))
+        whole = render(decision, short, version)
+        samples = [self._fold(whole)]
+        if not self.spec.system_in_user and any(m["role"] == "system" for m in whole):
+            samples.append([m for m in whole if m["role"] != "system"])
+        calls = []
+        for sample in samples:
+            est = self._tokens(sample)
+            try:
+                call = await self.client.complete(sample, max_tokens=1)
+            except Exception as exc:  # noqa: BLE001 - a configuration error stops the run; others leave the estimate
+                self._ledger("token_calibration", view, sample, 0, None, None, [], error=scrub(str(exc))[:1000],
+                             attempts=getattr(exc, "attempts", []), prompt_tokens_estimated=est)
+                if isinstance(exc, FatalCallFailed) and exc.kind == "context":
+                    raise self._context_error(decision, est, exc) from None
+                if isinstance(exc, (FatalCallFailed, FatalLLMError)):
+                    raise
+                return
+            calls.append((sample, est, call))
+        counts = [(est, call.usage.get("prompt_tokens")) for _, est, call in calls]
+        (est, server), warning = counts[0], None
+        if len(counts) == 2 and server and counts[1][1]:
+            (bare_est, bare), sys_tokens = counts[1], counts[0][0] - counts[1][0]
+            if server - bare < 0.3 * sys_tokens * (bare / bare_est):
+                est, server = bare_est, bare
+                warning = (f"team {self.team!r} ({self.spec.model}): the server counted {counts[0][1]:,} prompt "
+                           f"tokens with the system message and {bare:,} without it (about {sys_tokens:,} more "
+                           "expected): its chat template drops the system role, and with it the league's rules; set "
+                           "system_in_user: true")
+        if server and est and server > est:
+            self._ratio = server / est * CALIBRATION_MARGIN
+        self.calibration = {"for": decision, "estimated": est, "server": server, "ratio": round(self._ratio, 4),
+                            **({"warning": warning} if warning else {})}
+        for i, (sample, n, call) in enumerate(calls):
+            self._ledger("token_calibration", view, sample, 0, call, None, [], prompt_tokens_estimated=n,
+                         calibration=self.calibration if i == len(calls) - 1 else {"for": decision, "estimated": n})
+        if warning:
+            from tqdm.auto import tqdm
+            import sys
+
+            tqdm.write(f"warning: {warning}", file=sys.stderr)
+
+    async def _prompt(self, decision: str, view: dict, version: str) -> tuple[list[dict[str, str]], list[str]]:
+        """The first prompt of a decision, shortened to ``max_prompt_tokens`` when the team sets one (by the
+        server's count once measured: models whose tokenizer litellm only estimates are calibrated first)."""
         budget = self.spec.max_prompt_tokens
         top = fit.levels(view) if budget else 0
         for level in range(top + 1):
@@ -69,35 +134,48 @@ class LLMAgent(Agent):
                 user = next(m for m in msgs if m["role"] == "user")
                 user["content"] += "\n\n" + fit.note(notes)
             msgs = self._fold(msgs)
-            if budget is None or self._tokens(msgs) <= budget:
+            tokens = self._tokens(msgs) if budget is not None else 0
+            if (budget is not None and self._ratio is None and budget * CALIBRATE_NEAR < tokens <= budget
+                    and estimated(self.spec.model)):  # fits by the estimate, but near enough for it to matter
+                await self._calibrate(decision, view, version)
+            if self._fits(tokens):
                 return msgs, notes
+        counted = (f" (x{self._ratio:.2f} by the server's count)" if self._ratio and self._ratio > 1 else "")
         raise FatalLLMError(f"team {self.team!r} ({self.spec.model}): the {decision} prompt needs "
-                            f"{self._tokens(msgs):,} tokens even with every table shortened; max_prompt_tokens is "
-                            f"{budget:,}: raise it (and the model's context window) or use smaller rosters")
+                            f"{self._tokens(msgs):,} tokens{counted} even with every table shortened; max_prompt_tokens "
+                            f"is {budget:,}: raise it (and the model's context window) or use smaller rosters")
 
-    def _reask(self, first: list[dict[str, str]], msgs: list[dict[str, str]], text: str | None,
-               problems: list[str]) -> list[dict[str, str]] | None:
-        """The conversation plus the invalid answer and what was wrong with it. Over ``max_prompt_tokens``,
-        older re-ask turns are dropped, then the echo of the invalid answer; None if even that is too long."""
+    def _reask(self, first: list[dict[str, str]], asked: list[list[dict[str, str]]], text: str | None,
+               problems: list[str], reask: int = 1) -> list[dict[str, str]] | None:
+        """The first prompt plus the latest invalid answer and what was wrong with it (earlier re-ask turns are
+        not repeated: each would add the echo of a bad answer); over ``max_prompt_tokens`` the echo is dropped;
+        None if even that is too long."""
         answer = text or ""
         if len(answer) > REASK_ECHO_CHARS:
             answer = answer[:REASK_ECHO_CHARS] + " [...cut]"
         turn = [{"role": "assistant", "content": answer},
                 {"role": "user", "content": REASK.format(problems="; ".join(problems))}]
-        budget = self.spec.max_prompt_tokens
-        for candidate in (msgs + turn, first + turn, first + [{**turn[0], "content": ""}, turn[1]]):
-            if budget is None or self._tokens(candidate) <= budget:
+        for candidate in (first + turn, first + [{**turn[0], "content": ""}, turn[1]]):
+            if candidate in asked:  # the same request again would be answered from the cache: say it is a re-ask
+                candidate = [*candidate[:-1], {**candidate[-1], "content": candidate[-1]["content"] + REASK_AGAIN.format(
+                    n=reask, of=self.ctx.settings.max_reasks)}]
+            if self._fits(self._tokens(candidate)):
                 return candidate
         return None
 
     def _context_error(self, decision: str, tokens: int, exc: FatalCallFailed) -> FatalLLMError:
         window = context_window(self.spec.model, exc.error)
         size = f"{window:,} tokens" if window else "smaller (the server did not say how large)"
+        server = server_count(exc.error)
+        count = (f"{server:,} tokens by the server's count ({tokens:,} by litellm's estimate)" if server else
+                 f"about {tokens:,} tokens (litellm's tokenizer)")
+        budget = self.spec.max_prompt_tokens
+        fix = (f"max_prompt_tokens is {budget:,}: lower it below the window less max_tokens" if budget else
+               "Set max_prompt_tokens for this team (prompts are then shortened to fit)")
         return FatalLLMError(
-            f"team {self.team!r} ({self.spec.model}): the {decision} prompt is about {tokens:,} tokens (litellm's "
-            f"tokenizer) and the model's context window is {size}; the window must also hold max_tokens="
-            f"{self.spec.max_tokens} on some servers. Set max_prompt_tokens for this team (prompts are then "
-            "shortened to fit), lower max_tokens, or serve the model with a larger context")
+            f"team {self.team!r} ({self.spec.model}): the {decision} prompt is {count} and the model's context "
+            f"window is {size}; the window must also hold max_tokens={self.spec.max_tokens} on some servers. "
+            f"{fix}, lower max_tokens, or serve the model with a larger context")
 
     # -- one decision ------------------------------------------------------------------------------------
     async def decide(self, kind: str, view: dict) -> Answer:
@@ -108,8 +186,8 @@ class LLMAgent(Agent):
             raise FatalLLMError("LLMAgent used before the engine bound it to a run")
         settings = self.ctx.settings
         version = settings.prompt_version
-        first, trimmed = self._prompt(decision, view, version)
-        msgs = first
+        first, trimmed = await self._prompt(decision, view, version)
+        msgs, asked = first, []
         parsed: dict[str, Any] | None = None
         problems: list[str] = []
         text = None
@@ -130,7 +208,8 @@ class LLMAgent(Agent):
             if not problems:
                 break
             if reask < settings.max_reasks:
-                nxt = self._reask(first, msgs, text, problems)
+                asked.append(msgs)
+                nxt = self._reask(first, asked, text, problems, reask + 1)
                 if nxt is None:
                     problems = problems + ["not re-asked: a re-ask would exceed max_prompt_tokens"]
                     break
@@ -156,9 +235,10 @@ class LLMAgent(Agent):
         return parsed, problems
 
     def _ledger(self, decision, view, msgs, reask, call: CallResult | None, parsed, problems, error=None,
-                attempts=None, prompt_tokens_estimated=None, trimmed=None) -> None:
+                attempts=None, prompt_tokens_estimated=None, trimmed=None, calibration=None) -> None:
         attempts = call.attempts if call else (attempts or [])
-        self.ctx.log({
+        extra = {"calibration": calibration} if calibration is not None else {}
+        self.ctx.log({**extra,
             "team": self.team, "model": self.spec.model, "agent": self.agent_id, "decision": decision,
             "week": view.get("week"), "pick": view.get("pick"), "reask": reask,
             "prompt_version": self.ctx.settings.prompt_version, "messages": msgs,
@@ -172,6 +252,7 @@ class LLMAgent(Agent):
             "completion_tokens": call.usage.get("completion_tokens") if call else None,
             "reasoning_tokens": call.usage.get("reasoning_tokens") if call else None,
             "cost_usd": call.cost_usd if call else None, "latency_s": call.latency_s if call else None,
+            "wait_s": call.wait_s if call else None,
             "attempts": attempts, "retries": max(0, len(attempts) - 1),  # retries = attempts after the first
             "cache_hit": call.cache_hit if call else False, "error": error,
             "cache_error": call.cache_error if call else None,

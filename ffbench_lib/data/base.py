@@ -52,6 +52,19 @@ def read_csv(path: Path, what: str, required: Iterable[str] = (), complete_lines
                         f"or corrupt: {REFETCH}") from None
 
 
+def check_season(df: pd.DataFrame, col: str, season: int, what: str, path: object, fix: str | None = None) -> None:
+    """A DataError when a one-season file holds rows of another season (its ``col``): another season's file saved
+    under this season's name would otherwise be read as this season, and fail later, if at all, for a wrong reason."""
+    seasons = pd.to_numeric(df[col], errors="coerce")
+    other = seasons.notna() & (seasons != season)
+    if other.any():
+        found = ", ".join(str(int(s)) for s in sorted(seasons[other].unique()))
+        fix = fix or f"nflverse files: `ffbench data download --seasons {season} --out DIR`"
+        raise DataError(f"{what}: {path} holds season {found} rows ({int(other.sum())} of {len(df)}, its {col} "
+                        f"column), not {season}: it is another season's file; replace it with the {season} one "
+                        f"({fix})")
+
+
 _SUFFIX = re.compile(r"\b(jr|sr|ii|iii|iv|v)\b\.?")
 
 
@@ -121,15 +134,33 @@ class DataSource(ABC):
     # -- the interface -------------------------------------------------------------------------------------
     # weekly/schedule/byes apply the shared content rules (``checks``) to what each source's reader returns,
     # so no source can skip them.
+    #: the source's own PPR points column (``fantasy_points_ppr`` in the canonical table), as its files name it
+    ppr_column = "fantasy_points_ppr"
+
     def weekly(self, season: int) -> pd.DataFrame:
         """Actual stats, one row per player-week (regular season), canonical columns; read and checked once
-        per source object (callers must not modify it)."""
-        from .checks import checked_weekly
+        per source object (callers must not modify it), our PPR points included (:meth:`ppr_parity`)."""
+        from .checks import checked_ppr_parity, checked_weekly
         cache = self.__dict__.setdefault("_weekly_cache", {})
         if season not in cache:
             rows, where = self._weekly_rows(season)
-            cache[season] = checked_weekly(rows, f"{self.name} weekly stats {season}", where)
+            what = f"{self.name} weekly stats {season}"
+            weekly = checked_weekly(rows, what, where)
+            self.__dict__.setdefault("_parity", {})[season] = checked_ppr_parity(
+                rows, what, where, self.ppr_column, lambda gap: self._ppr_reasons(rows, season, gap))
+            cache[season] = weekly
         return cache[season]
+
+    def ppr_parity(self, season: int) -> dict:
+        """How our ``ppr`` points compare with the source's own in every row of the season's weekly stats (rows,
+        matching, mismatches by known reason; see ``checks.checked_ppr_parity``): the prepared manifest's."""
+        self.weekly(season)
+        return self.__dict__["_parity"][season]
+
+    def _ppr_reasons(self, rows: pd.DataFrame, season: int, gap: pd.Series) -> dict[str, tuple[pd.Series, str]]:
+        """The known reasons the source's own PPR points differ from ours (``gap``: ours less theirs, per row of
+        :meth:`_weekly_rows`): name -> (rows it explains, what it means). None by default: every row must match."""
+        return {}
 
     def schedule(self, season: int) -> pd.DataFrame:
         """Regular-season games (``schema.SCHEDULE_COLUMNS``)."""

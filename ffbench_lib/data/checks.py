@@ -2,15 +2,17 @@
 reader, so every source obeys the same rules: a bad row is refused, never silently scored or turned into a bye."""
 from __future__ import annotations
 
+from typing import Callable, Mapping
+
 import pandas as pd
 
+from .. import scoring
+from ..scoring import MAY_BE_NEGATIVE
 from . import schema
 from .base import REFETCH, DataError
 
 #: Regular-season weeks (18 since 2021; earlier seasons stop at 17).
 REG_WEEKS = range(1, 19)
-#: Stats that may be negative (a loss of yards); every other counting stat cannot.
-MAY_BE_NEGATIVE = frozenset({"passing_yards", "rushing_yards", "receiving_yards"})
 _EXAMPLES = 3
 #: Regular-season games that were never played (not byes): season -> {(team, week)}.
 CANCELLED = {2022: {("BUF", 17), ("CIN", 17)}}  # Damar Hamlin's cardiac arrest, 2 Jan 2023
@@ -21,7 +23,8 @@ def _examples(df: pd.DataFrame, mask: pd.Series, col: str | None = None) -> str:
     out = []
     for _, r in rows.iterrows():
         value = f" {col}={r[col]!r}" if col else ""
-        out.append(f"player {r['player_id']} week {r['week']}{value}")
+        name = f" ({r['player_name']})" if "player_name" in r and pd.notna(r["player_name"]) else ""
+        out.append(f"player {r['player_id']}{name} week {r['week']}{value}")
     return ", ".join(out)
 
 
@@ -30,17 +33,28 @@ def _refuse(what: str, where: str, problems: list[str]) -> None:
         raise DataError(f"{what}: {where}: {'; '.join(problems)}; fix the file or {REFETCH}")
 
 
-def checked_weekly(df: pd.DataFrame, what: str, where: str) -> pd.DataFrame:
-    """``schema.conform_weekly(df)`` after refusing non-numeric stats, and before refusing repeated
-    player-weeks, weeks outside 1..18 and negative counts (``df``: regular-season rows, canonical names)."""
+def checked_weekly(df: pd.DataFrame, what: str, where: str, may_be_blank: tuple[str, ...] = ()) -> pd.DataFrame:
+    """``schema.conform_weekly(df)`` after refusing non-numeric stats and blank cells, and before refusing
+    repeated player-weeks, weeks outside 1..18 and negative counts (``df``: regular-season rows, canonical names).
+    A stat blank in some rows and given in others is a damaged file (a blank would score as 0); a stat blank in
+    every row is one the source does not break down (NaN in the canonical table). ``may_be_blank``: stats whose
+    blank means "not known yet" (a score not yet in the schedule), left to :func:`.prepare.played_through`."""
     problems = []
-    for col in ("season", "week", *schema.ALL_STATS):
-        if col not in df or (pd.api.types.is_numeric_dtype(df[col]) and col not in ("season", "week")):
+    for col in ("season", "week", *schema.ALL_STATS, "fantasy_points_ppr"):
+        if col not in df:
             continue
-        bad = pd.to_numeric(df[col], errors="coerce").isna() & (df[col].notna() | (col in ("season", "week")))
-        if bad.any():
-            problems.append(f"column {col} has {int(bad.sum())} non-numeric or missing value(s), e.g. "
-                            f"{_examples(df, bad, col)}")
+        missing = df[col].isna()
+        key = col in ("season", "week")
+        if missing.any() and (key or not (missing.all() or col in may_be_blank)):
+            why = ("every row needs one" if key else "the source's own points" if col == "fantasy_points_ppr"
+                   else "a blank stat would score as 0")
+            problems.append(f"column {col} is blank in {int(missing.sum())} of {len(df)} row(s) ({why}), e.g. "
+                            f"{_examples(df, missing)}")
+        if not pd.api.types.is_numeric_dtype(df[col]):
+            bad = pd.to_numeric(df[col], errors="coerce").isna() & ~missing
+            if bad.any():
+                problems.append(f"column {col} has {int(bad.sum())} non-numeric or missing value(s), e.g. "
+                                f"{_examples(df, bad, col)}")
     _refuse(what, where, problems)
     out = schema.conform_weekly(df)
     dup = out.duplicated(["player_id", "season", "week"])
@@ -116,3 +130,37 @@ def checked_byes(byes: pd.DataFrame, games: pd.DataFrame, what: str, where: str)
         problems.append(f"bye in a week the team plays: {', '.join(clash[:_EXAMPLES])}")
     _refuse(what, where, problems)
     return byes
+
+
+#: our points and a source's own, both rounded to 1/100, agree within this
+PPR_TOLERANCE = 0.005
+
+
+def checked_ppr_parity(df: pd.DataFrame, what: str, where: str, column: str,
+                       reasons: Callable[[pd.Series], Mapping[str, tuple[pd.Series, str]]]) -> dict:
+    """Our ``ppr`` points of every row of ``df`` (the rows :func:`checked_weekly` passed) against the source's own
+    PPR points (``fantasy_points_ppr``, the file's ``column``): a DataError naming the rows that differ for no
+    known reason (a wrong or missing stat that the other checks cannot see), else the result for the prepared
+    manifest. ``reasons(gap)`` (``gap``: ours less theirs): name -> (mask of the rows the source's own rule
+    explains, what it means); the first that holds classifies a row."""
+    if "fantasy_points_ppr" not in df or df["fantasy_points_ppr"].isna().all():
+        return {"column": None, "rows_compared": 0, "note": "the file has no PPR points of its own"}
+    stats = df[[c for c in scoring.PPR if c in df and c != "fumbles_lost"]].assign(fumbles_lost=schema.fumbles_lost(df))
+    ours = scoring.fantasy_points(stats, scoring.PPR)
+    theirs = pd.to_numeric(df["fantasy_points_ppr"], errors="coerce")
+    differ = (ours - theirs).abs() > PPR_TOLERANCE
+    left, counts, meaning = differ.copy(), {}, {}
+    for name, (mask, text) in (reasons(ours - theirs) if differ.any() else {}).items():
+        hit = left & mask
+        if hit.any():
+            counts[name], meaning[name] = int(hit.sum()), text
+            left &= ~mask
+    if left.any():
+        ex = df.loc[left].head(_EXAMPLES)
+        examples = ", ".join(
+            f"player {r.player_id} ({r.player_name}) week {r.week}: ours {o:g}, the file's {t:g}"
+            for r, o, t in zip(ex.itertuples(), ours[ex.index], theirs[ex.index]))
+        _refuse(what, where, [f"our PPR points differ from the file's own {column} in {int(left.sum())} of {len(df)} "
+                              f"row(s) for no known reason (a stat is wrong or missing there), e.g. {examples}"])
+    return {"column": column, "rows_compared": len(df), "matching": int((~differ).sum()),
+            "classified_mismatches": counts, **({"reasons": meaning} if meaning else {})}

@@ -13,7 +13,7 @@ from pathlib import Path
 import pandas as pd
 
 from . import schema
-from .base import REFETCH, DataError, DataSource, csv_columns, read_csv
+from .base import REFETCH, DataError, DataSource, check_season, csv_columns, read_csv
 from .defense import TEAM_REQUIRED, nflverse_dst_rows
 from .projection_files import CROSSWALK_POSITIONS
 
@@ -94,8 +94,11 @@ class NflverseDir(DataSource):
             path = self.defense_file(season)
             stats = read_csv(path, f"nflverse team stats {season}", TEAM_REQUIRED, complete_lines=True,
                              low_memory=False)
-            rows = nflverse_dst_rows(stats[stats["season"] == season], self.schedule(season), str(path))
-            cache[season] = checked_weekly(rows, f"nflverse team defense {season}", str(path))
+            check_season(stats, "season", season, f"nflverse team stats {season}", path)
+            rows = nflverse_dst_rows(stats, self.schedule(season), str(path))
+            # points allowed is the schedule's final score: blank for a game the games file has not scored yet
+            cache[season] = checked_weekly(rows, f"nflverse team defense {season}", str(path),
+                                           may_be_blank=("points_allowed",))
         return cache[season]
 
     def check(self, season: int) -> None:
@@ -141,6 +144,7 @@ class NflverseDir(DataSource):
         for col in ("season", "week"):
             if len(df) and not pd.api.types.is_numeric_dtype(df[col]):  # no rows yet: a season not started
                 raise DataError(f"nflverse weekly stats: {path} column {col!r} is not numeric; {REFETCH}")
+        check_season(df, "season", season, f"nflverse weekly stats {season}", path)
         return df
 
     def _weekly_rows(self, season: int) -> tuple[pd.DataFrame, str]:
@@ -195,6 +199,7 @@ class NflverseDir(DataSource):
                        dtype={"gsis_id": "string"})
         if not pd.api.types.is_numeric_dtype(inj["week"]):
             raise DataError(f"nflverse injuries {season}: {path} column 'week' is not numeric; {REFETCH}")
+        check_season(inj, "season", season, f"nflverse injuries {season}", path)
         inj = inj[inj["game_type"] == "REG"].rename(columns={"gsis_id": "player_id", "full_name": "player_name"})
         inj = inj.sort_values("date_modified").drop_duplicates(["season", "week", "player_id"], keep="last")
         return inj[list(schema.INJURY_COLUMNS)].reset_index(drop=True)
@@ -205,6 +210,8 @@ class NflverseDir(DataSource):
         if not path.exists():
             return self._rookies_from_crosswalk(season)
         r = read_csv(path, f"nflverse roster {season}", ROSTER_REQUIRED, low_memory=False, dtype={"gsis_id": "string"})
+        if "season" in r:  # another season's roster would make that season's rookies this season's
+            check_season(r, "season", season, f"nflverse roster {season}", path)
         r = r[(r["rookie_year"] == season) & r["position"].isin(schema.FANTASY_POSITIONS)]
         r = r.rename(columns={"gsis_id": "player_id", "full_name": "player_name", "draft_club": "draft_team"})
         r["team"] = schema.normalize_team(r["draft_team"].fillna(r["team"]))

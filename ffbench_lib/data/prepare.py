@@ -12,9 +12,10 @@ league scoring, computes the built-in projections from earlier seasons only, and
 ``injuries.parquet``        official pre-game report status per player-week
 ``byes.parquet``            one row per team
 ``schedule.parquet``        regular-season games
-``manifest.json``           inputs, scoring, row counts, unmatched players, fingerprint, and only for a
-                            season that lacks some, ``unavailable`` inputs (injury report, rosters, ADP)
-                            with what is used instead (``unavailable_notes``)
+``manifest.json``           inputs, scoring, row counts, unmatched players, fingerprint, ``ppr_parity`` (our
+                            PPR points against the source's own), and only for a season that lacks some,
+                            ``unavailable`` inputs (injury report, rosters, ADP) with what is used instead
+                            (``unavailable_notes``)
 ==========================  =====================================================================
 
 A league with kickers (K) or team defenses (DST) passes its ``positions``: only then do their rows (and their
@@ -575,6 +576,8 @@ def prepare_season(season: int, source: str = "nflverse", data_dir: str | Path |
         "weeks": weeks, "data_dir": str(root), "rows": {k: int(len(v)) for k, v in prepared.tables().items()},
         "missing_history": [s for s in (season - 1,) if missing_history_problem(src, season)],
         "draft_pool": int(players["in_draft_pool"].sum()), "unmatched": unmatched,
+        # our ppr points against the source's own in every row of the season's weekly file (checks.checked_ppr_parity)
+        "ppr_parity": src.ppr_parity(season),
         "seconds": round(time.perf_counter() - t0, 2), **extra,
         # only while the season is under way, so a finished season's manifest stays as it was
         **({"played_weeks": played} if played < int(schedule["week"].max()) else {}),

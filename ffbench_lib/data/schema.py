@@ -76,13 +76,20 @@ LEGACY_RENAMES = {
 }
 
 
+def fumbles_lost(df: pd.DataFrame) -> pd.Series:
+    """The ``fumbles_lost`` column: the source's own, else the sum of its three parts (nflverse)."""
+    if "fumbles_lost" in df.columns:
+        return df["fumbles_lost"]
+    parts = [c for c in ("rushing_fumbles_lost", "receiving_fumbles_lost", "sack_fumbles_lost") if c in df]
+    return df[parts].fillna(0).sum(axis=1) if parts else pd.Series(float("nan"), index=df.index)
+
+
 def conform_weekly(df: pd.DataFrame) -> pd.DataFrame:
     """Select and order the canonical weekly columns of every position (``weekly_columns(KNOWN_POSITIONS)``),
     adding missing ones as NaN, with stable dtypes; a league keeps ``weekly_columns(its positions)``."""
     out = df.copy()
     if "fumbles_lost" not in out.columns:
-        parts = [c for c in ("rushing_fumbles_lost", "receiving_fumbles_lost", "sack_fumbles_lost") if c in out]
-        out["fumbles_lost"] = out[parts].fillna(0).sum(axis=1) if parts else float("nan")
+        out["fumbles_lost"] = fumbles_lost(out)
     columns = weekly_columns(KNOWN_POSITIONS)
     for col in columns:
         if col not in out.columns:

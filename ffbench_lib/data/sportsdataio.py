@@ -11,8 +11,10 @@ from functools import cached_property
 
 import pandas as pd
 
+from ..config import POSITION_ALIASES
 from . import schema
-from .base import DataError, DataSource, csv_columns, name_key, read_csv
+from .base import DataError, DataSource, check_season, csv_columns, name_key, read_csv
+from .checks import CANCELLED, PPR_TOLERANCE
 from .defense import SDIO_REQUIRED, sdio_dst_rows
 
 #: SportsData.io column -> canonical column.
@@ -43,8 +45,16 @@ WEEKLY_REQUIRED = ("PlayerID", "SeasonType", "Played", *KEY_MAP, *STAT_MAP)
 PROJECTION_REQUIRED = ("PlayerID", "SeasonType", "InjuryStatus", *KEY_MAP)
 
 
+#: the fix for a file of another season in a season's folder
+EXPORT_FIX = "the SportsData.io export of {season}"
+#: positions whose FantasyPointsPPR is a PPR line (everyone else's counts kicking or individual-defense points)
+PPR_POSITIONS = frozenset(schema.DEFAULT_POSITIONS) | {a for a, p in POSITION_ALIASES.items()
+                                                        if p in schema.DEFAULT_POSITIONS}
+
+
 class SportsDataIODir(DataSource):
     name = "sportsdataio"
+    ppr_column = "FantasyPointsPPR"
 
     @property
     def folder(self):
@@ -84,8 +94,13 @@ class SportsDataIODir(DataSource):
         """All weeks' ``filename`` rows; read once per source object (callers must not modify it)."""
         cache = self.__dict__.setdefault("_weeks_cache", {})
         if (season, filename) not in cache:
-            frames = [read_csv(path, f"sportsdataio {season} {filename}", required, low_memory=False)
-                      for path in self._week_files(season, filename)]
+            frames = []
+            for path in self._week_files(season, filename):
+                what = f"sportsdataio {season} {filename}"
+                df = read_csv(path, what, required, low_memory=False)
+                if "Season" in df:
+                    check_season(df, "Season", season, what, path, EXPORT_FIX.format(season=season))
+                frames.append(df)
             cache[season, filename] = pd.concat(frames, ignore_index=True)
         return cache[season, filename]
 
@@ -129,6 +144,29 @@ class SportsDataIODir(DataSource):
         raw = raw[(raw["SeasonType"] == 1) & (raw["Played"] == 1)]
         return self._canonical(raw.reset_index(drop=True)), self._where(season, "PlayerGameStatsByWeek.csv")
 
+    def _ppr_reasons(self, rows: pd.DataFrame, season: int, gap: pd.Series) -> dict[str, tuple[pd.Series, str]]:
+        """Why SportsData.io's ``FantasyPointsPPR`` differs from our ``ppr`` (every 2022-2024 row matches or is one
+        of these): it leaves out return TDs, counts kicking and individual-defense points, and kept the points
+        of the one game whose stats it zeroed."""
+        kicked = rows.get("FieldGoalsMade", 0) + rows.get("ExtraPointsMade", 0)
+        cancelled = CANCELLED.get(season, set())
+        return {  # the first reason that holds classifies a row
+            "return_tds": ((gap - 6 * rows["special_teams_tds"]).abs() <= PPR_TOLERANCE,
+                           "kick and punt return TDs (6 points each in ppr) are not in SportsData.io's "
+                           "FantasyPointsPPR"),
+            "cancelled_game": (pd.Series(pd.MultiIndex.from_arrays([schema.normalize_team(rows["team"]),
+                                                                    rows["week"]]).isin(list(cancelled)),
+                                         index=rows.index),
+                               "a game never finished (checks.CANCELLED): SportsData.io zeroed its stats but kept "
+                               "its fantasy points"),
+            "not_a_ppr_position": (~rows["position"].isin(PPR_POSITIONS),
+                                   "kickers, punters, linemen and defensive players: SportsData.io's FantasyPointsPPR "
+                                   "is their kicking or individual-defense points, not a PPR line"),
+            "kicking": (pd.Series(kicked, index=rows.index).fillna(0) > 0,
+                        "a player of another position kicked: SportsData.io's FantasyPointsPPR counts kicking "
+                        "points"),
+        }
+
     def weekly_projections(self, season: int) -> pd.DataFrame:
         raw = self._weeks(season, "PlayerGameProjectionStatsByWeek.csv", PROJECTION_REQUIRED)
         raw = raw[raw["SeasonType"] == 1].reset_index(drop=True)
@@ -145,6 +183,9 @@ class SportsDataIODir(DataSource):
         raw = read_csv(path, f"sportsdataio {season} season projections",
                        ("PlayerID", "Name", "Position", "AverageDraftPositionPPR", "AverageDraftPosition", "Played"),
                        low_memory=False)
+        if "Season" in raw:
+            check_season(raw, "Season", season, f"sportsdataio {season} season projections", path,
+                         EXPORT_FIX.format(season=season))
         raw = raw[raw["Position"].isin(schema.FANTASY_POSITIONS)].reset_index(drop=True)
         df = self._canonical(raw.assign(Week=0))
         df["adp"] = pd.to_numeric(raw["AverageDraftPositionPPR"], errors="coerce").fillna(
@@ -174,6 +215,7 @@ class SportsDataIODir(DataSource):
     def _bye_rows(self, season: int) -> tuple[pd.DataFrame, str]:
         path = self._season_dir(season) / "Byes.csv"
         b = read_csv(path, f"sportsdataio {season} byes", ("Season", "Team", "Week"))
+        check_season(b, "Season", season, f"sportsdataio {season} byes", path, EXPORT_FIX.format(season=season))
         b = b.rename(columns={"Season": "season", "Team": "team", "Week": "bye_week"})
         b["team"] = schema.normalize_team(b["team"])
         return b[["season", "team", "bye_week"]].astype({"bye_week": "Int64"}), str(path)

@@ -2,7 +2,8 @@
 
 A person drafts one player with one click: the board answers ``draft_shortlist`` with ``[that player]`` and the
 desk (:mod:`ffbench_lib.desk`) answers the ``draft_pick`` that follows from it. Positions, columns and legality
-come from the view and the decision registry; nothing here knows a position by name.
+come from the view and the decision registry; nothing here knows a position by name. The draft so far (who took
+whom) comes from the view's ``picks_so_far`` (the queue view has it; the desk adds it to the others).
 """
 from __future__ import annotations
 
@@ -14,7 +15,8 @@ from . import cards
 from .base import Form, form
 
 BOARD, DRAFT_BUTTON = "ffbench-draft-board", "ffbench-draft-button"
-PICKED_ON_BOARD = "picked on the board"
+#: the draft so far: the board lists this many of the latest picks, newest first
+RECENT_PICKS = 12
 #: the board's sort keys: label -> (card field, best first is smallest)
 SORTS = {"ADP": ("adp", True), "projection": ("proj", False), "last season": ("prev_pts", False)}
 #: the board's columns: (header, card field, width)
@@ -47,12 +49,34 @@ def _sort_key(field: str, ascending: bool):
 
 
 def needs_html(view: dict) -> str:
-    """Your roster's counts, unfilled starters and the positions you may draft now."""
+    """Your roster's counts, unfilled starters (and the positions below their starting slots: the view's
+    ``thin_positions``, your roster's, not the league's), the positions you may draft now, and how many of each
+    position the league has drafted."""
     summary = view.get("roster_summary", {})
     counts = ", ".join(f"{pos} {n}" for pos, n in summary.get("counts", {}).items())
+    short = ", ".join(view.get("thin_positions", []))
+    taken = view.get("drafted_by_position", {})
     return (f"<b>Your roster</b> ({counts}) &middot; unfilled starters: {summary.get('unfilled_starters', '?')}"
-            f" &middot; you may draft: <b>{html.escape(', '.join(view.get('legal_positions', [])) or 'nobody')}</b>"
-            f" &middot; thin league-wide: {html.escape(', '.join(view.get('thin_positions', [])) or 'none')}")
+            + (f" (at {html.escape(short)})" if short else "")
+            + f" &middot; you may draft: <b>{html.escape(', '.join(view.get('legal_positions', [])) or 'nobody')}</b>"
+            + (" &middot; drafted league-wide: " + html.escape(", ".join(f"{pos} {n}" for pos, n in taken.items()))
+               if any(taken.values()) else ""))
+
+
+def picks_html(view: dict) -> str:
+    """The draft so far: the latest picks, newest first, yours marked (empty when the view has no picks)."""
+    picks = view.get("picks_so_far")
+    if picks is None:
+        return ""
+    if not picks:
+        return "<i>no picks yet: yours is the first</i>"
+    me = view.get("team")
+    rows = [{**r, "team": f"{r['team']} (you)" if r["team"] == me else r["team"]}
+            for r in reversed(picks[-RECENT_PICKS:])]
+    shown = f"the last {len(rows)}, newest first" if len(picks) > len(rows) else "newest first"
+    return cards.table(rows, caption=f"Draft so far: {len(picks)} pick(s) ({shown})",
+                       columns=[("pick", "pick"), ("round", "round"), ("team", "team"), ("player", "name"),
+                                ("pos", "pos")])
 
 
 @form
@@ -87,8 +111,8 @@ class DraftBoard(Form):
         style = w.HTML(f"<style>.{BOARD} select, .{BOARD} option {{{MONO}}}</style>")
         head = w.HTML(f"<div style='{MONO};padding-left:6px;color:#555'>{html.escape(header_label())}</div>")
         parts = [style, w.HTML(f"<b>{when(self.view).capitalize()}</b>"), w.HTML(needs_html(self.view)),
-                 w.HTML(cards.table(self.view.get("roster", []), columns=TABLE)), w.HBox([self.search, self.sort]),
-                 self.position, head, self.board, self.detail]
+                 w.HTML(cards.table(self.view.get("roster", []), columns=TABLE)), w.HTML(picks_html(self.view)),
+                 w.HBox([self.search, self.sort]), self.position, head, self.board, self.detail]
         if self.queue_mode:
             self.queue_list = w.Select(options=[], rows=6, description="queue", layout=w.Layout(width="100%"))
             add, remove, up = (w.Button(description=d) for d in ("Add to queue", "Remove", "Move up"))
@@ -126,9 +150,6 @@ class DraftBoard(Form):
         self.queue_list.value = at if at in self.queue else None
         self.refresh()
 
-    def answer(self) -> dict:
-        return {"rationale": PICKED_ON_BOARD, **super().answer()}
-
     def value(self) -> dict:
         if self.queue_mode:
             return {"queue": list(self.queue)}
@@ -152,7 +173,7 @@ class PickForm(Form):
         self.choice.value = detail[0]["id"] if detail else None
         self.observe(self.choice, self.refresh)
         return w.VBox([w.HTML(f"<b>{when(self.view).capitalize()}</b>: take one of your shortlist"),
-                       w.HTML(needs_html(self.view)),
+                       w.HTML(needs_html(self.view)), w.HTML(picks_html(self.view)),
                        w.HTML(f"<style>.{BOARD} label {{{MONO}}}</style>"
                               f"<div style='{MONO};padding-left:22px;color:#555'>{html.escape(header_label())}</div>"),
                        self.choice])

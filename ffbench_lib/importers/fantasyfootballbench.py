@@ -11,7 +11,9 @@ run directory, so every metric and notebook runs on it.
   Hockenson's 124).
 * Trades: an invalid proposal was replaced by the old engine with a swap of each side's first two roster
   entries, sent to the alphabetically first other team. Such a proposal is marked ``fallback`` (the proposing
-  side of that trade is not the model's); every other step is the model's if its answer was readable.
+  side of that trade is not the model's); every other step is the model's if its answer was readable. A trade is
+  ``made_by: agent`` only if the offer accepted was its maker's own and the acceptance the acceptor's: such a
+  proposal accepted as proposed is ``fallback``.
 * Lineups come from the weekly results; the FLEX slot from the model's answer. The bench was not logged: each
   week's roster is rebuilt from the lineup prompt's list of names, bench points from nflverse.
 * Lineups that followed an empty model answer are marked ``decided_by: fallback``.
@@ -500,13 +502,15 @@ def import_reference_run(sim_dir: str | Path, out: str | Path, data_dir: str | P
             steps = {STEP[c["stage"]]: c for c in negotiations.get((w, p), {"calls": []})["calls"]}
             ok = {s: (s in steps and (s != 1 or (w, p) not in engine_props)
                       and (s == 1 or isinstance(_as_obj(steps[s].get("output")), dict))) for s in range(1, upto + 1)}
-            # made_by: the accepting answer (as the engine records it); each side's own steps are in trade_steps
+            # made_by: the offer accepted was its maker's own and the acceptance the acceptor's (an engine proposal
+            # accepted as proposed is not the proposer's trade); each side's own steps are in trade_steps
             fallback_sides += int(not all(ok[s] for s in range(1, upto + 1, 2))) + int(
                 not all(ok[s] for s in range(2, upto + 1, 2)))
             roster_now[p] = [x for x in roster_now[p] if x not in gives] + gets
             roster_now[r] = [x for x in roster_now[r] if x not in gets] + gives
             rec.trade(week=w, negotiation=f"w{w}-{p}-{r}", proposer=p, receiver=r, proposer_gives=gives,
-                      receiver_gives=gets, accepted_step=upto, made_by="agent" if ok[upto] else "fallback")
+                      receiver_gives=gets, accepted_step=upto,
+                      made_by="agent" if ok[upto - 1] and ok[upto] else "fallback")
         totals = {}
         for team in teams:
             rows = wk[(wk["Team"] == team) & (wk["Player"] != "TOTAL")]

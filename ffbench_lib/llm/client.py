@@ -21,6 +21,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+import re
 import time
 import uuid
 from dataclasses import dataclass, field
@@ -37,6 +38,8 @@ FATAL = {"AuthenticationError": "auth", "PermissionDeniedError": "permission", "
          "ContextWindowExceededError": "context", "UnsupportedParamsError": "config",
          "LiteLLMUnknownProvider": "config"}
 FATAL_STATUS = {401: "auth", 403: "permission", 404: "not_found"}  # litellm maps some of these to APIError
+#: sampling parameters a provider defaults when a request leaves them out (the ledger says which were left out)
+SAMPLING = ("temperature", "top_p", "seed", "reasoning_effort")
 #: what is kept of an answer in the ledger and the cache; a longer answer is invalid (no JSON answer needs it)
 MAX_ANSWER_CHARS = 65_536
 
@@ -84,13 +87,14 @@ class CallResult:
     finish_reason: str | None
     usage: dict[str, int | None]
     cost_usd: float | None
-    latency_s: float
+    latency_s: float  # from the first request to the answer, without waiting for a concurrency slot
     attempts: list[dict[str, Any]] = field(default_factory=list)
     cache_hit: bool = False
     cache_key: str = ""
     answer_chars: int = 0  # length of the whole answer; ``text`` holds at most MAX_ANSWER_CHARS of it
     truncated: bool = False
     cache_error: str | None = None  # the answer could not be stored (it is used all the same)
+    wait_s: float = 0.0  # waiting for the endpoint's concurrency slot (max_concurrency), every attempt
 
 
 def _usage(resp: Any) -> dict[str, int | None]:
@@ -116,6 +120,53 @@ def key_variable(spec) -> str:
     return " / ".join(missing) or "the provider's API key variable"
 
 
+def local_server(spec) -> bool:
+    """An OpenAI-compatible server of the user's own (``openai/...`` with ``api_base``): it needs no key."""
+    return bool(spec.api_base) and spec.model.startswith("openai/") and not spec.api_key_env
+
+
+def missing_key(spec) -> str | None:
+    """The key variable(s) a team needs and the environment lacks, or None (set, not needed, or a provider whose
+    credentials come from elsewhere, e.g. a cloud login). Nothing is called."""
+    if spec.api_key_env:
+        return None if os.environ.get(spec.api_key_env) else spec.api_key_env
+    if local_server(spec):
+        return None
+    import litellm
+
+    try:
+        found = litellm.validate_environment(model=spec.model, api_base=spec.api_base)
+    except Exception:  # noqa: BLE001 - a model id litellm cannot place: the call itself will say
+        return None
+    keys = [k for k in found.get("missing_keys") or [] if re.search(r"KEY|TOKEN", k)]
+    return " or ".join(keys) if keys and not found.get("keys_in_environment") else None
+
+
+def _chain(exc: BaseException) -> list[BaseException]:
+    out, seen = [], set()
+    while exc is not None and id(exc) not in seen:
+        seen.add(id(exc))
+        out.append(exc)
+        exc = exc.__cause__ or exc.__context__
+    return out
+
+
+def before_request(exc: BaseException) -> str | None:
+    """``missing_key`` or ``bad_url`` when the error was raised before any request left this process (litellm
+    wraps both as ``InternalServerError``, which would be retried as a server fault); None otherwise."""
+    import httpx
+    import openai
+
+    for c in _chain(exc):
+        if isinstance(c, (httpx.InvalidURL, httpx.UnsupportedProtocol)) or type(c).__name__ in (
+                "InvalidURL", "InvalidUrlClientError", "NonHttpUrlClientError", "MissingSchema", "InvalidSchema"):
+            return "bad_url"
+        # the SDK's own base error (not an APIError: no response, no connection attempt), e.g. no api_key
+        if type(c) is openai.OpenAIError:
+            return "missing_key" if re.search(r"api[_ ]key|credential", str(c), re.I) else "config"
+    return None
+
+
 def _provider_error(exc: Exception) -> bool:
     """An answer from (or a failure to reach) the provider; anything else litellm raises (a TypeError, a
     ValueError from its argument handling) is a configuration or programming error, the same on every call."""
@@ -125,9 +176,23 @@ def _provider_error(exc: Exception) -> bool:
     return isinstance(exc, (openai.APIError, httpx.HTTPError, TimeoutError, ConnectionError))
 
 
+def classify(exc: BaseException) -> str | None:
+    """The configuration-error kind of a failed call (``auth``, ``missing_key``, ``bad_url``, ``not_found``,
+    ``context``, ``config``, ...), or None for a provider failure that a retry may fix."""
+    kind = next((FATAL[c.__name__] for c in type(exc).__mro__ if c.__name__ in FATAL),
+                FATAL_STATUS.get(getattr(exc, "status_code", None)))
+    return before_request(exc) or kind or (None if _provider_error(exc) else "config")
+
+
 def _fatal_message(team: str, spec, kind: str, name: str, text: str) -> str:
     who = f"team {team!r} ({spec.model})" if team else spec.model
     where = f" at {spec.api_base}" if spec.api_base else ""
+    if kind == "missing_key" or (kind == "auth" and missing_key(spec)):
+        return (f"{who}: no API key: {missing_key(spec) or key_variable(spec)} is not set ({name}: {text}); "
+                "export it (or set api_key_env to the variable holding the key) and run again")
+    if kind == "bad_url":
+        return (f"{who}: api_base {spec.api_base!r} is not a usable URL ({name}: {text}); give the server's "
+                "address, e.g. http://127.0.0.1:8080/v1")
     if kind == "auth":
         return (f"{who}: the provider rejected the API key from {key_variable(spec)} ({name}: {text}); "
                 "set a valid key for this provider and run again")
@@ -165,8 +230,11 @@ class LLMClient:
         return dict(self._params)
 
     def request_params(self) -> dict[str, Any]:
-        """What the ledger records of a request: the answer parameters plus timeout and retry policy."""
-        return {**self.answer_params(), "timeout_s": self.spec.timeout_s, "retries": self.settings.retries}
+        """What the ledger records of a request: the answer parameters sent, timeout and retry policy, and the
+        sampling parameters not sent (``server_defaults``: the server's own defaults applied to them)."""
+        sent = self.answer_params()
+        return {**sent, "timeout_s": self.spec.timeout_s, "retries": self.settings.retries,
+                "server_defaults": [p for p in SAMPLING if p not in sent]}
 
     def _answer_params(self) -> dict[str, Any]:
         s = self.spec
@@ -220,10 +288,13 @@ class LLMClient:
         except Exception:  # noqa: BLE001 - model missing from the price table and no prices configured
             return None
 
-    async def complete(self, messages: list[dict[str, str]]) -> CallResult:
+    async def complete(self, messages: list[dict[str, str]], max_tokens: int | None = None) -> CallResult:
+        """One answer (``max_tokens`` overrides the team's, e.g. for a token-count calibration)."""
         import litellm
 
         params = self.answer_params()
+        if max_tokens is not None:
+            params["max_tokens"] = max_tokens
         key = ReplayCache.key(self.spec.model, messages, params) if self.cache else ""
         if self.cache:
             hit = self.cache.get(key)
@@ -239,13 +310,17 @@ class LLMClient:
                                  "run without replay_only to call the provider")
         attempts: list[dict[str, Any]] = []
         kwargs = self._call_kwargs()
-        t_total = time.perf_counter()
+        t_total, waited = time.perf_counter(), 0.0
         for attempt in range(self.settings.retries + 1):
             t0 = time.perf_counter()
             attempt_id = uuid.uuid4().hex[:16]
+            wait = 0.0
             try:  # the headers too: a bad extra_headers that slipped past validation is a configuration error
                 headers = {**params.get("extra_headers", {}), "X-FFBench-Attempt": attempt_id}
                 async with limits.lease(self.provider_key, self.spec.max_concurrency):
+                    wait = time.perf_counter() - t0  # another team's call held the slot: not this call's latency
+                    waited += wait
+                    t0 += wait
                     resp = await litellm.acompletion(model=self.spec.model, messages=messages,
                                                      **{**params, "extra_headers": headers}, **kwargs)
             except limits.LimitError as exc:  # the limit cannot be held as configured: no call was made
@@ -256,10 +331,9 @@ class LLMClient:
                 retry = name in RETRYABLE and attempt < self.settings.retries
                 attempts.append({"attempt": attempt, "id": attempt_id, "error": name,
                                  "message": scrub(str(exc))[:500],
-                                 "latency_s": round(time.perf_counter() - t0, 3), "retried": retry})
-                kind = next((FATAL[c.__name__] for c in type(exc).__mro__ if c.__name__ in FATAL),
-                            FATAL_STATUS.get(getattr(exc, "status_code", None)))
-                kind = kind or (None if _provider_error(exc) else "config")
+                                 "latency_s": round(time.perf_counter() - t0, 3), "wait_s": round(wait, 3),
+                                 "retried": retry})
+                kind = classify(exc)
                 if kind:  # never cached: a fixed key or config must call the provider again
                     raise FatalCallFailed(_fatal_message(self.team, self.spec, kind, name, scrub(str(exc))[:300]),
                                           attempts, kind, scrub(str(exc))[:500]) from None
@@ -277,10 +351,12 @@ class LLMClient:
             content = getattr(getattr(choice, "message", None), "content", None)  # an echoed key never enters the league state:
             text, n_chars, truncated = _cut(scrub(content) if content else content)
             attempts.append({"attempt": attempt, "id": attempt_id, "error": None,
-                             "latency_s": round(time.perf_counter() - t0, 3)})
+                             "latency_s": round(time.perf_counter() - t0, 3), "wait_s": round(wait, 3)})
             result = CallResult(text=text, finish_reason=getattr(choice, "finish_reason", None), usage=_usage(resp),
-                                cost_usd=self._cost(resp), latency_s=round(time.perf_counter() - t_total, 3),
-                                attempts=attempts, cache_key=key, answer_chars=n_chars, truncated=truncated)
+                                cost_usd=self._cost(resp),
+                                latency_s=round(time.perf_counter() - t_total - waited, 3),
+                                attempts=attempts, cache_key=key, answer_chars=n_chars, truncated=truncated,
+                                wait_s=round(waited, 3))
             self.budget.add(result.cost_usd)
             if self.cache:
                 try:  # a paid answer is used even if it cannot be stored; the ledger says so

@@ -31,6 +31,36 @@ def count_tokens(model: str, messages: list[dict[str, Any]]) -> int:
     return int(litellm.token_counter(model=model, messages=messages))
 
 
+def estimated(model: str) -> bool:
+    """Whether :func:`count_tokens` only estimates ``model``'s count: its tokenizer is not bundled (counted with
+    cl100k) or litellm does not know the model at all (an ``openai/<local model>`` is counted as an OpenAI one)."""
+    import litellm
+
+    if _needs_download(model):
+        return True
+    try:
+        litellm.get_model_info(model)
+    except Exception:  # noqa: BLE001 - not in litellm's table: whatever it counts with is a guess
+        return True
+    return False
+
+
+#: the server's own count of a prompt in a context-overflow error (OpenAI, vLLM, llama.cpp, llama-cpp-python,
+#: Ollama wordings), most specific first
+_COUNT_IN_ERROR = (re.compile(r"(\d[\d,]*) in the messages", re.I),
+                   re.compile(r"(?:resulted in\s+|requested tokens \(|you requested\s+|prompt (?:is too long|has)"
+                              r"\D{0,12}|input (?:length|tokens)\D{0,12})(\d[\d,]*)", re.I))
+
+
+def server_count(error_text: str) -> int | None:
+    """The prompt's token count as the server's context-overflow error states it, if it does."""
+    for pattern in _COUNT_IN_ERROR:
+        m = pattern.search(error_text or "")
+        if m:
+            return int(m.group(1).replace(",", ""))
+    return None
+
+
 def context_window(model: str, error_text: str = "") -> int | None:
     """The model's input window: litellm's model table, else the number the server's error names."""
     import litellm

@@ -31,7 +31,8 @@ def start(league: "League", state: LeagueState) -> dict[str, Any]:
 
 def check(league: "League", state: LeagueState, saved: Any) -> list[str]:
     """A saved waiver state must be the one its recorded transactions lead to from the start: every budget less
-    its won bids, the order with each winner moved to the end as it won."""
+    its won bids (never below 0), the order with each winner moved to the end as it won; and the transactions
+    must be the won claims of ``waiver_claims``, in order."""
     expected = start(league, state)
     for row in state.tables.get("transactions", []):
         team, bid = row.get("team"), row.get("bid")
@@ -46,6 +47,19 @@ def check(league: "League", state: LeagueState, saved: Any) -> list[str]:
     if saved != expected:
         what = "FAAB budgets" if "faab" in expected else "waiver order"
         return [f"waivers: the saved {what} are not what the recorded waiver moves lead to"]
+    spent = [t for t, left in expected.get("faab", {}).items() if left < 0]
+    if spent:
+        return [f"waivers: {spent[0]}'s recorded winning bids exceed its FAAB budget of {league.waivers.budget}"]
+    kind = {"waivers": "waiver", "free_agents": "free_agent"}
+    won = [(r.get("week"), r.get("team"), kind.get(r.get("phase")), r.get("add"), r.get("drop"), r.get("bid"))
+           for r in state.tables.get("waiver_claims", []) if r.get("result") == "won"]
+    moved = [(r.get("week"), r.get("team"), r.get("kind"), r.get("add"), r.get("drop"), r.get("bid"))
+             for r in state.tables.get("transactions", []) if r.get("kind") in kind.values()]
+    if won != moved:
+        i = next((i for i, (a, b) in enumerate(zip(won, moved)) if a != b), min(len(won), len(moved)))
+        return [f"waivers: the won claims of waiver_claims are not the waiver and free-agent transactions (first "
+                f"difference: claim {won[i] if i < len(won) else None}, transaction "
+                f"{moved[i] if i < len(moved) else None})"]
     return []
 
 

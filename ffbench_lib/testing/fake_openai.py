@@ -20,13 +20,20 @@ season points}, "top5": {position: [names]}}``, names as the prepared players ta
 Each request's ``X-FFBench-Attempt`` header is logged, so a test can match the client's ledger to the
 requests this server really received. ``spans`` holds each request's start and end time; :func:`critical_path`
 finds the longest chain of them that ran one after another (the calls a season waited for).
+
+From the command line (a local model stand-in for ``params/local_llm.yaml`` or any ``openai/<name>`` team with
+``api_base``): ``python -m ffbench_lib.testing.fake_openai [--port 8011] [--fault-rate 0.2 --faults 429,500]``
+prints its URL and serves until Ctrl-C; ``--help`` lists the options.
 """
 from __future__ import annotations
 
+import argparse
 import json
 import re
 import select
+import signal
 import socket
+import sys
 import threading
 import time
 import zlib
@@ -47,6 +54,8 @@ STATUS_FAULTS = {
     "403": (403, "permission_error", "insufficient_permissions", "You do not have access to this model."),
     "404": (404, "invalid_request_error", "model_not_found", "The model does not exist or you do not have access."),
 }
+#: every fault ``faults`` may name: the default mix, then the opt-in ones
+ALL_FAULTS = (*FAULTS, *STATUS_FAULTS, "nested", "huge")
 ID = re.compile(r"^(00-\d{7}|sdio:\d+|DST:[A-Z]{2,3}|[A-Z]{1,3}-\d{2,})\s*\|")  # player ids (defenses, masked RB-041)
 ANY_ID = re.compile(r"00-\d{7}|\b(?:QB|RB|WR|TE|K|DST)-\d{2,}\b")  # an id in an answer, masked or not
 
@@ -166,10 +175,16 @@ class FakeOpenAIServer:
     #: every answered request as (start, end, decision), monotonic seconds: see :func:`critical_path`
     spans: list[tuple[float, float, str]] = field(default_factory=list)
     context_window: int | None = None  # tokens (4 characters each); longer prompts get OpenAI's 400
+    #: the server's tokenizer: prompt tokens are characters / 4 times this (a model that counts more than litellm)
+    token_factor: float = 1.0
+    #: a chat template that drops the system role: system messages are neither read nor counted
+    drop_system: bool = False
     fault_decisions: tuple[str, ...] | None = None  # faults only in these decisions' answers (None: in all)
     #: the knowledge probe's answers: None does not know the season (position-typical guesses); a dict
     #: {"points": {player name: season points}, "top5": {position: [names]}} "knows" it (others null)
     probe_knowledge: dict[str, Any] | None = None
+    host: str = "127.0.0.1"
+    port: int = 0  # 0: any free port (see api_base)
 
     def __post_init__(self) -> None:
         self._lock = threading.Lock()
@@ -183,6 +198,19 @@ class FakeOpenAIServer:
         class Handler(BaseHTTPRequestHandler):
             def log_message(self, *args: Any) -> None:  # quiet
                 return None
+
+            def do_GET(self) -> None:  # noqa: N802 - GET /v1/models, as OpenAI-compatible servers list them
+                if not self.path.rstrip("/").endswith("/models"):
+                    self.send_error(404)
+                    return
+                model = {"id": "fake", "object": "model", "owned_by": "ffbench",
+                         "max_model_len": server.context_window or 131072}  # as vLLM reports its window
+                data = json.dumps({"object": "list", "data": [model]}).encode()
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
 
             def do_POST(self) -> None:  # noqa: N802 - http.server API
                 start = time.monotonic()
@@ -213,7 +241,7 @@ class FakeOpenAIServer:
                 with server._lock:
                     server.spans.append((start, time.monotonic(), _line(user, "DECISION:")))
 
-        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._httpd = ThreadingHTTPServer((self.host, self.port), Handler)
         self._httpd.daemon_threads = True
         threading.Thread(target=self._httpd.serve_forever, daemon=True).start()
         return self
@@ -232,21 +260,35 @@ class FakeOpenAIServer:
     @property
     def api_base(self) -> str:
         assert self._httpd is not None, "start() the server first"
-        return f"http://127.0.0.1:{self._httpd.server_address[1]}/v1"
+        return f"http://{self.host}:{self._httpd.server_address[1]}/v1"
+
+    def describe(self) -> str:
+        """One line: where it listens, what it answers and which faults it injects."""
+        faults = "none" if not self.fault_rate else f"{self.fault_rate:g} of answers from {','.join(self.faults)}"
+        if self.fault_rate and self.fault_decisions is not None:
+            faults += f" in {','.join(self.fault_decisions) or 'no decision'}"
+        extra = "".join([f", latency {self.latency_s:g} s" if self.latency_s else "",
+                         f", context window {self.context_window} tokens" if self.context_window else "",
+                         f", seed {self.seed}"])
+        probe = "knows the season" if self.probe_knowledge is not None else "position-typical guesses"
+        return (f"fake OpenAI-compatible server on {self.api_base} (any model name; policy: ffbench's scripted "
+                f"manager, knowledge probe: {probe}; faults: {faults}{extra})")
 
     # -- answering ----------------------------------------------------------------------------------------
     def respond(self, body: dict[str, Any], auth: str = "",
                 attempt_id: str | None = None) -> tuple[int, dict[str, Any], float]:
         msgs = body.get("messages", [])
         prompt = next((m["content"] for m in msgs if m.get("role") == "user"), "")
-        prompt_chars = sum(len(m.get("content") or "") for m in msgs)
+        prompt_chars = sum(len(m.get("content") or "") for m in msgs
+                           if not (self.drop_system and m.get("role") == "system"))
+        prompt_tokens = int(prompt_chars // 4 * self.token_factor)
         with self._lock:
             self.requests += 1
             n = self.requests
             fault = str(self._rng.choice(self.faults)) if self._rng.random() < self.fault_rate else None
             if self.fault_decisions is not None and _line(prompt, "DECISION:") not in self.fault_decisions:
                 fault = None
-            if self.context_window is not None and prompt_chars // 4 > self.context_window:
+            if self.context_window is not None and prompt_tokens > self.context_window:
                 fault = "context"
             if fault:
                 self.injected[fault] += 1
@@ -259,7 +301,7 @@ class FakeOpenAIServer:
             return status, {"error": {"message": message, "type": typ, "code": code}}, delay
         if fault == "context":
             return 400, {"error": {"message": f"This model's maximum context length is {self.context_window} tokens. "
-                                              f"However, your messages resulted in {prompt_chars // 4} tokens.",
+                                              f"However, your messages resulted in {prompt_tokens} tokens.",
                                    "type": "invalid_request_error", "param": "messages",
                                    "code": "context_length_exceeded"}}, delay
         if fault == "429":
@@ -297,8 +339,8 @@ class FakeOpenAIServer:
             text = '{"lineup": ' + text + "}"
         elif fault == "huge":
             text = json.dumps({**answer, "rationale": "x" * 1_000_000})
-        usage = {"prompt_tokens": prompt_chars // 4, "completion_tokens": max(1, len(text) // 4),
-                 "total_tokens": prompt_chars // 4 + max(1, len(text) // 4)}
+        usage = {"prompt_tokens": prompt_tokens, "completion_tokens": max(1, len(text) // 4),
+                 "total_tokens": prompt_tokens + max(1, len(text) // 4)}
         return 200, {"id": f"chatcmpl-{n}", "object": "chat.completion", "created": 0, "model": body.get("model"),
                      "choices": [{"index": 0, "message": {"role": "assistant", "content": text},
                                   "finish_reason": finish}], "usage": usage,
@@ -428,3 +470,82 @@ def _illegal(answer: dict[str, Any]) -> str:
     if "player_id" in answer:
         return json.dumps({"player_id": KNOWN_POSITIONS[0], "rationale": "a position, not a player"})
     return json.dumps({**answer, "action": "maybe"})
+
+
+def _rate(text: str) -> float:
+    rate = float(text)
+    if not 0.0 <= rate <= 1.0:
+        raise argparse.ArgumentTypeError(f"{text} is not a share between 0 and 1")
+    return rate
+
+
+def _names(allowed: tuple[str, ...] | None):
+    def parse(text: str) -> tuple[str, ...]:
+        names = tuple(n.strip() for n in text.split(",") if n.strip())
+        bad = [n for n in names if allowed is not None and n not in allowed]
+        if bad or not names:
+            raise argparse.ArgumentTypeError(f"{','.join(bad) or repr(text)}: name one or more of "
+                                             f"{','.join(allowed or ())}, comma-separated")
+        return names
+    return parse
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Serve until Ctrl-C (or SIGTERM): exit 0. A port in use or an unreadable probe file: one line, exit 2."""
+    ap = argparse.ArgumentParser(prog="python -m ffbench_lib.testing.fake_openai",
+                                 description="A local OpenAI-compatible chat server (POST /v1/chat/completions) "
+                                             "that answers ffbench's prompts like a sensible manager, with "
+                                             "faults on demand. It answers any model name.")
+    ap.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
+    ap.add_argument("--port", type=int, default=8011, help="port (default 8011; 0: any free port)")
+    ap.add_argument("--fault-rate", type=_rate, default=0.0, help="share of requests given a fault (default 0)")
+    ap.add_argument("--faults", type=_names(ALL_FAULTS), default=FAULTS,
+                    help=f"the faults drawn from, comma-separated (default {','.join(FAULTS)}; "
+                         f"opt-in: {','.join(a for a in ALL_FAULTS if a not in FAULTS)})")
+    ap.add_argument("--fault-decisions", type=_names(None), default=None,
+                    help="faults only in these decisions' answers, comma-separated (e.g. set_lineup,draft_pick)")
+    ap.add_argument("--latency-s", type=float, default=0.0, help="seconds before each answer (default 0)")
+    ap.add_argument("--slow-s", type=float, default=30.0,
+                    help="the 'slow' fault holds an answer this long at most, or until the client hangs up")
+    ap.add_argument("--context-window", type=int, default=None,
+                    help="tokens (4 characters each): longer prompts get OpenAI's context_length_exceeded 400")
+    ap.add_argument("--probe-knowledge", default=None, metavar="JSON_FILE",
+                    help='the knowledge probe\'s answers: {"points": {name: season points}, "top5": {pos: [names]}}')
+    ap.add_argument("--seed", type=int, default=0, help="seed of the fault draws (default 0)")
+    ap.add_argument("--token-factor", type=float, default=1.0,
+                    help="prompt tokens are characters / 4 times this (a server that counts more than litellm)")
+    ap.add_argument("--drop-system", action="store_true",
+                    help="behave like a chat template that drops the system role (neither read nor counted)")
+    args = ap.parse_args(argv)
+    try:
+        knowledge = None if args.probe_knowledge is None else json.loads(open(args.probe_knowledge).read())
+    except (OSError, ValueError) as e:
+        print(f"error: --probe-knowledge {args.probe_knowledge}: {e}", file=sys.stderr)
+        return 2
+    server = FakeOpenAIServer(fault_rate=args.fault_rate, faults=args.faults, latency_s=args.latency_s,
+                              slow_s=args.slow_s, seed=args.seed, context_window=args.context_window,
+                              fault_decisions=args.fault_decisions, probe_knowledge=knowledge,
+                              host=args.host, port=args.port, token_factor=args.token_factor,
+                              drop_system=args.drop_system)
+    try:
+        server.start()
+    except OSError as e:
+        print(f"error: cannot listen on {args.host}:{args.port}: {e.strerror or e}; pass another --port "
+              "(0: any free port)", file=sys.stderr)
+        return 2
+    signal.signal(signal.SIGTERM, signal.default_int_handler)  # `kill` stops it as Ctrl-C does
+    print(server.describe(), flush=True)
+    print("Ctrl-C to stop", file=sys.stderr, flush=True)
+    try:
+        threading.Event().wait()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        server.stop()
+    injected = ", ".join(f"{k} {n}" for k, n in sorted(server.injected.items())) or "none"
+    print(f"stopped after {server.requests} request(s); faults injected: {injected}", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
