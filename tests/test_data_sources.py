@@ -86,13 +86,18 @@ def sportsdataio_copy(tmp_path, data_dir, season=2024):
     root = tmp_path / "data"
     (root / "nflverse").mkdir(parents=True)
     (root / "nflverse" / "db_playerids_2025.csv").symlink_to(data_dir / "nflverse" / "db_playerids_2025.csv")
+    return root, link_season(data_dir, root, season)
+
+
+def link_season(data_dir, root, season):
+    """``root/sportsdataio/<season>/``: a symlink to every real file of that SportsData.io season."""
     real = data_dir / "sportsdataio" / str(season)
     for src in real.rglob("*"):
         if src.is_file():
             dst = root / "sportsdataio" / str(season) / src.relative_to(real)
             dst.parent.mkdir(parents=True, exist_ok=True)
             dst.symlink_to(src)
-    return root, root / "sportsdataio" / str(season)
+    return root / "sportsdataio" / str(season)
 
 
 @pytest.mark.parametrize("change, expect", [

@@ -46,14 +46,10 @@ def _nflverse_2024(tmp_path, data_dir, edit) -> Path:
 
 def _sdio_copy(tmp_path, data_dir, season=2024) -> tuple[Path, Path]:
     """nflverse symlinks plus a SportsData.io season folder of symlinks (to replace some of)."""
+    from test_data_sources import link_season
+
     root = data_copy(tmp_path, data_dir)
-    real = data_dir / "sportsdataio" / str(season)
-    for src in real.rglob("*"):
-        if src.is_file():
-            dst = root / "sportsdataio" / str(season) / src.relative_to(real)
-            dst.parent.mkdir(parents=True, exist_ok=True)
-            dst.symlink_to(src)
-    return root, root / "sportsdataio" / str(season)
+    return root, link_season(data_dir, root, season)
 
 
 def _prepare_cli(root: Path, out: Path, *args: str) -> subprocess.CompletedProcess:
