@@ -25,6 +25,12 @@ if [ "$(cat "$VENV/.ffbench-installed" 2>/dev/null || true)" != "$want" ]; then
   "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check -e ".[dev]"
   echo "$want" > "$VENV/.ffbench-installed"
 fi
+# kernels of this venv (papermill, JupyterLab) do not log ipykernel's harmless "Kernel is running over TCP without
+# encryption" warning (it listens on 127.0.0.1 and signs its messages); their errors are still logged
+if [ ! -f "$VENV/etc/ipython/ipython_kernel_config.py" ]; then
+  mkdir -p "$VENV/etc/ipython"
+  echo 'c.IPKernelApp.log_level = "ERROR"  # written by run.sh' > "$VENV/etc/ipython/ipython_kernel_config.py"
+fi
 
 # litellm must never fetch its price map at import; ffbench works offline.
 export LITELLM_LOCAL_MODEL_COST_MAP=True

@@ -639,7 +639,12 @@ def main(argv: list[str] | None = None) -> int:
     try:
         settings()  # a bad environment variable is named before any work starts
         return args.func(args)
-    except (ConfigError, DataError, UsageError, FatalLLMError, ReplayMiss, RunDirError, SettingsError) as exc:
+    except (FatalLLMError, ReplayMiss) as exc:  # the run stopped at its last checkpoint: say how it goes on
+        started = args.command in ("run", "live") and (Path(args.out) / "run.json").is_file()
+        again = f"; once fixed, continue with: {_resume_command(args)}" if started else ""
+        print(f"error: {scrub(str(exc))}{again}", file=sys.stderr)
+        return 2
+    except (ConfigError, DataError, UsageError, RunDirError, SettingsError) as exc:
         print(f"error: {scrub(str(exc))}", file=sys.stderr)
         return 2
     except OSError as exc:  # a folder that is a file, a full disk, no permission: the path says what to fix

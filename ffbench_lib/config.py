@@ -694,7 +694,8 @@ class League(_Strict):
                                  f"in {self.weeks} weeks; raise weeks or shorten the rounds")
         bad = [w for w in self.trades.weeks if not 1 <= w <= self.weeks]
         if bad:
-            raise ValueError(f"trades.weeks: week {bad[0]} is outside 1..{self.weeks}")
+            raise ValueError(f"trades.weeks: week {bad[0]} is outside 1..{self.weeks}; give trade weeks within the "
+                             f"season (e.g. trades.weeks: [{max(1, self.weeks // 2)}], or [] for none) or raise weeks")
         late = [w for w in self.trades.weeks if w > self.regular_weeks]
         if late:  # the trade deadline: an eliminated team could otherwise hand its players to a contender
             raise ValueError(f"trades.weeks: week {late[0]} is in the playoffs (the regular season ends in week "
@@ -838,8 +839,9 @@ def _err_path(err: dict[str, Any]) -> str:
     return _loc(err["loc"])
 
 
-def line_of(path: str, lines: dict[str, int] | None) -> int | None:
-    """The line of ``path`` (``teams[3].agent.model``) in the file, else of the nearest section holding it."""
+def line_of(path: str, lines: dict[str, int] | None) -> int | str | None:
+    """The line of ``path`` (``teams[3].agent.model``) in the file, else of the nearest section holding it; a
+    ``--set`` override's text where one set it."""
     while lines and path:
         if path in lines:
             return lines[path]
@@ -852,7 +854,7 @@ def format_validation_error(exc: ValidationError, lines: dict[str, int] | None =
     out = []
     for e in exc.errors():
         msg, line = _explain(e), line_of(_err_path(e), lines)
-        out.append(f"line {line}: {msg}" if line else msg)
+        out.append(f"{line}: {msg}" if isinstance(line, str) else f"line {line}: {msg}" if line else msg)
     return out
 
 
@@ -995,6 +997,11 @@ def load_config(path: str | os.PathLike[str], settings_overrides: "Iterable[str]
         data = {**data, **{k: v for k, v in overrides.items() if v is not None}}
         if settings_overrides:
             data = apply_overrides(data, settings_overrides)
+            for text in settings_overrides:  # an error in an override names it, not the file's line
+                key = text.partition("=")[0].strip()
+                for known in [k for k in lines if k == key or k.startswith((f"{key}.", f"{key}["))]:
+                    del lines[known]
+                lines[key] = f"--set {text.strip()}"  # type: ignore[assignment]
     return parse_config(data, str(p), lines)
 
 

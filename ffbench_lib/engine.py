@@ -18,6 +18,7 @@ import errno
 import hashlib
 import re
 import signal
+import time
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -95,6 +96,7 @@ class Engine:
         self._resumes: list[dict[str, Any]] = []  # every resume of this run and the config keys it changed
         self._task: asyncio.Task | None = None  # the task playing the season, while it can still be interrupted
         self._bar = None  # the progress bar while the season plays
+        self._drawn = 0.0  # when its decisions count was last drawn
         self._signal: int | None = None
         self.guard = FallbackGuard(league.llm.max_fallback_rate, league.llm.fallback_min_decisions)
         self._cutoffs = knowledge_cutoffs(league)  # models that may have read the season's results (run.json)
@@ -127,7 +129,9 @@ class Engine:
             state.log_bytes["decisions.jsonl"] = self.rundir.append("decisions.jsonl", record)
             self.guard.record(record)  # stops a run the engine mostly played
             if self._bar is not None:  # a phase of LLM calls takes minutes: show the decisions as they come
-                self._bar.set_postfix_str(f"{state.decisions} decisions", refresh=True)
+                now = time.monotonic()  # at most one redraw a second (a log, not a terminal, keeps every one)
+                self._bar.set_postfix_str(f"{state.decisions} decisions", refresh=now - self._drawn >= 1.0)
+                self._drawn = now if now - self._drawn >= 1.0 else self._drawn
         return write
 
     async def ask(self, team: str, kind: str, view: dict) -> tuple[Any, list[str]]:

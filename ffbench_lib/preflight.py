@@ -406,11 +406,17 @@ async def check_league(league: League, sample: Sample | None = None) -> list[dic
 
 
 def run_preflight(league: League) -> None:
-    """Before a season whose LLM teams have prompt budgets is played: a :class:`ConfigError` for a decision whose
-    smallest prompt cannot fit (litellm's estimate) or a budget above a local server's window (asked of it)."""
+    """Before a season is played: a warning per model whose key variable is unset; for LLM teams with prompt budgets,
+    a :class:`ConfigError` for a decision whose smallest prompt cannot fit (litellm's estimate) or a budget above
+    a local server's window (asked of it)."""
+    import sys
+
     from .config import ConfigError
 
     specs = llm_specs(league)
+    if not league.llm.replay_only:  # every team whose key is missing, not only the first one to be asked
+        for line in key_warnings(league):
+            print(f"warning: {line}", file=sys.stderr)
     if not any(s.max_prompt_tokens for s in specs.values()):
         return
     windows: dict[str, int] = {}

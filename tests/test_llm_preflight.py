@@ -50,8 +50,23 @@ def test_a_missing_key_stops_the_run_at_once_naming_team_model_and_variable(prep
     msg = str(err.value)
     assert f"team 'M0' ({model})" in msg and "no API key" in msg and var in msg
     [call] = RunDir(tmp_path / "run").llm_calls()  # one call, one attempt: never retried as a server fault
-    assert len(call["attempts"]) == 1 and call["retries"] == 0
+    assert len(call["attempts"]) == 1 and call["retries"] == 0 and call["attempts"][0]["retried"] is False
     assert RunDir(tmp_path / "run").meta()["status"] == "failed"
+
+
+def test_a_missing_key_through_the_cli_names_every_team_and_how_to_go_on(tmp_path, capsys):
+    d = demo_league().model_dump(mode="json")
+    d["weeks"], d["trades"]["weeks"] = 1, []
+    for i in range(2):
+        d["teams"][i]["agent"] = {"kind": "llm", "model": f"openai/gpt-4o-mini{'-x' * i}"}
+    d["llm"] = {"cache_dir": str(tmp_path / "cache")}
+    cfg = _write(tmp_path, League.model_validate(d))
+    assert cli.main(["run", str(cfg), "--out", str(tmp_path / "run"), "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("OPENAI_API_KEY is not set") == 3  # a warning per model before the run, then the stop
+    last = err.strip().splitlines()[-1]
+    assert last.startswith("error: team ") and "no API key: OPENAI_API_KEY is not set" in last
+    assert "InternalServerError" not in last and last.endswith(f"--out {tmp_path / 'run'} --resume")
 
 
 def test_api_base_that_is_not_a_url_is_refused_in_the_config():
@@ -144,7 +159,10 @@ def test_overrides_on_the_command_line_are_validated_and_recorded(tmp_path, caps
             cli.build_parser().parse_args(["run", str(REPO / "params" / "demo.yaml"), "--out", str(tmp_path / "x"),
                                            "--model", "openai/y", "--teams", "1-99"])))
     assert cli.main(["validate", str(REPO / "params" / "demo.yaml"), "--set", "draft.shortlst_size=3"]) == 2
-    assert "draft.shortlst_size: unknown key" in capsys.readouterr().err
+    assert "--set draft.shortlst_size=3: draft.shortlst_size: unknown key" in capsys.readouterr().err
+    assert cli.main(["validate", str(REPO / "params" / "demo.yaml"), "--set", "weeks=abc"]) == 2
+    err = capsys.readouterr().err  # named by the override, never by the file's line of the value it replaced
+    assert "--set weeks=abc: weeks: Input should be a valid integer" in err and "line " not in err
 
 
 def test_a_yaml_alias_is_overridden_for_one_team_only(tmp_path):

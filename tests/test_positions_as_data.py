@@ -1,5 +1,6 @@
 """Positions and slots are data: the league config's roster section is the only source of positions, slots,
 flex eligibility and caps (issue 11). No position literal remains in code outside config.py."""
+import re
 import ast
 import io
 import tokenize
@@ -153,7 +154,7 @@ def test_roster_errors_in_a_file_are_one_clean_line(tmp_path):
     f.write_text(yaml.safe_dump({"teams": TEAMS, "roster": {"DEF": 1}}))
     with pytest.raises(ConfigError) as e:
         load_config(f)
-    assert str(e.value).splitlines()[1].strip().startswith("roster.DEF: unknown position")
+    assert re.match(r"line \d+: roster\.DEF: unknown position", str(e.value).splitlines()[1].strip())
 
 
 # ------------------------------------------------------------------------------ superflex and empty slots

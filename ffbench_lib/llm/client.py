@@ -187,9 +187,9 @@ def classify(exc: BaseException) -> str | None:
 def _fatal_message(team: str, spec, kind: str, name: str, text: str) -> str:
     who = f"team {team!r} ({spec.model})" if team else spec.model
     where = f" at {spec.api_base}" if spec.api_base else ""
-    if kind == "missing_key" or (kind == "auth" and missing_key(spec)):
-        return (f"{who}: no API key: {missing_key(spec) or key_variable(spec)} is not set ({name}: {text}); "
-                "export it (or set api_key_env to the variable holding the key) and run again")
+    if kind == "missing_key" or (kind == "auth" and missing_key(spec)):  # litellm's own text adds nothing
+        return (f"{who}: no API key: {missing_key(spec) or key_variable(spec)} is not set; export it (or set "
+                "api_key_env to the variable holding the key)")
     if kind == "bad_url":
         return (f"{who}: api_base {spec.api_base!r} is not a usable URL ({name}: {text}); give the server's "
                 "address, e.g. http://127.0.0.1:8080/v1")
@@ -335,6 +335,7 @@ class LLMClient:
                                  "retried": retry})
                 kind = classify(exc)
                 if kind:  # never cached: a fixed key or config must call the provider again
+                    attempts[-1]["retried"] = False
                     raise FatalCallFailed(_fatal_message(self.team, self.spec, kind, name, scrub(str(exc))[:300]),
                                           attempts, kind, scrub(str(exc))[:500]) from None
                 if not retry:
