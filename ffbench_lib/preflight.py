@@ -106,17 +106,9 @@ def sample_views(league: League, keep: int = 3) -> Sample:
 def smallest_prompt(spec: LLMSpec, kind: str, view: dict, version: str) -> int:
     """Tokens of ``kind``'s prompt for ``view`` with every table shortened as far as it goes (litellm's count)."""
     from .agents import fit
-    from .agents.prompts import messages as render
+    from .agents.prompts import fitted
 
-    short, notes = fit.shorten(view, fit.levels(view))
-    msgs = [dict(m) for m in render(kind, short, version)]
-    if notes:
-        user = next(m for m in msgs if m["role"] == "user")
-        user["content"] += "\n\n" + fit.note(notes)
-    if spec.system_in_user:
-        system = "\n\n".join(m["content"] for m in msgs if m["role"] == "system")
-        msgs = [m for m in msgs if m["role"] != "system"]
-        msgs[0]["content"] = f"{system}\n\n{msgs[0]['content']}"
+    msgs, _ = fitted(kind, view, fit.levels(view), version, spec.system_in_user)
     return count_tokens(spec.model, msgs)
 
 
@@ -367,15 +359,12 @@ async def _measure_ratio(spec: LLMSpec, row: dict, sample: Sample, version: str)
     import litellm
 
     from .agents import fit
-    from .agents.prompts import messages as render
+    from .agents.prompts import fitted
     from .llm.client import Budget, LLMClient
 
     kind, view = max(((k, v) for k, vs in sample.views.items() for v in vs[:1]),
                      key=lambda kv: smallest_prompt(spec, kv[0], kv[1], version))
-    short, _ = fit.shorten(view, fit.levels(view))
-    msgs = render(kind, short, version)
-    if spec.system_in_user:
-        msgs = [{"role": "user", "content": "\n\n".join(m["content"] for m in msgs)}]
+    msgs, _ = fitted(kind, view, fit.levels(view), version, spec.system_in_user)
     client = LLMClient(spec, None, None, Budget(None))
     try:
         resp = await litellm.acompletion(model=spec.model, messages=msgs, **{**client.answer_params(), "max_tokens": 1},

@@ -18,7 +18,7 @@ from ..secrets import register_credentials, scrub
 from ..decisions import REGISTRY
 from . import fit
 from .base import Agent, Answer
-from .prompts import messages as render
+from .prompts import fitted, fold_system, messages as render
 
 REASK = ("Your previous answer was invalid: {problems}. Reply again with exactly one JSON object that follows the "
          "answer schema, using only player ids shown in the tables.")
@@ -53,16 +53,7 @@ class LLMAgent(Agent):
 
     # -- prompts ---------------------------------------------------------------------------------------
     def _fold(self, msgs: list[dict[str, str]]) -> list[dict[str, str]]:
-        """``system_in_user``: the system text goes in front of the first user message (some chat templates
-        silently drop the system role)."""
-        if not self.spec.system_in_user:
-            return msgs
-        system = "\n\n".join(m["content"] for m in msgs if m["role"] == "system")
-        rest = [dict(m) for m in msgs if m["role"] != "system"]
-        first = next((m for m in rest if m["role"] == "user"), None)
-        if system and first is not None:
-            first["content"] = f"{system}\n\n{first['content']}"
-        return rest
+        return fold_system(msgs) if self.spec.system_in_user else msgs
 
     def _tokens(self, msgs: list[dict[str, str]]) -> int:
         return count_tokens(self.spec.model, msgs)
@@ -127,13 +118,7 @@ class LLMAgent(Agent):
         budget = self.spec.max_prompt_tokens
         top = fit.levels(view) if budget else 0
         for level in range(top + 1):
-            short, notes = fit.shorten(view, level)
-            msgs = render(decision, short, version)
-            if notes:
-                msgs = [dict(m) for m in msgs]
-                user = next(m for m in msgs if m["role"] == "user")
-                user["content"] += "\n\n" + fit.note(notes)
-            msgs = self._fold(msgs)
+            msgs, notes = fitted(decision, view, level, version, self.spec.system_in_user)
             tokens = self._tokens(msgs) if budget is not None else 0
             if (budget is not None and self._ratio is None and budget * CALIBRATE_NEAR < tokens <= budget
                     and estimated(self.spec.model)):  # fits by the estimate, but near enough for it to matter

@@ -47,3 +47,30 @@ def user_prompt(decision: str, view: dict, version: str = DEFAULT_VERSION) -> st
 def messages(decision: str, view: dict, version: str = DEFAULT_VERSION) -> list[dict[str, str]]:
     return [{"role": "system", "content": system_prompt(view, version)},
             {"role": "user", "content": user_prompt(decision, view, version)}]
+
+
+def fold_system(msgs: list[dict[str, str]]) -> list[dict[str, str]]:
+    """``system_in_user``: the system text goes in front of the first user message (some chat templates
+    silently drop the system role)."""
+    system = "\n\n".join(m["content"] for m in msgs if m["role"] == "system")
+    rest = [dict(m) for m in msgs if m["role"] != "system"]
+    first = next((m for m in rest if m["role"] == "user"), None)
+    if system and first is not None:
+        first["content"] = f"{system}\n\n{first['content']}"
+    return rest
+
+
+def fitted(decision: str, view: dict, level: int, version: str = DEFAULT_VERSION,
+           system_in_user: bool = False) -> tuple[list[dict[str, str]], list[str]]:
+    """The messages of ``decision`` for ``view`` shortened to ``level`` (:mod:`.fit`), the model told what was
+    shortened, the system text folded in with ``system_in_user``; and what was shortened."""
+    from . import fit
+
+    short, notes = fit.shorten(view, level)
+    msgs = messages(decision, short, version)
+    if notes:
+        msgs = [dict(m) for m in msgs]
+        user = next(m for m in msgs if m["role"] == "user")
+        user["content"] += "\n\n" + fit.note(notes)
+    return (fold_system(msgs) if system_in_user else msgs), notes
+
