@@ -13,7 +13,7 @@ from pathlib import Path
 
 import yaml
 
-from ffbench_lib.batch import run_batch
+from ffbench_lib.runs.batch import run_batch
 
 
 def main() -> None:

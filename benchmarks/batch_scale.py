@@ -19,7 +19,7 @@ from pathlib import Path
 
 import yaml
 
-from ffbench_lib.batch import run_batch
+from ffbench_lib.runs.batch import run_batch
 
 REPO = Path(__file__).resolve().parents[1]
 

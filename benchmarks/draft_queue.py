@@ -25,10 +25,10 @@ from scipy import stats
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from llm_season import league as llm_league  # noqa: E402  the 10-LLM league of benchmarks/llm_season.py
 
-from ffbench_lib.config import League, load_config  # noqa: E402
+from ffbench_lib.config.league import League, load_config  # noqa: E402
 from ffbench_lib.data.prepare import prepared_for  # noqa: E402
-from ffbench_lib.engine import Engine  # noqa: E402
-from ffbench_lib.rundir import RunDir  # noqa: E402
+from ffbench_lib.runs.runner import Engine  # noqa: E402
+from ffbench_lib.runs.rundir import RunDir  # noqa: E402
 from ffbench_lib.testing.fake_openai import FakeOpenAIServer, critical_path  # noqa: E402
 
 MODES = ("shortlist", "queue")

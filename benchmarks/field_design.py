@@ -34,10 +34,10 @@ import numpy as np
 import pandas as pd
 import yaml
 
-from ffbench_lib import field, metrics
-from ffbench_lib.batch import load_batch, run_batch
-from ffbench_lib.power import ESTIMATED
-from ffbench_lib.stats import seeds_needed
+from ffbench_lib.analysis import field, metrics
+from ffbench_lib.runs.batch import load_batch, run_batch
+from ffbench_lib.analysis.power import ESTIMATED
+from ffbench_lib.analysis.stats import seeds_needed
 
 ROOT = Path(__file__).resolve().parents[1]
 FIELD_SPEC, FULL_SPEC = ROOT / "params" / "batch_field_bots.yaml", ROOT / "params" / "batch_full_bots.yaml"

@@ -14,11 +14,11 @@ import tempfile
 import time
 from pathlib import Path
 
-from ffbench_lib.config import League
+from ffbench_lib.config.league import League
 from ffbench_lib.data.prepare import prepared_for
-from ffbench_lib.engine import Engine
+from ffbench_lib.runs.runner import Engine
 from ffbench_lib.llm.tokens import count_tokens
-from ffbench_lib.rundir import RunDir
+from ffbench_lib.runs.rundir import RunDir
 from ffbench_lib.testing.fake_openai import FakeOpenAIServer
 
 from llm_season import league

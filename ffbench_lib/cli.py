@@ -12,9 +12,9 @@ import os
 import sys
 from pathlib import Path
 
-from .config import ConfigError, load_config
-from .secrets import scrub
-from .settings import SettingsError, export, settings
+from ffbench_lib.config.league import ConfigError, load_config
+from ffbench_lib.core.secrets import scrub
+from ffbench_lib.core.settings import SettingsError, export, settings
 
 
 class UsageError(Exception):
@@ -49,7 +49,7 @@ def _fraction(text: str) -> float:
 def _power_value(text: str) -> str:
     """An argparse type: a season result :mod:`power` compares (``power.VALUES``, imported only when given: the
     parser stays light)."""
-    from .power import VALUES
+    from ffbench_lib.analysis.power import VALUES
 
     if text not in VALUES:
         raise argparse.ArgumentTypeError(f"{text!r} is not one of {', '.join(VALUES)}")
@@ -90,7 +90,7 @@ def _assignments(args: argparse.Namespace) -> list[str]:
     ``KEY=VALUE`` texts, applied to the file before validation and so recorded in the run's config.yaml."""
     out: list[str] = []
     if getattr(args, "model", None):
-        from .config import load_yaml, model_overrides
+        from ffbench_lib.config.league import load_yaml, model_overrides
 
         data = load_yaml(args.config)
         out += model_overrides(data if isinstance(data, dict) else {}, args.model, args.teams, args.api_base)
@@ -105,10 +105,10 @@ def _league(args: argparse.Namespace, **overrides):
 
 
 def _cmd_validate(args: argparse.Namespace) -> int:
-    from .data.prepare import check_inputs
-    from .notices import print_notices
+    from ffbench_lib.data.prepare import check_inputs
+    from ffbench_lib.data.notices import print_notices
 
-    from .agents.wiring import check_cache
+    from ffbench_lib.agents.wiring import check_cache
 
     league = _league(args)
     played = check_inputs(league, live=args.live)  # every file the run reads is there and has its columns
@@ -137,7 +137,7 @@ def _cmd_validate(args: argparse.Namespace) -> int:
 def _llm_preflight(league, ratios: dict | None = None, windows: dict | None = None, sample=None) -> int:
     """Offline checks of the LLM teams (``validate``, ``check``): unset keys and a guard that cannot apply are
     warnings; a decision kind whose smallest prompt cannot fit a team's budget or window is an error (exit 2)."""
-    from . import preflight
+    from ffbench_lib.runs import preflight
 
     if not preflight.llm_specs(league):
         return 0
@@ -162,7 +162,7 @@ def _llm_preflight(league, ratios: dict | None = None, windows: dict | None = No
 
 def _cmd_check(args: argparse.Namespace) -> int:
     """One cheap call per distinct model and endpoint, then the offline checks with what the servers said."""
-    from . import preflight
+    from ffbench_lib.runs import preflight
 
     league = _league(args)
     if not preflight.llm_specs(league):
@@ -183,7 +183,7 @@ def _cmd_check(args: argparse.Namespace) -> int:
 
 
 def _cmd_prepare(args: argparse.Namespace) -> int:
-    from .data.prepare import prepare_season
+    from ffbench_lib.data.prepare import prepare_season
 
     scoring, league_positions = args.scoring, {}
     if args.config:
@@ -211,7 +211,7 @@ def _cmd_prepare(args: argparse.Namespace) -> int:
 
 
 def _cmd_download(args: argparse.Namespace) -> int:
-    from .data.download import download, parse_seasons
+    from ffbench_lib.data.download import download, parse_seasons
 
     files = download(parse_seasons(args.seasons), args.out)
     print(f"wrote {len(files)} files under {Path(args.out) / 'nflverse'}; set FFBENCH_DATA_DIR={args.out}")
@@ -221,22 +221,22 @@ def _cmd_download(args: argparse.Namespace) -> int:
 def _cmd_report(args: argparse.Namespace) -> int:
     import pandas as pd
 
-    from .data.download import parse_seasons
-    from .data.prepare import prepare_season
-    from .data.report import projection_report
+    from ffbench_lib.data.download import parse_seasons
+    from ffbench_lib.data.prepare import prepare_season
+    from ffbench_lib.data.report import projection_report
 
     frames = [projection_report(prepare_season(s, args.source, args.data_dir)) for s in parse_seasons(args.seasons)]
     table = pd.concat(frames, ignore_index=True)
     print(table.round(3).to_string(index=False))
     if args.out:
-        from .atomic import write_csv
+        from ffbench_lib.core.atomic import write_csv
         write_csv(args.out, table)
     return 0
 
 
 def _cmd_run(args: argparse.Namespace) -> int:
-    from .engine import RunExists
-    from .season import run_season
+    from ffbench_lib.runs.runner import RunExists
+    from ffbench_lib.runs.season import run_season
 
     league = _league(args, seed=args.seed)
     try:
@@ -244,7 +244,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
                          config_name=args.config)
     except RunExists as exc:
         raise UsageError(str(exc)) from None
-    from .rundir import RunDir
+    from ffbench_lib.runs.rundir import RunDir
 
     meta = RunDir(out).meta()
     if meta.get("status") == "stopped_budget":
@@ -256,7 +256,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
 
 def _print_result(out: Path, meta: dict) -> int:
     """The final standings (and champion) of a finished run."""
-    from .rundir import RunDir
+    from ffbench_lib.runs.rundir import RunDir
 
     st = RunDir(out).table("standings")
     final = st[st["week"] == st["week"].max()].sort_values("rank")
@@ -277,7 +277,7 @@ def _resume_command(args: argparse.Namespace) -> str:
     """The exact command that continues the run in ``args.out`` (its seed from run.json if not given)."""
     import shlex
 
-    from .rundir import RunDir
+    from ffbench_lib.runs.rundir import RunDir
 
     seed = args.seed
     if seed is None:
@@ -317,8 +317,8 @@ def _cmd_import(args: argparse.Namespace) -> int:
     import shutil
     import tempfile
 
-    from .importers.fantasyfootballbench import check_season_data, import_reference_run, recorded_weeks
-    from .rundir import RunDir
+    from ffbench_lib.runs.importers.fantasyfootballbench import check_season_data, import_reference_run, recorded_weeks
+    from ffbench_lib.runs.rundir import RunDir
 
     sims = _expand_folders(args.sim_dirs)
     out = Path(args.out)
@@ -350,7 +350,7 @@ def _cmd_import(args: argparse.Namespace) -> int:
 
 
 def _cmd_batch(args: argparse.Namespace) -> int:
-    from .batch import run_batch
+    from ffbench_lib.runs.batch import run_batch
 
     summary = run_batch(args.spec, workers=args.workers, progress=not args.quiet, executor=args.executor,
                         scheduler=args.scheduler)
@@ -366,7 +366,7 @@ def _cmd_power(args: argparse.Namespace) -> int:
     """Seeds (and dollars) needed to separate each adjacent pair of the ranking, from pilot runs."""
     import warnings
 
-    from .power import check_pilot, format_report, load_pilot, pair_table
+    from ffbench_lib.analysis.power import check_pilot, format_report, load_pilot, pair_table
 
     if args.out:
         _check_out_file(args.out, "--out", "power.csv")
@@ -388,7 +388,7 @@ def _cmd_power(args: argparse.Namespace) -> int:
         raise UsageError(str(exc)) from None
     print(format_report(table))
     if args.out:
-        from .atomic import write_csv
+        from ffbench_lib.core.atomic import write_csv
         write_csv(args.out, table.pairs.assign(design=table.summary["design"], value=args.value))
         print(f"table written to {args.out}")
     return 0
@@ -396,8 +396,8 @@ def _cmd_power(args: argparse.Namespace) -> int:
 
 def _cmd_page(args: argparse.Namespace) -> int:
     """One self-contained HTML page over runs (notebook 11_report, converted without code cells)."""
-    from .notebooks import NotebookError
-    from .report import build
+    from ffbench_lib.runs.notebooks import NotebookError
+    from ffbench_lib.present.report import build
 
     _check_out_file(args.out, "--out", "report.html")
     try:
@@ -413,9 +413,9 @@ def _cmd_page(args: argparse.Namespace) -> int:
 
 def _cmd_demo(args: argparse.Namespace) -> int:
     """The README's main job: prepare the 2024 data (notebook 01), then the demo batch to figures."""
-    from .batch import ANALYSIS, load_batch, run_batch
-    from .notebooks import NotebookError, execute
-    from .paths import find_data_dir, project_root
+    from ffbench_lib.runs.batch import ANALYSIS, load_batch, run_batch
+    from ffbench_lib.runs.notebooks import NotebookError, execute
+    from ffbench_lib.core.paths import find_data_dir, project_root
 
     data = find_data_dir()
     if data is None or not (data / "nflverse").is_dir():
@@ -452,7 +452,7 @@ def _cmd_demo(args: argparse.Namespace) -> int:
 
 def _cmd_probe(args: argparse.Namespace) -> int:
     """The knowledge probe: what each LLM model of the league remembers of the season's outcome."""
-    from .probe import ProbeError, format_table, run_probe
+    from ffbench_lib.runs.probe import ProbeError, format_table, run_probe
 
     try:
         result = run_probe(args.config, out=args.out, season=args.season)
@@ -477,8 +477,8 @@ def _cmd_live(args: argparse.Namespace) -> int:
     live.jsonl, printed to publish) and wait for its games; the same command continues once the data has them."""
     import json
 
-    from .rundir import LIVE, RunDir
-    from .season import run_season
+    from ffbench_lib.runs.rundir import LIVE, RunDir
+    from ffbench_lib.runs.season import run_season
 
     league = _league(args, seed=args.seed)
     out = run_season(league, seed=args.seed, out=args.out, resume=True, progress=not args.quiet, live=True,
@@ -631,9 +631,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from .data.base import DataError
-    from .llm import FatalLLMError, ReplayMiss
-    from .rundir import RunDirError, RunInterrupted
+    from ffbench_lib.data.base import DataError
+    from ffbench_lib.llm import FatalLLMError, ReplayMiss
+    from ffbench_lib.runs.rundir import RunDirError, RunInterrupted
 
     args = build_parser().parse_args(argv)
     try:

@@ -6,8 +6,8 @@ import hashlib
 from pathlib import Path
 
 from ffbench_lib.agents.bots import ADPBot
-from ffbench_lib.config import load_config
-from ffbench_lib.engine import Engine, build_agents
+from ffbench_lib.config.league import load_config
+from ffbench_lib.runs.runner import Engine, build_agents
 
 REPO = Path(__file__).resolve().parents[1]
 

@@ -7,10 +7,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from ffbench_lib import metrics, stats
-from ffbench_lib.config import League, Roster
-from ffbench_lib.engine import SimulatedCrash
-from ffbench_lib.rundir import RunDir, table_frame
+from ffbench_lib.analysis import metrics, stats
+from ffbench_lib.config.league import League, Roster
+from ffbench_lib.runs.runner import SimulatedCrash
+from ffbench_lib.runs.rundir import RunDir, table_frame
 
 from engine_helpers import demo_league, run_engine
 
@@ -144,7 +144,7 @@ REF = "reference_runs"
 
 @pytest.fixture(scope="session")
 def imported(data_dir, tmp_path_factory):
-    from ffbench_lib.importers.fantasyfootballbench import import_reference_run
+    from ffbench_lib.runs.importers.fantasyfootballbench import import_reference_run
 
     out = tmp_path_factory.mktemp("imported")
     for i, sim in enumerate(sorted((data_dir / REF).glob("simulation_*"))):
@@ -202,7 +202,7 @@ def test_importer_reproduces_the_recorded_seasons(imported, data_dir):
 @pytest.mark.slow
 @pytest.mark.parametrize("source", ["demo", "imported"])
 def test_analysis_notebooks_execute(source, prepared_2024, imported, tmp_path):
-    from ffbench_lib.notebooks import execute
+    from ffbench_lib.runs.notebooks import execute
 
     if source == "demo":
         for seed in range(5):
@@ -260,7 +260,7 @@ def test_analysis_notebooks_execute(source, prepared_2024, imported, tmp_path):
 
 
 def test_replay_widget_moves_through_weeks(prepared_2024, tmp_path):
-    from ffbench_lib.widgets import StandingsReplay
+    from ffbench_lib.present.widgets import StandingsReplay
 
     run_engine(demo_league(seed=1), prepared_2024, tmp_path / "run")
     w = StandingsReplay(tmp_path / "run")

@@ -10,9 +10,9 @@ import pandas as pd
 import pytest
 import yaml
 
-from ffbench_lib.batch import load_batch, run_batch, run_configs
-from ffbench_lib.config import ConfigError, League
-from ffbench_lib.rules.draft import draft_order
+from ffbench_lib.runs.batch import load_batch, run_batch, run_configs
+from ffbench_lib.config.league import ConfigError, League
+from ffbench_lib.game.rules.draft import draft_order
 from ffbench_lib.testing.fake_openai import FakeOpenAIServer
 
 from engine_helpers import REPO, run_engine

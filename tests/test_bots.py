@@ -10,12 +10,12 @@ from scipy.stats import chisquare
 
 from ffbench_lib.agents import bots
 from ffbench_lib.agents.bots import RandomBot, VORPBot, roster_rules, trade_market
-from ffbench_lib.config import Roster
-from ffbench_lib.rules.lineup import best_lineup, legal_lineups, slot_counts, validate_and_repair
-from ffbench_lib.rules.roster import can_field_lineup, within_caps
-from ffbench_lib.rules.trades import Offer, OfferSpace, offer_problem
-from ffbench_lib.rundir import RunDir
-from ffbench_lib.state import LeagueState
+from ffbench_lib.config.league import Roster
+from ffbench_lib.game.rules.lineup import best_lineup, legal_lineups, slot_counts, validate_and_repair
+from ffbench_lib.game.rules.roster import can_field_lineup, within_caps
+from ffbench_lib.game.rules.trades import Offer, OfferSpace, offer_problem
+from ffbench_lib.runs.rundir import RunDir
+from ffbench_lib.game.state import LeagueState
 
 from engine_helpers import demo_league, run_engine
 

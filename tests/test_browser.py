@@ -23,7 +23,7 @@ RUN_DIR = "outputs/play/browser"
 LEAGUE = "params/browser_play.yaml"
 WEEKS = 3
 VIEWPORT = {"width": 1280, "height": 900}
-NAME_WIDTH = 24  # the board's first column (ffbench_lib/forms/draft.py COLUMNS): the name, then the position
+NAME_WIDTH = 24  # the board's first column (ffbench_lib/play/forms/draft.py COLUMNS): the name, then the position
 
 
 def short_league(project) -> None:

@@ -15,11 +15,11 @@ from pathlib import Path
 import pytest
 import yaml
 
-from ffbench_lib.batch import load_batch
-from ffbench_lib.config import ConfigError, load_config
+from ffbench_lib.runs.batch import load_batch
+from ffbench_lib.config.league import ConfigError, load_config
 from ffbench_lib.data.prepare import prepared_for
-from ffbench_lib.engine import SimulatedCrash, code_fingerprint
-from ffbench_lib.rundir import CheckpointError
+from ffbench_lib.runs.runner import SimulatedCrash, code_fingerprint
+from ffbench_lib.runs.rundir import CheckpointError
 
 from engine_helpers import REPO, run_engine, same_run
 

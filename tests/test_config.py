@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from ffbench_lib.config import KNOWN_POSITIONS, ConfigError, League, dump_config, load_config, parse_config
+from ffbench_lib.config.league import KNOWN_POSITIONS, ConfigError, League, dump_config, load_config, parse_config
 
 REPO = Path(__file__).resolve().parents[1]
 DEMO = REPO / "params" / "demo.yaml"
@@ -141,7 +141,7 @@ def test_team_names_are_stripped():
 def test_token_counts_are_shown_and_credentials_hidden_in_messages(tmp_path):
     # a field named like a count of tokens is no credential: its bad value is shown; a key-like value is hidden
     # wherever it stands
-    from ffbench_lib.config import ConfigError, parse_config
+    from ffbench_lib.config.league import ConfigError, parse_config
 
     team = {"name": "a", "agent": {"kind": "llm", "model": "openai/x", "max_prompt_tokens": -5}}
     bot = {"name": "b", "agent": {"kind": "bot", "strategy": "adp"}}

@@ -12,8 +12,9 @@ import pandas as pd  # noqa: E402
 import pytest  # noqa: E402
 
 from engine_helpers import demo_league, run_engine  # noqa: E402
-from ffbench_lib import metrics, plots, power, ratings, report, stats  # noqa: E402
-from ffbench_lib.widgets import StandingsReplay  # noqa: E402
+from ffbench_lib.analysis import metrics, power, ratings, stats
+from ffbench_lib.present import plots, report  # noqa: E402
+from ffbench_lib.present.widgets import StandingsReplay  # noqa: E402
 
 
 @pytest.fixture(scope="module")

@@ -1,4 +1,4 @@
-"""The masked vs unmasked ablation (ffbench_lib.contamination, notebooks/09_contamination.ipynb): real bot seasons
+"""The masked vs unmasked ablation (ffbench_lib.analysis.contamination, notebooks/09_contamination.ipynb): real bot seasons
 of 2024 and their masked twins paired by seed, the verdict's rules on constructed numbers, the refusals, and the
 batch ``overrides`` that makes a masked twin."""
 import json
@@ -14,13 +14,13 @@ import pytest
 import yaml
 from scipy import stats as sps
 
-from ffbench_lib import contamination as con
-from ffbench_lib import plots
-from ffbench_lib.batch import load_batch, run_configs
-from ffbench_lib.config import ConfigError, Information, League
-from ffbench_lib.engine import SimulatedCrash
+from ffbench_lib.analysis import contamination as con
+from ffbench_lib.present import plots
+from ffbench_lib.runs.batch import load_batch, run_configs
+from ffbench_lib.config.league import ConfigError, Information, League
+from ffbench_lib.runs.runner import SimulatedCrash
 from ffbench_lib.llm import FatalLLMError
-from ffbench_lib.notebooks import KERNEL_ARGS, NotebookError, execute
+from ffbench_lib.runs.notebooks import KERNEL_ARGS, NotebookError, execute
 from ffbench_lib.testing.fake_openai import FakeOpenAIServer
 
 from engine_helpers import REPO, demo_league, run_engine

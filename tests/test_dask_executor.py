@@ -15,8 +15,8 @@ import pandas as pd
 import pytest
 import yaml
 
-from ffbench_lib.batch import load_batch, run_batch
-from ffbench_lib.config import ConfigError
+from ffbench_lib.runs.batch import load_batch, run_batch
+from ffbench_lib.config.league import ConfigError
 
 from engine_helpers import REPO, digests, same_run
 
@@ -203,7 +203,7 @@ def test_a_task_lost_with_its_scheduler_is_interrupted_not_failed():
     says interrupted and how to go on (a re-run resumes or skips them), never that the league failed."""
     from distributed.client import FutureCancelledError
 
-    from ffbench_lib.batch import _Job, _task_failure
+    from ffbench_lib.runs.batch import _Job, _task_failure
 
     job = _Job(None, 3, {}, Path("r"), Path("c"), Path("l"))
     lost = FutureCancelledError("k", "scheduler-connection-lost", "Client lost the connection to the scheduler. "

@@ -10,8 +10,8 @@ import pandas as pd
 import pytest
 
 from engine_helpers import data_copy
-from ffbench_lib import scoring
-from ffbench_lib.config import ConfigError, parse_config
+from ffbench_lib.sport import scoring
+from ffbench_lib.config.league import ConfigError, parse_config
 from ffbench_lib.data import DataError, get_source
 from ffbench_lib.data.prepare import input_problems
 

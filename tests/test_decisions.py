@@ -10,15 +10,16 @@ import pytest
 
 from ffbench_lib.agents import bots
 from ffbench_lib.agents.prompts import messages
-from ffbench_lib.config import Waivers
-from ffbench_lib.decisions import KINDS, REGISTRY, market_from_view, waiver_claims
-from ffbench_lib.rules import draft as draft_rules
-from ffbench_lib.rules.lineup import best_lineup, start_value, validate_and_repair
-from ffbench_lib.rules.roster import can_field_lineup, within_caps
-from ffbench_lib.rules.schedule import make_schedule
-from ffbench_lib.rules.trades import OfferSpace
-from ffbench_lib.state import LeagueState
-from ffbench_lib.views import Firewall
+from ffbench_lib.config.league import Waivers
+from ffbench_lib.game.decisions import KINDS, REGISTRY, market_from_view
+from ffbench_lib.game.decisions import waiver_claims
+from ffbench_lib.game.rules import draft as draft_rules
+from ffbench_lib.game.rules.lineup import best_lineup, start_value, validate_and_repair
+from ffbench_lib.game.rules.roster import can_field_lineup, within_caps
+from ffbench_lib.game.rules.schedule import make_schedule
+from ffbench_lib.game.rules.trades import OfferSpace
+from ffbench_lib.game.state import LeagueState
+from ffbench_lib.game.views import Firewall
 
 from engine_helpers import demo_league
 

@@ -13,13 +13,13 @@ import yaml
 
 from engine_helpers import REPO, digests
 from ffbench_lib.agents.bots import ADPBot
-from ffbench_lib.config import load_config, parse_config
-from ffbench_lib.desk import COMPLETE, PlayDesk, question_text
-from ffbench_lib.forms import GenericForm
-from ffbench_lib.forms.draft import BOARD, DRAFT_BUTTON, DraftBoard
-from ffbench_lib.forms.waivers import ClaimsForm
-from ffbench_lib.play import start_play
-from ffbench_lib.widgets import StandingsReplay
+from ffbench_lib.config.league import load_config, parse_config
+from ffbench_lib.play.desk import COMPLETE, PlayDesk, question_text
+from ffbench_lib.play.forms import GenericForm
+from ffbench_lib.play.forms.draft import BOARD, DRAFT_BUTTON, DraftBoard
+from ffbench_lib.play.forms.waivers import ClaimsForm
+from ffbench_lib.play.session import start_play
+from ffbench_lib.present.widgets import StandingsReplay
 
 ME = "You"
 
@@ -158,7 +158,7 @@ def test_play_notebook_on_autopilot_from_the_notebooks_folder(data_dir, tmp_path
     restarted kernel, Run All) resumes the finished season instead of failing."""
     import papermill as pm
 
-    from ffbench_lib.notebooks import KERNEL_ARGS
+    from ffbench_lib.runs.notebooks import KERNEL_ARGS
     from project_copy import OVERRIDES, copy_project
 
     project = copy_project(tmp_path / "ffbench")

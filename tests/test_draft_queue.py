@@ -9,16 +9,16 @@ import pytest
 
 from ffbench_lib.agents import fit
 from ffbench_lib.agents.prompts import user_prompt
-from ffbench_lib.config import PSEUDONYM, League
-from ffbench_lib.decisions import REGISTRY
-from ffbench_lib.engine import SimulatedCrash
+from ffbench_lib.config.league import PSEUDONYM, League
+from ffbench_lib.game.decisions import REGISTRY
+from ffbench_lib.runs.runner import SimulatedCrash
 from ffbench_lib.llm.guard import FallbackGuard, is_decision
-from ffbench_lib.rules import draft as draft_rules
-from ffbench_lib.rules.roster import can_field_lineup, within_caps
-from ffbench_lib.rundir import RunDir
-from ffbench_lib.state import LeagueState
+from ffbench_lib.game.rules import draft as draft_rules
+from ffbench_lib.game.rules.roster import can_field_lineup, within_caps
+from ffbench_lib.runs.rundir import RunDir
+from ffbench_lib.game.state import LeagueState
 from ffbench_lib.testing.fake_openai import FakeOpenAIServer, critical_path
-from ffbench_lib.views import Firewall
+from ffbench_lib.game.views import Firewall
 
 from engine_helpers import ScriptedAgent, agents_with, demo_league, run_engine, same_run
 from test_decisions import World

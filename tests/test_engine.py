@@ -9,14 +9,14 @@ from collections import Counter
 import pytest
 
 from ffbench_lib.agents import make_bot
-from ffbench_lib.config import ConfigError, Roster, parse_config
-from ffbench_lib.engine import RunExists, SimulatedCrash
-from ffbench_lib.rules import draft as draft_rules
-from ffbench_lib.rules.lineup import best_lineup, validate_and_repair
-from ffbench_lib.rules.schedule import make_schedule
-from ffbench_lib.rules.trades import Offer, offer_problem
-from ffbench_lib.rundir import RunDir
-from ffbench_lib.state import LeagueState
+from ffbench_lib.config.league import ConfigError, Roster, parse_config
+from ffbench_lib.runs.runner import RunExists, SimulatedCrash
+from ffbench_lib.game.rules import draft as draft_rules
+from ffbench_lib.game.rules.lineup import best_lineup, validate_and_repair
+from ffbench_lib.game.rules.schedule import make_schedule
+from ffbench_lib.game.rules.trades import Offer, offer_problem
+from ffbench_lib.runs.rundir import RunDir
+from ffbench_lib.game.state import LeagueState
 
 from engine_helpers import REPO, ScriptedAgent, agents_with, demo_league, digests, run_engine, same_run
 
@@ -339,7 +339,7 @@ def test_several_runs_share_one_process(prepared_2024, tmp_path):
     """Two seasons on one event loop end exactly as when each runs alone."""
     import asyncio
 
-    from ffbench_lib.engine import Engine
+    from ffbench_lib.runs.runner import Engine
 
     async def both():
         await asyncio.gather(*(Engine(demo_league(seed=s), prepared_2024, tmp_path / f"together-{s}",

@@ -3,8 +3,8 @@ Written against the public Engine, the run directory's tables and ``decisions.js
 from __future__ import annotations
 
 
-from ffbench_lib.config import League
-from ffbench_lib.rundir import RunDir
+from ffbench_lib.config.league import League
+from ffbench_lib.runs.rundir import RunDir
 from ffbench_lib.testing.fake_openai import FakeOpenAIServer
 
 from engine_helpers import ScriptedAgent, agents_with, demo_league, digests, run_engine

@@ -11,9 +11,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from ffbench_lib import field, metrics, power, ratings
-from ffbench_lib.config import parse_config
-from ffbench_lib.power import format_report, load_pilot, pair_table
+from ffbench_lib.analysis import field, metrics, power, ratings
+from ffbench_lib.config.league import parse_config
+from ffbench_lib.analysis.power import format_report, load_pilot, pair_table
 
 from engine_helpers import REPO, demo_league, run_engine
 

@@ -8,10 +8,10 @@ import pandas as pd
 import pytest
 import yaml
 
-from ffbench_lib import field
-from ffbench_lib.batch import field_plan, load_batch, run_batch
-from ffbench_lib.config import ConfigError
-from ffbench_lib.rundir import RunDir
+from ffbench_lib.analysis import field
+from ffbench_lib.runs.batch import field_plan, load_batch, run_batch
+from ffbench_lib.config.league import ConfigError
+from ffbench_lib.runs.rundir import RunDir
 
 from engine_helpers import REPO
 
@@ -299,7 +299,7 @@ def test_failed_field_league_is_reported_with_its_candidate(tmp_path):
 def test_notebook_08_reads_a_field_batch_as_one(field_batch, tmp_path):
     """Given the batch folder, notebook 08 scores the seat alone: baseline teams as field:<agent>, candidates with
     their seeds as n, tests blocked by seed, the reference a yardstick outside the Holm family."""
-    from ffbench_lib.notebooks import execute
+    from ffbench_lib.runs.notebooks import execute
 
     _, out, _ = field_batch
     nb = execute("08_model_comparison.ipynb", tmp_path / "08.ipynb", {"runs": str(out), "out": str(tmp_path)},

@@ -7,9 +7,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from ffbench_lib import metrics, plots, stats
-from ffbench_lib.config import LLMSettings, Roster
-from ffbench_lib.rundir import table_frame
+from ffbench_lib.analysis import metrics, stats
+from ffbench_lib.present import plots
+from ffbench_lib.config.league import LLMSettings, Roster
+from ffbench_lib.runs.rundir import table_frame
 
 
 def runs_of(tables: dict[str, list[dict]], decisions: list[dict] | None = None, n_runs: int = 1):
@@ -187,7 +188,7 @@ def test_saved_figures_are_byte_identical(tmp_path):
     # the same figure saved twice gives the same PNG and SVG bytes (no date, no random ids)
     import matplotlib.pyplot as plt
 
-    from ffbench_lib import plots
+    from ffbench_lib.present import plots
 
     def draw():
         fig, ax = plt.subplots()

@@ -6,13 +6,13 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from ffbench_lib import projections
-from ffbench_lib.config import Waivers
+from ffbench_lib.data import projections
+from ffbench_lib.config.league import Waivers
 from ffbench_lib.data.schema import ALL_STATS
-from ffbench_lib.knowledge import PRESEASON_COLUMNS, Knowledge, PlayerCatalog, Publication, SeasonFeed
-from ffbench_lib.scoring import fantasy_points
-from ffbench_lib.state import LeagueState
-from ffbench_lib.views import Firewall, canonical_json
+from ffbench_lib.game.knowledge import PRESEASON_COLUMNS, Knowledge, PlayerCatalog, Publication, SeasonFeed
+from ffbench_lib.sport.scoring import fantasy_points
+from ffbench_lib.game.state import LeagueState
+from ffbench_lib.game.views import Firewall, canonical_json
 
 from engine_helpers import demo_league, run_engine
 

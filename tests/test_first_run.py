@@ -20,13 +20,13 @@ import pytest
 import yaml
 
 from engine_helpers import REPO, run_engine
-from ffbench_lib import metrics
+from ffbench_lib.analysis import metrics
 from ffbench_lib.agents.human import AnswersRefused
-from ffbench_lib.config import parse_config
-from ffbench_lib.desk import PlayDesk
-from ffbench_lib.forms.draft import DraftBoard, needs_html
-from ffbench_lib.paths import from_root
-from ffbench_lib.play import start_play
+from ffbench_lib.config.league import parse_config
+from ffbench_lib.play.desk import PlayDesk
+from ffbench_lib.play.forms.draft import DraftBoard, needs_html
+from ffbench_lib.core.paths import from_root
+from ffbench_lib.play.session import start_play
 
 # --------------------------------------------------------------------------------------------- default runs
 
@@ -99,7 +99,7 @@ def test_standings_notebook_with_its_defaults_after_the_demo(one_run, tmp_path, 
     a project whose only runs are the demo batch's: it finishes and its output says which runs it used."""
     import papermill as pm
 
-    from ffbench_lib.notebooks import KERNEL_ARGS
+    from ffbench_lib.runs.notebooks import KERNEL_ARGS
     from project_copy import OVERRIDES, copy_project
 
     project = copy_project(tmp_path / "ffbench")
@@ -187,7 +187,7 @@ def test_fake_server_bad_options_are_one_line_and_exit_2():
 
 
 def test_a_rerun_batch_says_its_runs_were_reused(tmp_path, data_dir, monkeypatch, capsys):
-    from ffbench_lib.batch import run_batch
+    from ffbench_lib.runs.batch import run_batch
 
     monkeypatch.setenv("FFBENCH_DATA_DIR", str(data_dir))
     spec = tmp_path / "batch.yaml"

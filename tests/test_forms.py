@@ -1,4 +1,4 @@
-"""The forms a person answers with (ffbench_lib.forms), on real views: a short season with a human seat whose
+"""The forms a person answers with (ffbench_lib.play.forms), on real views: a short season with a human seat whose
 lineup, waiver, IR and trade questions are answered by clicking the forms (every kind is asked: waivers on, an IR
 slot, three trade weeks against random bots, which propose and counter), and a short queue-mode draft for
 ``draft_queue``. Every registered kind gets a form; the dedicated forms' default or filled-in answers are legal by
@@ -15,19 +15,19 @@ import yaml
 
 from engine_helpers import REPO
 from ffbench_lib.agents.bots import ADPBot
-from ffbench_lib.config import parse_config
-from ffbench_lib.decisions import REGISTRY, market_from_view, roster_from_rules
-from ffbench_lib.decisions.ir_moves import ir_eligible
-from ffbench_lib.desk import question_text
-from ffbench_lib.forms import FORMS, Form, GenericForm, form_for
-from ffbench_lib.forms.base import PROBLEMS, SUBMIT
-from ffbench_lib.forms.cards import readable, record
-from ffbench_lib.forms.ir import IRForm
-from ffbench_lib.forms.lineup import LINEUP_SLOT, LineupForm
-from ffbench_lib.forms.trades import ProposeForm, ReplyForm
-from ffbench_lib.forms.waivers import ClaimsForm
-from ffbench_lib.play import start_play
-from ffbench_lib.rules.trades import OfferSpace
+from ffbench_lib.config.league import parse_config
+from ffbench_lib.game.decisions import REGISTRY, market_from_view, roster_from_rules
+from ffbench_lib.game.decisions.ir_moves import ir_eligible
+from ffbench_lib.play.desk import question_text
+from ffbench_lib.play.forms import FORMS, Form, GenericForm, form_for
+from ffbench_lib.play.forms.base import PROBLEMS, SUBMIT
+from ffbench_lib.play.forms.cards import readable, record
+from ffbench_lib.play.forms.ir import IRForm
+from ffbench_lib.play.forms.lineup import LINEUP_SLOT, LineupForm
+from ffbench_lib.play.forms.trades import ProposeForm, ReplyForm
+from ffbench_lib.play.forms.waivers import ClaimsForm
+from ffbench_lib.play.session import start_play
+from ffbench_lib.game.rules.trades import OfferSpace
 
 ME = "Me"
 MINE = {"set_lineup": LineupForm, "waiver_claims": ClaimsForm, "free_agent_adds": ClaimsForm,

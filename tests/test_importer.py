@@ -6,10 +6,10 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from ffbench_lib import metrics
+from ffbench_lib.analysis import metrics
 from ffbench_lib.data.base import DataError
-from ffbench_lib.importers.fantasyfootballbench import drafting_model, engine_made_proposal, import_reference_run
-from ffbench_lib.rundir import RunDir
+from ffbench_lib.runs.importers.fantasyfootballbench import drafting_model, engine_made_proposal, import_reference_run
+from ffbench_lib.runs.rundir import RunDir
 
 REF = "reference_runs"
 LATEST = "simulation_20251020_174956"
@@ -113,7 +113,7 @@ def test_trade_sides_made_by_the_old_engine_are_not_the_models(two_runs):
 
 
 def test_replay_widget_shows_who_drafted_an_imported_team(two_runs):
-    from ffbench_lib.widgets import StandingsReplay
+    from ffbench_lib.present.widgets import StandingsReplay
 
     w = StandingsReplay(two_runs / LATEST)
     st = w.frames(5)["standings"].set_index("team")

@@ -9,7 +9,8 @@ import pandas as pd
 import pytest
 from scipy import stats as sps
 
-from ffbench_lib import contamination, metrics, plots, stats
+from ffbench_lib.analysis import contamination, metrics, stats
+from ffbench_lib.present import plots
 
 
 def test_the_method_switches_from_t_to_bca_at_twenty_values():
@@ -219,7 +220,7 @@ def test_contamination_uses_the_one_rule_and_names_it():
 
 
 def test_probe_names_its_interval_method():
-    from ffbench_lib.probe import score, summary
+    from ffbench_lib.runs.probe import score, summary
 
     sample = pd.DataFrame({"probe_id": [f"P{i:02d}" for i in range(30)], "stratum": ["star"] * 30,
                            "player_name": [f"N{i}" for i in range(30)], "projection": [100.0] * 30,

@@ -13,15 +13,16 @@ import pytest
 
 from ffbench_lib.agents import bots
 from ffbench_lib.agents.prompts import messages
-from ffbench_lib.config import ConfigError, Waivers, parse_config
-from ffbench_lib.decisions import REGISTRY, waiver_claims
-from ffbench_lib.decisions.ir_moves import has_legal_move, legal_moves
-from ffbench_lib.engine import SimulatedCrash
-from ffbench_lib.rules import draft as draft_rules
-from ffbench_lib.rules.roster import can_field_lineup, within_caps
-from ffbench_lib.rules.schedule import make_schedule
-from ffbench_lib.state import LeagueState
-from ffbench_lib.views import Firewall
+from ffbench_lib.config.league import ConfigError, Waivers, parse_config
+from ffbench_lib.game.decisions import REGISTRY
+from ffbench_lib.game.decisions import waiver_claims
+from ffbench_lib.game.decisions.ir_moves import has_legal_move, legal_moves
+from ffbench_lib.runs.runner import SimulatedCrash
+from ffbench_lib.game.rules import draft as draft_rules
+from ffbench_lib.game.rules.roster import can_field_lineup, within_caps
+from ffbench_lib.game.rules.schedule import make_schedule
+from ffbench_lib.game.state import LeagueState
+from ffbench_lib.game.views import Firewall
 
 from engine_helpers import demo_league, run_engine, same_run
 
@@ -284,7 +285,7 @@ def _first(cp, move):
     (lambda cp: cp["tables"]["ir_moves"].remove(_first(cp, "to_ir")), "ir: "),
 ])
 def test_a_checkpoint_with_edited_ir_is_refused(prepared_2024, tmp_path, edit, message):
-    from ffbench_lib.rundir import CheckpointError
+    from ffbench_lib.runs.rundir import CheckpointError
 
     lg = ir_league(ir=1, weeks=5)
     with pytest.raises(SimulatedCrash):
@@ -357,7 +358,7 @@ def test_a_league_without_ir_is_unchanged(prepared_2024, tmp_path):
 def test_ir_views_hold_nothing_of_the_future(prepared_2024, tmp_path):
     """The firewall with IR: perturbing every actual stat from week 8 on leaves every view (IR moves, claims into
     open spots, lineups with their IR lists) of weeks up to 8 byte-identical."""
-    from ffbench_lib.views import canonical_json
+    from ffbench_lib.game.views import canonical_json
     from test_firewall import perturb
 
     lg = ir_league(ir=1, weeks=10, seed=4)

@@ -3,8 +3,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from ffbench_lib import scoring
-from ffbench_lib.config import ConfigError, dump_config, parse_config
+from ffbench_lib.sport import scoring
+from ffbench_lib.config.league import ConfigError, dump_config, parse_config
 from ffbench_lib.data import DataError, get_source, schema
 from ffbench_lib.data.parity import REASONS, dst_parity, parity_summary
 from ffbench_lib.data.prepare import check_inputs, input_problems, prepare_season

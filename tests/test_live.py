@@ -248,8 +248,8 @@ def test_every_week_a_live_run_decides_gets_a_line_before_it_is_scored(tmp_path,
     prior commitment): the weeks played on the first run, a week whose run was killed after its decided checkpoint
     but before its line and rerun on data that has its results, and weeks caught up several at once. Before, all of
     these were scored with no line."""
-    from ffbench_lib.engine import SimulatedCrash
-    from ffbench_lib.season import run_season
+    from ffbench_lib.runs.runner import SimulatedCrash
+    from ffbench_lib.runs.season import run_season
 
     config, live = six_weeks(tmp_path / "live6.yaml"), tmp_path / "live"
     env.setenv("FFBENCH_DATA_DIR", str(cut(2)))

@@ -9,10 +9,10 @@ import sys
 
 import pytest
 
-from ffbench_lib import secrets
-from ffbench_lib.config import ConfigError, League, parse_config
+from ffbench_lib.core import secrets
+from ffbench_lib.config.league import ConfigError, League, parse_config
 from ffbench_lib.llm import MAX_ANSWER_CHARS, FatalLLMError
-from ffbench_lib.rundir import RunDir
+from ffbench_lib.runs.rundir import RunDir
 from ffbench_lib.testing.fake_openai import FakeOpenAIServer
 
 from engine_helpers import demo_league, run_engine

@@ -11,9 +11,9 @@ import pytest
 import yaml
 
 from ffbench_lib import cli
-from ffbench_lib.config import ConfigError, League, load_config, parse_config
+from ffbench_lib.config.league import ConfigError, League, load_config, parse_config
 from ffbench_lib.llm import FatalLLMError
-from ffbench_lib.rundir import RunDir
+from ffbench_lib.runs.rundir import RunDir
 from ffbench_lib.testing.fake_openai import FakeOpenAIServer
 
 from engine_helpers import REPO, demo_league, run_engine

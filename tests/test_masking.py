@@ -12,12 +12,12 @@ import pandas as pd
 import pytest
 
 from ffbench_lib.agents.bots import _weekly_value
-from ffbench_lib.config import ConfigError, Information, League, load_config
+from ffbench_lib.config.league import ConfigError, Information, League, load_config
 from ffbench_lib.data.prepare import prepared_for
-from ffbench_lib.engine import SimulatedCrash, build_agents
-from ffbench_lib.masking import PSEUDONYM, Masker, MaskingError, natural
-from ffbench_lib.rules.lineup import start_value
-from ffbench_lib.views import Firewall, canonical_json
+from ffbench_lib.runs.runner import SimulatedCrash, build_agents
+from ffbench_lib.game.masking import PSEUDONYM, Masker, MaskingError, natural
+from ffbench_lib.game.rules.lineup import start_value
+from ffbench_lib.game.views import Firewall, canonical_json
 
 from engine_helpers import REPO, demo_league, run_engine, same_run
 from test_firewall import decisions, perturb
@@ -156,7 +156,7 @@ def test_a_masked_run_resumes_byte_identical(prepared_2024, tmp_path):
 def test_masked_views_before_week_w_are_byte_identical(prepared_2024, tmp_path, week):
     """The perturbation test of test_firewall in masked mode: each run masks with its own data's pseudonyms, and
     every masked view before week w (waiver pools with players who first play mid-season included) is the same."""
-    from ffbench_lib.config import Waivers
+    from ffbench_lib.config.league import Waivers
 
     league = masked(demo_league(seed=4).model_copy(update={"waivers": Waivers(enabled=True, mode="faab")}))
     fake = perturb(prepared_2024, week)
@@ -487,7 +487,7 @@ def test_validate_refuses_team_names_a_masked_run_would_refuse(prepared_2024, na
     if what is None:
         League.model_validate(d)
         return
-    from ffbench_lib.config import parse_config
+    from ffbench_lib.config.league import parse_config
 
     with pytest.raises(ConfigError) as exc:
         parse_config(d)
@@ -497,7 +497,7 @@ def test_validate_refuses_team_names_a_masked_run_would_refuse(prepared_2024, na
 
 def test_unquoted_masking_off_in_yaml_is_off(tmp_path):
     """YAML reads `masking: off` as false: it means "off" (and dumps as a league without masking)."""
-    from ffbench_lib.config import dump_config
+    from ffbench_lib.config.league import dump_config
 
     text = (REPO / "params" / "demo.yaml").read_text()
     (tmp_path / "off.yaml").write_text(text + "\ninformation: {masking: off}\n")
@@ -511,7 +511,7 @@ def test_unquoted_masking_off_in_yaml_is_off(tmp_path):
 def test_a_resume_whose_pseudonyms_moved_is_refused(prepared_2024, tmp_path):
     """masking.json is what the agents saw: a resume that would show a pseudonym as another player is refused
     (naming it and both players), leaving the run as it was; new pseudonyms (a live run's data grew) are fine."""
-    from ffbench_lib.engine import ResumeMismatch
+    from ffbench_lib.runs.runner import ResumeMismatch
     from engine_helpers import digests
 
     league = masked(demo_league(weeks=2), "players")

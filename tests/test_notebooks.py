@@ -5,9 +5,9 @@ import pandas as pd
 import papermill as pm
 import pytest
 
-from ffbench_lib.config import Waivers
+from ffbench_lib.config.league import Waivers
 
-from ffbench_lib.notebooks import KERNEL_ARGS, execute
+from ffbench_lib.runs.notebooks import KERNEL_ARGS, execute
 
 from engine_helpers import demo_league, run_engine
 from project_copy import OVERRIDES, copy_project
@@ -47,7 +47,7 @@ def project(tmp_path_factory):
 
 def run_as_in_jupyterlab(project, name, data_dir, parameters=None, tag=""):
     """Execute ``notebooks/<name>.ipynb`` of the copy with its default parameters (or ``parameters``) and the
-    kernel's cwd in ``notebooks/`` (papermill's ``cwd``; not ffbench_lib.notebooks.execute, which starts it at
+    kernel's cwd in ``notebooks/`` (papermill's ``cwd``; not ffbench_lib.runs.notebooks.execute, which starts it at
     the root)."""
     executed = project.parent / "executed" / f"{name}{tag}.ipynb"
     executed.parent.mkdir(exist_ok=True)

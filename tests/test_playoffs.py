@@ -6,12 +6,12 @@ import shutil
 import pandas as pd
 import pytest
 
-from ffbench_lib import metrics
-from ffbench_lib.engine import SimulatedCrash
-from ffbench_lib.recorder import COLUMNS
-from ffbench_lib.rules import playoffs as po
-from ffbench_lib.rundir import CheckpointError, RunDir
-from ffbench_lib.state import LeagueState, Record
+from ffbench_lib.analysis import metrics
+from ffbench_lib.runs.runner import SimulatedCrash
+from ffbench_lib.game.recorder import COLUMNS
+from ffbench_lib.game.rules import playoffs as po
+from ffbench_lib.runs.rundir import CheckpointError, RunDir
+from ffbench_lib.game.state import LeagueState, Record
 
 from engine_helpers import demo_league, run_engine, same_run
 
@@ -248,7 +248,7 @@ def test_an_edited_bracket_is_refused(byes_runs, prepared_2024, tmp_path, edit, 
 
 
 def test_regular_season_schedule_does_not_change_with_playoffs():
-    from ffbench_lib.rules.schedule import make_schedule
+    from ffbench_lib.game.rules.schedule import make_schedule
 
     teams = [f"T{i}" for i in range(10)]
     for kind in ("random", "round_robin"):
@@ -257,7 +257,7 @@ def test_regular_season_schedule_does_not_change_with_playoffs():
 
 
 def test_replay_widget_shows_the_playoff_games(season):
-    from ffbench_lib.widgets import StandingsReplay
+    from ffbench_lib.present.widgets import StandingsReplay
 
     state, out = season
     w = StandingsReplay(out)
@@ -271,7 +271,7 @@ def test_replay_widget_shows_the_playoff_games(season):
 
 @pytest.mark.slow
 def test_standings_notebook_shows_the_champion(season, prepared_2024, tmp_path):
-    from ffbench_lib.notebooks import execute
+    from ffbench_lib.runs.notebooks import execute
 
     state, out = season
     plain = tmp_path / "plain"
@@ -311,7 +311,7 @@ def test_cli_run_names_the_champion(data_dir, tmp_path):
 def test_playoff_views_hold_no_future(season, prepared_2024, tmp_path):
     """Perturb the stats from week 16 on: every view through week 16 (its final pairs come from week 15) is
     byte-identical, and the bracket's later points do change."""
-    from ffbench_lib.views import canonical_json
+    from ffbench_lib.game.views import canonical_json
     from test_firewall import perturb
 
     state, out = season

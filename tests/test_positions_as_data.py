@@ -11,12 +11,10 @@ import numpy as np
 import pytest
 import yaml
 
-from ffbench_lib.config import (KNOWN_POSITIONS, ConfigError, League, Roster, dump_config, load_config,
-                                parse_config)
-from ffbench_lib.rules.draft import legal_positions
-from ffbench_lib.rules.lineup import (OUT_VALUE, best_lineup, legal_lineups, random_lineup, slot_counts,
-                                      start_value, validate_and_repair)
-from ffbench_lib.rules.roster import draft_pick_problem, unmet_starters
+from ffbench_lib.config.league import KNOWN_POSITIONS, ConfigError, League, Roster, dump_config, load_config, parse_config
+from ffbench_lib.game.rules.draft import legal_positions
+from ffbench_lib.game.rules.lineup import OUT_VALUE, best_lineup, legal_lineups, random_lineup, slot_counts, start_value, validate_and_repair
+from ffbench_lib.game.rules.roster import draft_pick_problem, unmet_starters
 
 REPO = Path(__file__).resolve().parents[1]
 PACKAGE = REPO / "ffbench_lib"
@@ -104,7 +102,7 @@ def test_dump_config_is_flat_for_every_params_file():
 
 
 def test_config_differences_names_a_changed_slot():
-    from ffbench_lib.engine import config_differences
+    from ffbench_lib.runs.runner import config_differences
 
     a = parse_config({"teams": TEAMS})
     b = parse_config({"teams": TEAMS, "roster": {"WR": 3}})

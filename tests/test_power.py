@@ -6,9 +6,9 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-from ffbench_lib import field
-from ffbench_lib.power import cost_per_seed, seeds_range
-from ffbench_lib.stats import power, seeds_needed
+from ffbench_lib.analysis import field
+from ffbench_lib.analysis.power import cost_per_seed, seeds_range
+from ffbench_lib.analysis.stats import power, seeds_needed
 
 SIMS = 4000
 

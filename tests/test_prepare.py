@@ -5,7 +5,7 @@ import sys
 import pandas as pd
 import pytest
 
-from ffbench_lib import scoring
+from ffbench_lib.sport import scoring
 from ffbench_lib.data import get_source, schema
 from ffbench_lib.data.download import download, parse_seasons
 from ffbench_lib.data.nflverse import NflverseDir

@@ -9,8 +9,7 @@ import pytest
 import yaml
 
 from ffbench_lib.cli import main
-from ffbench_lib.probe import (POSITIONS, ProbeError, draw_sample, name_key, parse_answer, score, season_truth,
-                               summary, top5_hits)
+from ffbench_lib.runs.probe import POSITIONS, ProbeError, draw_sample, name_key, parse_answer, score, season_truth, summary, top5_hits
 from ffbench_lib.testing.fake_openai import FakeOpenAIServer
 
 from engine_helpers import REPO

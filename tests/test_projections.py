@@ -2,7 +2,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from ffbench_lib import projections
+from ffbench_lib.data import projections
 from ffbench_lib.data.prepare import prepare_season
 from ffbench_lib.data.report import projection_report
 

@@ -7,9 +7,9 @@ import pytest
 
 from ffbench_lib.agents.base import DECISIONS
 from ffbench_lib.agents.prompts import DEFAULT_VERSION, messages, template
-from ffbench_lib.config import League
+from ffbench_lib.config.league import League
 from ffbench_lib.data.prepare import prepared_for
-from ffbench_lib.rundir import RunDir
+from ffbench_lib.runs.rundir import RunDir
 
 from engine_helpers import ScriptedAgent, demo_league, run_engine
 

@@ -46,9 +46,9 @@ def _calls(api_base: str, where: str | None, n: int = CALLS) -> dict:
     LIMIT and FFBENCH_PROVIDER_LIMITS ``where`` (None: unset)."""
     import dask
 
-    from ffbench_lib.config import LLMAgent, LLMSettings
+    from ffbench_lib.config.league import LLMAgent, LLMSettings
     from ffbench_lib.llm import Budget, LLMClient
-    from ffbench_lib.settings import Settings, export
+    from ffbench_lib.core.settings import Settings, export
 
     if where is None:
         os.environ.pop(Settings.variable("provider_limits"), None)
@@ -246,7 +246,7 @@ def test_dask_refuses_a_second_limit_for_one_endpoint(dask_cluster, monkeypatch)
 
 def test_an_unreachable_scheduler_stops_the_call_with_one_line(monkeypatch):
     dask = pytest.importorskip("dask")
-    from ffbench_lib.config import LLMAgent, LLMSettings
+    from ffbench_lib.config.league import LLMAgent, LLMSettings
     from ffbench_lib.llm import Budget, FatalLLMError, LLMClient
 
     monkeypatch.setenv("FFBENCH_PROVIDER_LIMITS", "tcp://127.0.0.1:1")  # nothing listens there
@@ -260,7 +260,7 @@ def test_an_unreachable_scheduler_stops_the_call_with_one_line(monkeypatch):
 
 def test_a_scheduler_address_without_scheme_stops_the_call_with_one_line(monkeypatch):
     """Never a folder named ``10.0.0.5:8786`` in the kernel's working folder."""
-    from ffbench_lib.config import LLMAgent, LLMSettings
+    from ffbench_lib.config.league import LLMAgent, LLMSettings
     from ffbench_lib.llm import Budget, FatalLLMError, LLMClient
 
     monkeypatch.setenv("FFBENCH_PROVIDER_LIMITS", "10.0.0.5:8786")
@@ -407,7 +407,7 @@ def test_one_process_never_holds_one_slot_twice_where_locks_are_per_process(tmp_
 
 
 def test_one_endpoint_with_or_without_a_trailing_slash():
-    from ffbench_lib.config import LLMAgent
+    from ffbench_lib.config.league import LLMAgent
 
     def agent(api_base):
         return LLMAgent(kind="llm", model="openai/m", api_base=api_base, max_concurrency=2)

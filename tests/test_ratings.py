@@ -6,8 +6,9 @@ import pandas as pd
 import pytest
 from scipy import stats as sps
 
-from ffbench_lib import metrics, plots, ratings
-from ffbench_lib.config import League
+from ffbench_lib.analysis import metrics, ratings
+from ffbench_lib.present import plots
+from ffbench_lib.config.league import League
 from ffbench_lib.testing.fake_openai import FakeOpenAIServer
 
 from engine_helpers import demo_league, run_engine

@@ -11,8 +11,8 @@ import pytest
 from engine_helpers import demo_league, run_engine
 from PIL import Image
 
-from ffbench_lib import plots
-from ffbench_lib.widgets import StandingsReplay
+from ffbench_lib.present import plots
+from ffbench_lib.present.widgets import StandingsReplay
 
 WEEKS = 3
 
@@ -120,7 +120,7 @@ def test_without_ffmpeg_mp4_export_is_one_line_and_other_formats_are_refused(run
 
 @pytest.mark.slow
 def test_executed_standings_notebook_shows_the_replay_as_a_picture(run, tmp_path):
-    from ffbench_lib.notebooks import execute
+    from ffbench_lib.runs.notebooks import execute
 
     params = {"runs": [str(run)], "out": str(tmp_path / "out")}
     nb = execute("03_standings.ipynb", tmp_path / "03.ipynb", params, timeout_s=600)
@@ -139,12 +139,12 @@ def test_html_export_of_an_executed_notebook_shows_the_replay_picture_offline(ru
     import nbformat
     from nbconvert import HTMLExporter
 
-    from ffbench_lib.notebooks import execute
+    from ffbench_lib.runs.notebooks import execute
 
     src = tmp_path / "replay.ipynb"
     nbformat.write(nbformat.v4.new_notebook(cells=[
         nbformat.v4.new_code_cell(f"run = {str(run)!r}", metadata={"tags": ["parameters"]}),
-        nbformat.v4.new_code_cell("from ffbench_lib.widgets import StandingsReplay\nStandingsReplay(run)")],
+        nbformat.v4.new_code_cell("from ffbench_lib.present.widgets import StandingsReplay\nStandingsReplay(run)")],
         metadata={"kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"}}), src)
     nb = nbformat.read(execute(str(src), tmp_path / "executed.ipynb", {"run": str(run)}, timeout_s=600),
                        as_version=4)

@@ -10,17 +10,18 @@ import pytest
 import yaml
 from PIL import Image
 
-from ffbench_lib import metrics, plots, ratings, report
+from ffbench_lib.analysis import metrics, ratings
+from ffbench_lib.present import plots, report
 from ffbench_lib.cli import main
-from ffbench_lib.engine import SimulatedCrash
-from ffbench_lib.secrets import register
+from ffbench_lib.runs.runner import SimulatedCrash
+from ffbench_lib.core.secrets import register
 
 from engine_helpers import REPO, ScriptedAgent, agents_with, demo_league, run_engine
 from ffbench_lib.agents.bots import ADPBot
-from ffbench_lib.config import parse_config
-from ffbench_lib.desk import PlayDesk
-from ffbench_lib.notebooks import NotebookError
-from ffbench_lib.play import start_play
+from ffbench_lib.config.league import parse_config
+from ffbench_lib.play.desk import PlayDesk
+from ffbench_lib.runs.notebooks import NotebookError
+from ffbench_lib.play.session import start_play
 from jupyterlab_helpers import launch, need_chromium
 
 AGENTS = ["bot:adp", "bot:vorp", "bot:recent_form", "bot:random", "scripted"]
@@ -162,7 +163,7 @@ def test_bad_runs_are_one_line_and_exit_2(prepared_2024, tmp_path, capsys):
 def test_report_page_on_imported_runs(data_dir, tmp_path):
     """Two of the earlier benchmark's recorded runs: the page renders, models flagged as mostly engine fallbacks
     keep their row with a dagger and their runs marked, and trades are quoted in the models' words."""
-    from ffbench_lib.importers.fantasyfootballbench import import_reference_run
+    from ffbench_lib.runs.importers.fantasyfootballbench import import_reference_run
 
     sims = sorted((data_dir / "reference_runs").glob("simulation_*"))[-2:]
     for i, sim in enumerate(sims):
@@ -190,7 +191,7 @@ def test_report_page_on_imported_runs(data_dir, tmp_path):
 def test_report_on_a_demo_batch_opens_offline(data_dir, tmp_path, monkeypatch, capsys):
     """The README's flow in small: a batch of the demo league (params/batch_demo.yaml's shape: bot seeds, rotate
     design; 2 seeds of 3 weeks here), then ``ffbench report`` on the batch folder; opened in Chromium offline."""
-    from ffbench_lib.batch import run_batch
+    from ffbench_lib.runs.batch import run_batch
 
     monkeypatch.setenv("FFBENCH_DATA_DIR", str(data_dir))
     spec = yaml.safe_load((REPO / "params" / "batch_demo.yaml").read_text())
@@ -215,7 +216,7 @@ def test_report_on_llm_runs_shows_cost_reliability_fallbacks_and_scrubbed_quotes
     """Two models on the fake OpenAI server: one answers well, one only in broken JSON (the engine makes all its
     decisions). The page prices each, counts its fallbacks, marks the broken one and never ranks it, quotes the
     good one's trade rationales, and never shows the key (the server echoes it into every rationale)."""
-    from ffbench_lib.config import League
+    from ffbench_lib.config.league import League
     from ffbench_lib.testing.fake_openai import FakeOpenAIServer
     from test_llm import llm_league
 

@@ -15,11 +15,11 @@ from pathlib import Path
 import pytest
 import yaml
 
-from ffbench_lib.config import load_config
-from ffbench_lib.engine import Engine, ResumeMismatch, SimulatedCrash
-from ffbench_lib.rundir import CheckpointError, RunDir, RunLocked, exclusive
-from ffbench_lib.season import run_season, run_sync
-from ffbench_lib.state import LeagueState
+from ffbench_lib.config.league import load_config
+from ffbench_lib.runs.runner import Engine, ResumeMismatch, SimulatedCrash
+from ffbench_lib.runs.rundir import CheckpointError, RunDir, RunLocked, exclusive
+from ffbench_lib.runs.season import run_season, run_sync
+from ffbench_lib.game.state import LeagueState
 from ffbench_lib.testing.fake_openai import FakeOpenAIServer
 
 from engine_helpers import REPO, ScriptedAgent, agents_with, digests, run_engine, same_run
@@ -314,7 +314,7 @@ def test_second_writer_gets_a_clear_error(tmp_path, cli_env):
 
 
 def test_lock_is_released_when_its_holder_is_killed(tmp_path):
-    code = (f"import time; from ffbench_lib.rundir import exclusive\nwith exclusive({str(tmp_path)!r}):\n"
+    code = (f"import time; from ffbench_lib.runs.rundir import exclusive\nwith exclusive({str(tmp_path)!r}):\n"
             "    print('held', flush=True); time.sleep(60)")
     proc = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
     assert proc.stdout.readline().strip() == "held"
@@ -536,8 +536,8 @@ def test_signal_marks_the_run_interrupted_and_says_how_to_resume(tmp_path, cli_e
 def test_guard_settings_may_change_on_resume_and_count_decisions_only():
     """The guard's settings only decide whether to stop, like the budget: a resume may change them (the guard's
     own message suggests it). Superseded proposals and on-deck re-asks are not decisions for any fallback rate."""
-    from ffbench_lib.config import parse_config
-    from ffbench_lib.engine import config_differences
+    from ffbench_lib.config.league import parse_config
+    from ffbench_lib.runs.runner import config_differences
     from ffbench_lib.llm import FatalLLMError
     from ffbench_lib.llm.guard import FallbackGuard, is_decision
 

@@ -8,7 +8,7 @@ import shutil
 import pytest
 
 from engine_helpers import demo_league, run_engine
-from ffbench_lib import field, metrics
+from ffbench_lib.analysis import field, metrics
 
 
 @pytest.fixture(scope="module")
@@ -60,7 +60,7 @@ def test_runs_a_field_batch_no_longer_lists_are_left_out_and_named(two_runs, tmp
 def test_figure_labels_keep_a_field_batch_baseline_apart_from_the_candidate():
     """plots.short dropped everything up to the first ':', so field:bot:adp (the baseline teams) read as the
     candidate bot:adp in every figure."""
-    from ffbench_lib import plots
+    from ffbench_lib.present import plots
 
     assert plots.short("field:bot:adp") == "field: adp" and plots.short("bot:adp") == "adp"
     assert plots.short("field:llm:openai/gpt-5") == "field: gpt-5" and plots.short("llm:openai/gpt-5") == "gpt-5"

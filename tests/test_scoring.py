@@ -2,7 +2,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from ffbench_lib import scoring
+from ffbench_lib.sport import scoring
 from ffbench_lib.data import get_source, schema
 
 

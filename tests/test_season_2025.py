@@ -15,7 +15,7 @@ import yaml
 
 from ffbench_lib import cli
 from ffbench_lib.data.nflverse import NflverseDir
-from ffbench_lib.rundir import RunDir
+from ffbench_lib.runs.rundir import RunDir
 from ffbench_lib.testing.fake_openai import FakeOpenAIServer
 
 from engine_helpers import data_copy
@@ -106,8 +106,8 @@ def test_2025_views_carry_the_unavailable_injury_report(demo_2025):
 
 def test_other_seasons_have_no_marker(prepared_2024, tmp_path):
     """The 2024 prepared season and its views know nothing of the 2025 fallbacks."""
-    from ffbench_lib.config import load_config
-    from ffbench_lib.views import Firewall
+    from ffbench_lib.config.league import load_config
+    from ffbench_lib.game.views import Firewall
 
     assert not {"unavailable", "unavailable_notes"} & set(prepared_2024.manifest)
     assert prepared_2024.manifest["injury_source"] == "nflverse"
@@ -288,8 +288,8 @@ def test_a_masked_league_is_told_to_probe(tmp_path):
 
 
 def test_cutoff_without_a_schedules_file_says_it_cannot_tell(data_dir, tmp_path):
-    from ffbench_lib.config import load_config
-    from ffbench_lib.notices import knowledge_cutoffs
+    from ffbench_lib.config.league import load_config
+    from ffbench_lib.data.notices import knowledge_cutoffs
 
     root = tmp_path / "data"
     (root / "nflverse").mkdir(parents=True)  # no schedules file

@@ -14,11 +14,11 @@ import pyarrow.parquet as pq
 import pytest
 import yaml
 
-from ffbench_lib import secrets
-from ffbench_lib.atomic import write_csv, write_json, write_parquet, write_text
-from ffbench_lib.notebooks import execute
-from ffbench_lib.rundir import RunDir
-from ffbench_lib.season import run_season
+from ffbench_lib.core import secrets
+from ffbench_lib.core.atomic import write_csv, write_json, write_parquet, write_text
+from ffbench_lib.runs.notebooks import execute
+from ffbench_lib.runs.rundir import RunDir
+from ffbench_lib.runs.season import run_season
 from ffbench_lib.testing.fake_openai import FakeOpenAIServer
 
 from engine_helpers import REPO, demo_league
@@ -190,7 +190,7 @@ def test_credentials_in_extra_that_slip_past_validation_are_never_written(prepar
     """Config validation rejects keys in ``extra``; should one get past it (a League built in code), the
     header token and the key-looking value still reach the provider but no ledger line, cache entry or
     config.yaml: they are registered and masked."""
-    from ffbench_lib.engine import Engine
+    from ffbench_lib.runs.runner import Engine
     from test_llm_faults import small_league, with_extra
 
     header, body = "tokHDR1234567890abcdefg", "sk-proj-EXTRAdef1234567890xyz"
@@ -225,7 +225,7 @@ def test_credentials_in_extra_that_slip_past_validation_are_never_written(prepar
 def test_plain_values_of_key_named_variables_are_not_masked(monkeypatch):
     # only names are known for such variables: a short or spaced value is an ordinary word, and masking it would
     # corrupt every file ("status": "complete" -> "***"); the keys a run uses are registered and always masked
-    from ffbench_lib import secrets
+    from ffbench_lib.core import secrets
 
     monkeypatch.setenv("MY_API_KEY", "complete")
     monkeypatch.setenv("SOME_TOKEN", "a phrase with spaces in it")

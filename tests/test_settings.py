@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from ffbench_lib.settings import Settings, SettingsError, export, markdown_table, settings
+from ffbench_lib.core.settings import Settings, SettingsError, export, markdown_table, settings
 
 REPO = Path(__file__).resolve().parents[1]
 DECLARED = {Settings.variable(f) for f in Settings.model_fields}
@@ -21,7 +21,7 @@ def _code_files() -> list[Path]:
 def test_every_variable_the_code_names_is_declared():
     named = {m for p in _code_files() for m in re.findall(r"\bFFBENCH_[A-Z_]+\b", p.read_text())}
     assert named, "the grep found nothing: the pattern is wrong"
-    assert named <= DECLARED, f"declare these in ffbench_lib/settings.py: {sorted(named - DECLARED)}"
+    assert named <= DECLARED, f"declare these in ffbench_lib/core/settings.py: {sorted(named - DECLARED)}"
 
 
 def test_only_settings_reads_the_environment_for_ffbench_variables():
@@ -29,13 +29,13 @@ def test_only_settings_reads_the_environment_for_ffbench_variables():
     offenders = [f"{p.relative_to(REPO)}:{n}" for p in _code_files() if p.suffix == ".py"
                  and p.name != "settings.py" for n, line in enumerate(p.read_text().splitlines(), 1)
                  if read.search(line)]
-    assert offenders == [], "read these through ffbench_lib.settings.settings(): " + ", ".join(offenders)
+    assert offenders == [], "read these through ffbench_lib.core.settings.settings(): " + ", ".join(offenders)
 
 
 def test_readme_lists_every_variable():
     readme = (REPO / "README.md").read_text()
     missing = [v for v in sorted(DECLARED) if not re.search(rf"^\| `{v}` \|", readme, re.M)]
-    assert missing == [], f"README.md has no table row for {missing}; paste `python -m ffbench_lib.settings`"
+    assert missing == [], f"README.md has no table row for {missing}; paste `python -m ffbench_lib.core.settings`"
 
 
 def test_the_table_has_one_row_per_variable_with_its_description():
@@ -76,7 +76,7 @@ def test_a_bad_value_is_one_line_naming_the_variable(monkeypatch, name, value, s
 def test_export_sets_the_variable_for_child_processes(monkeypatch, tmp_path):
     monkeypatch.setenv("FFBENCH_PROVIDER_LIMITS", "unused")  # restored after the test
     export(provider_limits=tmp_path)
-    out = subprocess.run([sys.executable, "-c", "from ffbench_lib.settings import settings; "
+    out = subprocess.run([sys.executable, "-c", "from ffbench_lib.core.settings import settings; "
                           "print(settings().provider_limits)"], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == str(tmp_path)
     (tmp_path / "file").write_text("")
@@ -87,7 +87,7 @@ def test_export_sets_the_variable_for_child_processes(monkeypatch, tmp_path):
 
 def test_the_llm_cache_folder_follows_config_then_variable_then_outputs(monkeypatch, tmp_path):
     from ffbench_lib.llm import ReplayCache
-    from ffbench_lib.paths import outputs_dir
+    from ffbench_lib.core.paths import outputs_dir
 
     monkeypatch.delenv("FFBENCH_LLM_CACHE", raising=False)
     assert ReplayCache.for_config(None).folder == outputs_dir() / "llm_cache"

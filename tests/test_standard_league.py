@@ -8,10 +8,10 @@ import json
 import pandas as pd
 import pytest
 
-from ffbench_lib import metrics
-from ffbench_lib.config import League, load_config
+from ffbench_lib.analysis import metrics
+from ffbench_lib.config.league import League, load_config
 from ffbench_lib.data.prepare import prepared_for
-from ffbench_lib.views import canonical_json
+from ffbench_lib.game.views import canonical_json
 
 from engine_helpers import REPO, run_engine
 from test_firewall import decisions, perturb
@@ -152,7 +152,7 @@ def test_points_held_on_ir_count_and_ir_drops_are_no_pickups(bot_season):
     ({"preset": "ffbench_v1", "weights": {"pat_made": 1.0}}, "scoring: no rule scores a DST stat"),
 ])
 def test_a_position_that_cannot_score_is_refused(scoring, message):
-    from ffbench_lib.config import ConfigError, parse_config
+    from ffbench_lib.config.league import ConfigError, parse_config
 
     d = load_config(STANDARD).model_dump(mode="json")
     d["scoring"] = scoring
@@ -165,7 +165,7 @@ def test_a_position_that_cannot_score_is_refused(scoring, message):
 def test_position_notebook_shows_kickers_and_defenses(bot_season, tmp_path):
     """The analysis notebook of points by position, on the standard league: K and DST are columns of its table and
     bars of its figure, next to the skill positions and FLEX."""
-    from ffbench_lib.notebooks import execute
+    from ffbench_lib.runs.notebooks import execute
 
     _, _, out = bot_season
     nb = execute("04_positions.ipynb", tmp_path / "04.ipynb", {"runs": [str(out)], "out": str(tmp_path / "a")},
@@ -176,7 +176,7 @@ def test_position_notebook_shows_kickers_and_defenses(bot_season, tmp_path):
     assert {"QB", "RB", "WR", "TE", "K", "DST", "FLEX"} <= set(slots.columns)
     assert (slots["K"] > 0).all() and slots["DST"].notna().all()
     assert (tmp_path / "a" / "points_by_position.png").stat().st_size > 10_000
-    from ffbench_lib import plots
+    from ffbench_lib.present import plots
 
     fig = plots.points_by_position(slots)  # the figure the notebook saved: one stacked bar part per slot
     assert [t.get_text() for t in fig.axes[0].get_legend().get_texts()] == ["QB", "RB", "WR", "TE", "K", "DST", "FLEX"]
@@ -193,14 +193,14 @@ def test_slots_a_league_lacks_are_missing_not_zero_when_runs_are_pooled(bot_seas
     assert plain["K"].isna().all() and plain["DST"].isna().all() and plain["QB"].notna().all()
     std = slots[~slots["run_id"].str.contains("plain")]
     assert std["K"].notna().all() and (std["K"] == std["K"].round(2)).all()
-    from ffbench_lib import plots
+    from ffbench_lib.present import plots
 
     fig = plots.points_by_position(slots)  # stacked bars: an agent's missing slot adds nothing, hides nothing
     assert all(abs(b.get_height()) < 1e6 for b in fig.axes[0].patches) and len(fig.axes[0].patches) > 0
 
 
 def test_replay_widget_names_ir_moves(bot_season):
-    from ffbench_lib.widgets import StandingsReplay
+    from ffbench_lib.present.widgets import StandingsReplay
 
     _, runs, out = bot_season
     ir = runs["ir_moves"]
@@ -248,8 +248,8 @@ def test_lineup_prompts_say_where_a_team_stands_in_the_playoffs(bot_season):
 def test_a_prepared_season_made_for_another_league_is_refused(standard, prepared_2024, tmp_path):
     """Playing the standard league on a season prepared without kickers and defenses (or under other scoring)
     would crash in the draft or score wrongly: the engine refuses it at once, naming the difference."""
-    from ffbench_lib.config import ConfigError
-    from ffbench_lib.engine import Engine
+    from ffbench_lib.config.league import ConfigError
+    from ffbench_lib.runs.runner import Engine
 
     league, _ = standard
     with pytest.raises(ConfigError, match=r"no K/DST players .*; other scoring rules than the league's"):
@@ -286,7 +286,7 @@ def test_a_large_league_leaves_every_team_a_defense(standard, tmp_path):
 
 
 def test_supply_limits_the_legal_positions():
-    from ffbench_lib.rules.draft import legal_positions
+    from ffbench_lib.game.rules.draft import legal_positions
 
     roster = load_config(STANDARD).roster
     mine = ["QB", "RB", "RB", "WR", "WR", "TE", "K", "DST"]
@@ -298,7 +298,7 @@ def test_supply_limits_the_legal_positions():
 
 
 def test_more_starting_defenses_than_nfl_teams_is_refused():
-    from ffbench_lib.config import ConfigError, parse_config
+    from ffbench_lib.config.league import ConfigError, parse_config
 
     d = load_config(STANDARD).model_dump(mode="json")
     d["teams"] = [{"name": f"T{i}", "agent": {"kind": "bot", "strategy": "adp"}} for i in range(34)]
@@ -315,7 +315,7 @@ def test_more_starting_defenses_than_nfl_teams_is_refused():
     ({"roster": {"K": 0}}, "roster.K: 0 starting slots and no flex slot takes K, so a K could never start"),
 ])
 def test_league_rules_that_would_mislead_are_refused(patch, message):
-    from ffbench_lib.config import ConfigError, parse_config
+    from ffbench_lib.config.league import ConfigError, parse_config
 
     d = load_config(STANDARD).model_dump(mode="json")
     for key, value in patch.items():
@@ -326,7 +326,7 @@ def test_league_rules_that_would_mislead_are_refused(patch, message):
 
 
 def test_superflex_without_flex_needs_no_flex_positions():
-    from ffbench_lib.config import parse_config
+    from ffbench_lib.config.league import parse_config
 
     d = load_config(STANDARD).model_dump(mode="json")
     d["roster"] = {**d["roster"], "FLEX": 0, "SUPERFLEX": 2, "superflex_positions": ["QB"], "QB": 0}

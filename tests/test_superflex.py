@@ -7,14 +7,14 @@ import numpy as np
 import pytest
 from scipy.stats import chisquare
 
-from ffbench_lib import metrics, plots
+from ffbench_lib.analysis import metrics
+from ffbench_lib.present import plots
 from ffbench_lib.agents.prompts import messages
-from ffbench_lib.config import League, Roster
-from ffbench_lib.decisions import roster_from_rules
-from ffbench_lib.rules.lineup import (best_lineup, legal_lineups, lineup_value, random_lineup, slot_counts,
-                                      validate_and_repair)
-from ffbench_lib.rules.roster import draft_pick_problem, unmet_starters
-from ffbench_lib.rundir import RunDir
+from ffbench_lib.config.league import League, Roster
+from ffbench_lib.game.decisions import roster_from_rules
+from ffbench_lib.game.rules.lineup import best_lineup, legal_lineups, lineup_value, random_lineup, slot_counts, validate_and_repair
+from ffbench_lib.game.rules.roster import draft_pick_problem, unmet_starters
+from ffbench_lib.runs.rundir import RunDir
 from ffbench_lib.testing.fake_openai import FakeOpenAIServer
 
 from engine_helpers import demo_league, run_engine

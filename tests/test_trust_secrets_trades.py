@@ -10,10 +10,11 @@ from pathlib import Path
 
 import pytest
 
-from ffbench_lib import metrics, secrets
-from ffbench_lib.importers.fantasyfootballbench import import_reference_run
-from ffbench_lib.rundir import RunDir
-from ffbench_lib.season import run_season
+from ffbench_lib.analysis import metrics
+from ffbench_lib.core import secrets
+from ffbench_lib.runs.importers.fantasyfootballbench import import_reference_run
+from ffbench_lib.runs.rundir import RunDir
+from ffbench_lib.runs.season import run_season
 from ffbench_lib.testing.fake_openai import FakeOpenAIServer
 
 from test_secrets import CANARIES, canary_config, canary_env  # noqa: F401 - canary_env is a fixture

@@ -5,11 +5,11 @@ import re
 import pandas as pd
 import pytest
 
-from ffbench_lib.config import Waivers
-from ffbench_lib.decisions.waiver_claims import pool
-from ffbench_lib.engine import SimulatedCrash
-from ffbench_lib.state import LeagueState
-from ffbench_lib.views import Firewall
+from ffbench_lib.config.league import Waivers
+from ffbench_lib.game.decisions.waiver_claims import pool
+from ffbench_lib.runs.runner import SimulatedCrash
+from ffbench_lib.game.state import LeagueState
+from ffbench_lib.game.views import Firewall
 
 from engine_helpers import ScriptedAgent, agents_with, demo_league, run_engine, same_run
 
@@ -210,7 +210,7 @@ def test_llm_teams_make_waiver_decisions_through_litellm(prepared_2024, tmp_path
     (lambda cp: cp["tables"]["transactions"][0].update({"bid": "lots"}), "names team"),
 ])
 def test_a_checkpoint_with_bad_waiver_state_is_refused(prepared_2024, tmp_path, edit, message):
-    from ffbench_lib.rundir import CheckpointError
+    from ffbench_lib.runs.rundir import CheckpointError
 
     lg = waiver_league(weeks=3)
     with pytest.raises(SimulatedCrash):
@@ -241,7 +241,7 @@ def test_waiver_prompts_shorten_the_free_agents_to_fit(prepared_2024, tmp_path):
 def test_a_checkpoint_whose_rosters_its_moves_do_not_explain_is_refused(prepared_2024, tmp_path):
     """A roster edited to hold a free agent, or a transaction edited to add a player who first plays later in
     the season, is refused on resume."""
-    from ffbench_lib.rundir import CheckpointError
+    from ffbench_lib.runs.rundir import CheckpointError
 
     lg = waiver_league("rolling", weeks=3)
     with pytest.raises(SimulatedCrash):
@@ -308,7 +308,7 @@ def test_faab_a_higher_bid_wins_even_when_ranked_second(prepared_2024, tmp_path)
 def test_a_dropped_players_points_still_count_for_the_draft(prepared_2024, tmp_path):
     """Draft quality counts every point a drafted player scored in the run's weeks, also after his team dropped
     him (the dropped_points table), as before waivers existed."""
-    from ffbench_lib import metrics
+    from ffbench_lib.analysis import metrics
 
     lg = waiver_league(weeks=5)
     run_engine(lg, prepared_2024, tmp_path / "run")
@@ -327,7 +327,7 @@ def test_a_dropped_players_points_still_count_for_the_draft(prepared_2024, tmp_p
 
 
 def test_replay_widget_shows_waiver_moves_by_name(prepared_2024, tmp_path):
-    from ffbench_lib.widgets import StandingsReplay
+    from ffbench_lib.present.widgets import StandingsReplay
 
     run_engine(waiver_league(weeks=3), prepared_2024, tmp_path / "run")
     tx = table(tmp_path / "run", "transactions")
@@ -348,7 +348,7 @@ def test_replay_widget_shows_waiver_moves_by_name(prepared_2024, tmp_path):
     ({"roster": {"flex_positions": []}}, "FLEX=1 but flex_positions is empty"),
 ])
 def test_config_mistakes_around_waivers_and_rosters_are_refused(patch, message):
-    from ffbench_lib.config import ConfigError, parse_config
+    from ffbench_lib.config.league import ConfigError, parse_config
 
     d = demo_league().model_dump(mode="json")
     d.update(patch)
@@ -357,7 +357,7 @@ def test_config_mistakes_around_waivers_and_rosters_are_refused(patch, message):
 
 
 def test_bids_that_are_not_whole_dollars_are_named():
-    from ffbench_lib.decisions.waiver_claims import bid_problem
+    from ffbench_lib.game.decisions.waiver_claims import bid_problem
 
     for bad in (float("nan"), float("inf"), 2.5, True, "3", None):
         assert "must be a whole number of dollars" in bid_problem(bad, 10)
@@ -377,7 +377,7 @@ def test_a_position_nobody_may_hold_is_on_no_board(prepared_2024, tmp_path):
 
 
 def test_faab_per_point_ignores_rolling_runs_of_the_same_agent(prepared_2024, tmp_path):
-    from ffbench_lib import metrics
+    from ffbench_lib.analysis import metrics
 
     run_engine(waiver_league("faab", weeks=4), prepared_2024, tmp_path / "faab")
     run_engine(waiver_league("rolling", weeks=4), prepared_2024, tmp_path / "rolling")

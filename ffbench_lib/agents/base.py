@@ -1,7 +1,7 @@
 """The agent interface: one method, ``async decide(kind, view) -> answer``.
 
-``kind`` names a decision type of :mod:`ffbench_lib.decisions` (its module documents the answer's shape and
-what is legal); ``view`` is the plain dict the engine built for it (:mod:`ffbench_lib.views`); the answer is a
+``kind`` names a decision type of :mod:`ffbench_lib.game.decisions` (its module documents the answer's shape and
+what is legal); ``view`` is the plain dict the engine built for it (:mod:`ffbench_lib.game.views`); the answer is a
 plain dict, with a free-text ``rationale``. An answer is a proposal, not an action: the engine judges it with
 the decision type's ``resolve`` and repairs or rejects it. A human seat, a bot and a model are all agents.
 """
@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from ..decisions import KINDS
+from ffbench_lib.game.decisions import KINDS
 
 DECISIONS = KINDS  # the decision kinds an agent may be asked
 

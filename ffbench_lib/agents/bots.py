@@ -9,10 +9,10 @@ seed (randomness comes from :meth:`Agent.rng`, keyed by the decision).
                     projection, proposes and accepts trades that raise its projected starting value;
 * ``recent_form`` - drafts by projection, starts by the average of its last three games.
 
-Every bot chooses only among the legal actions the rules enumerate (:mod:`ffbench_lib.rules`), so no bot answer
+Every bot chooses only among the legal actions the rules enumerate (:mod:`ffbench_lib.game.rules`), so no bot answer
 is ever repaired (``decided_by`` is always ``agent``); the engine still judges every answer.
 
-The hindsight oracle is not an agent: it lives in :mod:`ffbench_lib.metrics` and needs actual points.
+The hindsight oracle is not an agent: it lives in :mod:`ffbench_lib.analysis.metrics` and needs actual points.
 """
 from __future__ import annotations
 
@@ -21,16 +21,16 @@ from typing import Callable
 
 import numpy as np
 
-from ..config import VORP_FLEX_SHARE, Roster, flex_slots
-from ..decisions import market_from_view as trade_market
-from ..decisions import roster_from_rules
-from ..rules.draft import legal_players
-from ..rules.lineup import best_lineup, lineup_value, random_lineup, start_value
-from ..rules.roster import unmet_starters
-from ..rules.trades import Offer, OfferSpace
-from ..decisions.waiver_claims import legal_swaps
-from ..decisions.ir_moves import OUT, IRMoves, ir_eligible, legal_moves
-from .base import Agent, Answer
+from ffbench_lib.config.league import VORP_FLEX_SHARE, Roster, flex_slots
+from ffbench_lib.game.decisions import market_from_view as trade_market
+from ffbench_lib.game.decisions import roster_from_rules
+from ffbench_lib.game.rules.draft import legal_players
+from ffbench_lib.game.rules.lineup import best_lineup, lineup_value, random_lineup, start_value
+from ffbench_lib.game.rules.roster import unmet_starters
+from ffbench_lib.game.rules.trades import Offer, OfferSpace
+from ffbench_lib.game.decisions.waiver_claims import legal_swaps
+from ffbench_lib.game.decisions.ir_moves import OUT, IRMoves, ir_eligible, legal_moves
+from ffbench_lib.agents.base import Agent, Answer
 
 
 def roster_rules(view: dict) -> Roster:

@@ -15,16 +15,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
-from ..atomic import write_text
-from ..secrets import scrub_text
-from .base import Agent, Answer
+from ffbench_lib.core.atomic import write_text
+from ffbench_lib.core.secrets import scrub_text
+from ffbench_lib.agents.base import Agent, Answer
 
 #: a person's "why" is kept up to this many characters (a pasted page would bloat every log twice)
 MAX_RATIONALE = 2000
 
 
 class NoHumanSeat(RuntimeError):
-    """A human team asked outside :func:`ffbench_lib.play.start_play` (``ffbench run``, a batch)."""
+    """A human team asked outside :func:`ffbench_lib.play.session.start_play` (``ffbench run``, a batch)."""
 
 
 class AnswersRefused(ValueError):
@@ -174,7 +174,7 @@ class HumanAgent(Agent):
             return recorded
         if self.seat is None:
             raise NoHumanSeat(f"team {self.team} is played by a person: play it in notebooks/10_play.ipynb "
-                              "(or ffbench_lib.play.start_play), not with ffbench run or a batch")
+                              "(or ffbench_lib.play.session.start_play), not with ffbench run or a batch")
         book = self.book
         return await self.seat.ask(self.team, kind, view,
                                    None if book is None else (lambda answer: book.add(key, self.team, answer)))

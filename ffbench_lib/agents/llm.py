@@ -11,14 +11,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..config import LLMAgent as LLMSpec
-from ..llm import MAX_ANSWER_CHARS, CallResult, FatalCallFailed, FatalLLMError, LLMClient, parse_json
-from ..llm.tokens import context_window, count_tokens, estimated, server_count
-from ..secrets import register_credentials, scrub
-from ..decisions import REGISTRY
-from . import fit
-from .base import Agent, Answer
-from .prompts import fitted, fold_system, messages as render
+from ffbench_lib.config.league import LLMAgent as LLMSpec
+from ffbench_lib.llm import MAX_ANSWER_CHARS, CallResult, FatalCallFailed, FatalLLMError, LLMClient, parse_json
+from ffbench_lib.llm.tokens import context_window, count_tokens, estimated, server_count
+from ffbench_lib.core.secrets import register_credentials, scrub
+from ffbench_lib.game.decisions import REGISTRY
+from ffbench_lib.agents import fit
+from ffbench_lib.agents.base import Agent, Answer
+from ffbench_lib.agents.prompts import fitted, fold_system, messages as render
 
 REASK = ("Your previous answer was invalid: {problems}. Reply again with exactly one JSON object that follows the "
          "answer schema, using only player ids shown in the tables.")

@@ -1,5 +1,5 @@
 """Prompts: versioned template files (``prompts/<version>/*.txt``) filled with compact tables rendered from a
-view. Each decision type names its template and fills it (``prompt_fields`` in :mod:`ffbench_lib.decisions`);
+view. Each decision type names its template and fills it (``prompt_fields`` in :mod:`ffbench_lib.game.decisions`);
 the system prompt is shared.
 
 ``v2`` (the default) names the league's real scoring and point values, shows FLEX only when the roster has a
@@ -12,8 +12,8 @@ from functools import lru_cache
 from pathlib import Path
 from string import Template
 
-from ..decisions import REGISTRY
-from ..render import flex, league_rules_text, scoring_name, scoring_values, slots
+from ffbench_lib.game.decisions import REGISTRY
+from ffbench_lib.game.render import flex, league_rules_text, scoring_name, scoring_values, slots
 
 PROMPTS = Path(__file__).resolve().parents[1] / "prompts"
 DEFAULT_VERSION = "v2"
@@ -64,7 +64,7 @@ def fitted(decision: str, view: dict, level: int, version: str = DEFAULT_VERSION
            system_in_user: bool = False) -> tuple[list[dict[str, str]], list[str]]:
     """The messages of ``decision`` for ``view`` shortened to ``level`` (:mod:`.fit`), the model told what was
     shortened, the system text folded in with ``system_in_user``; and what was shortened."""
-    from . import fit
+    from ffbench_lib.agents import fit
 
     short, notes = fit.shorten(view, level)
     msgs = messages(decision, short, version)

@@ -5,9 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Callable
 
-from ..config import ConfigError, League, LLMSettings
-from .base import Agent
-from .bots import make_bot
+from ffbench_lib.config.league import ConfigError, League, LLMSettings
+from ffbench_lib.agents.base import Agent
+from ffbench_lib.agents.bots import make_bot
 
 
 @dataclass
@@ -23,7 +23,7 @@ class RunContext:
 def build_agents(league: League, seed: int, llm_factory: Callable[..., Agent] | None = None,
                  seat: Any = None, answers: Any = None) -> dict[str, Agent]:
     """One agent per team. Human teams need a ``seat`` (and an ``answers`` book to resume):
-    :func:`ffbench_lib.play.start_play` gives both; without a seat a league with a human team is refused."""
+    :func:`ffbench_lib.play.session.start_play` gives both; without a seat a league with a human team is refused."""
     agents: dict[str, Agent] = {}
     for i, team in enumerate(league.teams):
         spec = team.agent
@@ -32,13 +32,13 @@ def build_agents(league: League, seed: int, llm_factory: Callable[..., Agent] | 
         elif spec.kind == "human":
             if seat is None:
                 raise ConfigError([f"teams[{i}].agent: team {team.name} is played by a person; play the league in "
-                                   "notebooks/10_play.ipynb (or ffbench_lib.play.start_play), not with ffbench run "
+                                   "notebooks/10_play.ipynb (or ffbench_lib.play.session.start_play), not with ffbench run "
                                    "or a batch"])
-            from .human import HumanAgent
+            from ffbench_lib.agents.human import HumanAgent
             agents[team.name] = HumanAgent(team.name, seed, spec.name, seat, answers)
         else:
             if llm_factory is None:
-                from .llm import LLMAgent  # imported lazily: bots-only leagues never load litellm
+                from ffbench_lib.agents.llm import LLMAgent  # imported lazily: bots-only leagues never load litellm
                 llm_factory = LLMAgent
             agents[team.name] = llm_factory(team.name, seed, spec)
     return agents
@@ -47,7 +47,7 @@ def build_agents(league: League, seed: int, llm_factory: Callable[..., Agent] | 
 def check_cache(league: League) -> None:
     """A league with LLM teams needs a replay cache it can write (else every paid answer would be lost): a
     :class:`ConfigError` naming the setting otherwise."""
-    from ..llm.cache import CacheUnusable, ReplayCache
+    from ffbench_lib.llm.cache import CacheUnusable, ReplayCache
 
     if any(t.agent.kind == "llm" for t in league.teams):
         try:
@@ -58,7 +58,7 @@ def check_cache(league: League) -> None:
 
 def bind_agents(agents: dict[str, Agent], settings: LLMSettings, budget: Any, log: Callable[[dict], None]) -> None:
     """Give every agent that takes one (``bind``) the run's context; bots take none."""
-    from ..llm import ReplayCache
+    from ffbench_lib.llm import ReplayCache
 
     ctx = RunContext(settings, ReplayCache.for_config(settings.cache_dir), budget, log)
     for agent in agents.values():

@@ -9,16 +9,16 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from .base import DataSource, DataError
-from .nflverse import NflverseDir
-from .sportsdataio import SportsDataIODir
+from ffbench_lib.data.base import DataSource, DataError
+from ffbench_lib.data.nflverse import NflverseDir
+from ffbench_lib.data.sportsdataio import SportsDataIODir
 
 SOURCES = {"nflverse": NflverseDir, "sportsdataio": SportsDataIODir}
 
 
 def default_data_dir() -> Path:
     """``$FFBENCH_DATA_DIR`` (or the project's ``../shared/data`` / ``outputs/data``), or a clear error."""
-    from ..paths import find_data_dir
+    from ffbench_lib.core.paths import find_data_dir
 
     found = find_data_dir()
     if found is None:

@@ -6,10 +6,10 @@ from typing import Callable, Mapping
 
 import pandas as pd
 
-from .. import scoring
-from ..scoring import MAY_BE_NEGATIVE
-from . import schema
-from .base import REFETCH, DataError
+from ffbench_lib.sport import scoring
+from ffbench_lib.sport.scoring import MAY_BE_NEGATIVE
+from ffbench_lib.data import schema
+from ffbench_lib.data.base import REFETCH, DataError
 
 #: Regular-season weeks (18 since 2021; earlier seasons stop at 17).
 REG_WEEKS = range(1, 19)

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import pandas as pd
 
-from . import schema
-from .base import REFETCH, DataError
+from ffbench_lib.data import schema
+from ffbench_lib.data.base import REFETCH, DataError
 
 #: Columns of ``stats_team_week_{season}.csv`` the DST rows are built from.
 TEAM_REQUIRED = ("season", "week", "team", "season_type", "opponent_team", "def_sacks", "def_interceptions",

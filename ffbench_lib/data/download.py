@@ -13,8 +13,8 @@ from typing import Protocol
 import pandas as pd
 from tqdm.auto import tqdm
 
-from ..atomic import write_csv
-from .base import DataError
+from ffbench_lib.core.atomic import write_csv
+from ffbench_lib.data.base import DataError
 
 
 class Fetcher(Protocol):

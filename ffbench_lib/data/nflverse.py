@@ -12,10 +12,10 @@ from pathlib import Path
 
 import pandas as pd
 
-from . import schema
-from .base import REFETCH, DataError, DataSource, check_season, csv_columns, read_csv
-from .defense import TEAM_REQUIRED, nflverse_dst_rows
-from .projection_files import CROSSWALK_POSITIONS
+from ffbench_lib.data import schema
+from ffbench_lib.data.base import REFETCH, DataError, DataSource, check_season, csv_columns, read_csv
+from ffbench_lib.data.defense import TEAM_REQUIRED, nflverse_dst_rows
+from ffbench_lib.data.projection_files import CROSSWALK_POSITIONS
 
 #: Columns every weekly file must have (after the legacy renames): ids, keys and every counting stat, so no
 #: scoring rule can silently score a missing stat as zero (``fumbles_lost`` is derived from its three parts).
@@ -88,7 +88,7 @@ class NflverseDir(DataSource):
 
     def defense(self, season: int) -> pd.DataFrame:
         """Team defenses, one row per team-week (``DST:<team>``), canonical columns; read once per object."""
-        from .checks import checked_weekly
+        from ffbench_lib.data.checks import checked_weekly
         cache = self.__dict__.setdefault("_defense_cache", {})
         if season not in cache:
             path = self.defense_file(season)

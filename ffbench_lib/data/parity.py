@@ -11,10 +11,10 @@ from __future__ import annotations
 
 import pandas as pd
 
-from .. import scoring
-from . import schema
-from .nflverse import NflverseDir
-from .sportsdataio import SportsDataIODir
+from ffbench_lib.sport import scoring
+from ffbench_lib.data import schema
+from ffbench_lib.data.nflverse import NflverseDir
+from ffbench_lib.data.sportsdataio import SportsDataIODir
 
 #: Our DST rules that match SportsData.io's (the standard ones, with blocked kicks worth 0).
 SDIO_WEIGHTS = {**scoring.DEFENSE, "def_blocked_kicks": 0.0}

@@ -35,16 +35,17 @@ from typing import Mapping, Sequence
 
 import pandas as pd
 
-from .. import __version__, projections
-from ..config import KNOWN_POSITIONS, POSITION_ALIASES, POSITION_STAT_GROUPS, stat_groups
-from ..atomic import write_json, write_parquet
-from ..paths import outputs_dir
-from ..scoring import STAT_GROUPS, check_tiers, check_weights, fantasy_points, resolve_tiers, resolve_weights
-from . import get_source, schema
-from .base import REFETCH, DataError, DataSource
-from .nflverse import NflverseDir
-from .projection_files import fantasypros_season_projections, nflcom_weekly, preseason_adp
-from .sportsdataio import SportsDataIODir
+from ffbench_lib import __version__
+from ffbench_lib.data import projections
+from ffbench_lib.config.league import KNOWN_POSITIONS, POSITION_ALIASES, POSITION_STAT_GROUPS, stat_groups
+from ffbench_lib.core.atomic import write_json, write_parquet
+from ffbench_lib.core.paths import outputs_dir
+from ffbench_lib.sport.scoring import STAT_GROUPS, check_tiers, check_weights, fantasy_points, resolve_tiers, resolve_weights
+from ffbench_lib.data import get_source, schema
+from ffbench_lib.data.base import REFETCH, DataError, DataSource
+from ffbench_lib.data.nflverse import NflverseDir
+from ffbench_lib.data.projection_files import fantasypros_season_projections, nflcom_weekly, preseason_adp
+from ffbench_lib.data.sportsdataio import SportsDataIODir
 
 TABLES = ("players", "weekly", "weekly_projections", "injuries", "byes", "schedule")
 
@@ -616,7 +617,7 @@ def prepared_for(league, cache_root: str | Path | None = None) -> PreparedSeason
     Cache: ``data.prepared_dir`` or ``$FFBENCH_CACHE_DIR`` or ``outputs/prepared`` under the project root,
     one sub-folder per (season, source, projections, scoring).
     """
-    from ..settings import settings
+    from ffbench_lib.core.settings import settings
 
     weights, tiers, positions = league.scoring_weights, league.scoring_tiers, league.roster.positions
     key_parts = [weights, league.data.allow_missing_history]  # one folder per fingerprint

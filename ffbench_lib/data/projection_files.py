@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pandas as pd
 
-from . import schema
-from .base import DataError, read_csv, resolve_names
-from .defense import dst_id, team_code
+from ffbench_lib.data import schema
+from ffbench_lib.data.base import DataError, read_csv, resolve_names
+from ffbench_lib.data.defense import dst_id, team_code
 
 #: Crosswalk position codes -> ours (DynastyProcess writes kickers as PK).
 CROSSWALK_POSITIONS = {"PK": schema.KICKING_POSITIONS[0]}

@@ -3,8 +3,8 @@ from __future__ import annotations
 
 import pandas as pd
 
-from ..projections import accuracy
-from .prepare import PreparedSeason
+from ffbench_lib.data.projections import accuracy
+from ffbench_lib.data.prepare import PreparedSeason
 
 SOURCES = ("builtin", "sportsdataio", "fantasypros")
 

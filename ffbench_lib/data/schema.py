@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import pandas as pd
 
-from ..config import DEFAULT_SLOTS, KNOWN_POSITIONS, POSITION_STAT_GROUPS
-from ..scoring import DEFENSE_STATS as _DEFENSE_SCORED, GROUPS, KICKING_STATS
+from ffbench_lib.config.league import DEFAULT_SLOTS, KNOWN_POSITIONS, POSITION_STAT_GROUPS
+from ffbench_lib.sport.scoring import DEFENSE_STATS as _DEFENSE_SCORED, GROUPS, KICKING_STATS
 
 #: the source rows that are fantasy players: every position a league may use
 FANTASY_POSITIONS = KNOWN_POSITIONS

@@ -11,11 +11,11 @@ from functools import cached_property
 
 import pandas as pd
 
-from ..config import POSITION_ALIASES
-from . import schema
-from .base import DataError, DataSource, check_season, csv_columns, name_key, read_csv
-from .checks import CANCELLED, PPR_TOLERANCE
-from .defense import SDIO_REQUIRED, sdio_dst_rows
+from ffbench_lib.config.league import POSITION_ALIASES
+from ffbench_lib.data import schema
+from ffbench_lib.data.base import DataError, DataSource, check_season, csv_columns, name_key, read_csv
+from ffbench_lib.data.checks import CANCELLED, PPR_TOLERANCE
+from ffbench_lib.data.defense import SDIO_REQUIRED, sdio_dst_rows
 
 #: SportsData.io column -> canonical column.
 STAT_MAP = {
@@ -204,7 +204,7 @@ class SportsDataIODir(DataSource):
 
     def defense(self, season: int) -> pd.DataFrame:
         """Team defenses, one row per team-week (``DST:<team>``) from ``FantasyDefenseByGame.csv``."""
-        from .checks import checked_weekly
+        from ffbench_lib.data.checks import checked_weekly
         cache = self.__dict__.setdefault("_defense_cache", {})
         if season not in cache:
             raw = self._weeks(season, "FantasyDefenseByGame.csv", SDIO_REQUIRED)

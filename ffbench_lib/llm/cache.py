@@ -8,9 +8,9 @@ import os
 from pathlib import Path
 from typing import Any
 
-from ..atomic import write_json
-from ..paths import outputs_dir
-from ..settings import settings
+from ffbench_lib.core.atomic import write_json
+from ffbench_lib.core.paths import outputs_dir
+from ffbench_lib.core.settings import settings
 
 
 class ReplayMiss(RuntimeError):  # made fatal by the engine (see FatalLLMError)

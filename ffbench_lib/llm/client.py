@@ -27,9 +27,9 @@ import uuid
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..secrets import register, register_credentials, scrub
-from . import limits
-from .cache import ReplayCache, ReplayMiss  # noqa: F401 - ReplayMiss re-exported
+from ffbench_lib.core.secrets import register, register_credentials, scrub
+from ffbench_lib.llm import limits
+from ffbench_lib.llm.cache import ReplayCache, ReplayMiss  # noqa: F401 - ReplayMiss re-exported
 
 RETRYABLE = ("RateLimitError", "InternalServerError", "ServiceUnavailableError", "BadGatewayError",
              "APIConnectionError", "Timeout", "APIError")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections import Counter
 
-from .client import FatalLLMError
+from ffbench_lib.llm.client import FatalLLMError
 
 
 def is_decision(record: dict) -> bool:

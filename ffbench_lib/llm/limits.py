@@ -2,7 +2,7 @@
 
 A live call holds a lease around the request only (never a cache hit or a retry's backoff sleep). The limit
 always holds within this process (an asyncio semaphore per event loop and endpoint) and, by
-``FFBENCH_PROVIDER_LIMITS`` (:mod:`ffbench_lib.settings`), across processes:
+``FFBENCH_PROVIDER_LIMITS`` (:mod:`ffbench_lib.core.settings`), across processes:
 
 * a Dask scheduler address (``tcp://host:8786``): one ``distributed.Semaphore`` per endpoint, named
   ``ffbench-provider:<endpoint>``. The season's kernel is not a Dask worker, so each process connects its own
@@ -36,7 +36,7 @@ import weakref
 from pathlib import Path
 from typing import Any, AsyncIterator
 
-from ..settings import Settings, SettingsError, settings
+from ffbench_lib.core.settings import Settings, SettingsError, settings
 
 POLL_S = 0.05  # how often a call waiting for a lock-file slot tries again
 HANDOFF_S = 1.0  # how long a free lock-file slot is left to an older waiter before a younger call takes it

@@ -44,9 +44,9 @@ from typing import Any
 
 import numpy as np
 
-from ..config import KNOWN_POSITIONS
-from ..data.schema import DEFAULT_POSITIONS
-from ..rules.lineup import start_value
+from ffbench_lib.config.league import KNOWN_POSITIONS
+from ffbench_lib.data.schema import DEFAULT_POSITIONS
+from ffbench_lib.game.rules.lineup import start_value
 
 FAULTS = ("429", "500", "slow", "malformed", "prose", "fence", "hallucinated", "illegal", "empty", "truncated")
 STATUS_FAULTS = {

@@ -1,0 +1,424 @@
+"""Field mode: duplicate seasons. Every candidate agent plays the same seat of the same league of fixed baseline
+bots on the same seeds (same schedule, draft slot and bot seeds), one candidate per league; its score on a seed is
+its result minus the reference agent's in that seat on that seed (the duplicate-bridge idea), so schedule, slot and
+opponent luck cancel.
+
+A field batch (``design: field``, written by :mod:`ffbench_lib.runs.batch`) keeps :data:`MANIFEST` beside its runs:
+which team is the seat, which agent is the reference, and where each candidate's runs are.
+"""
+from __future__ import annotations
+
+import re
+from itertools import combinations
+from pathlib import Path
+from typing import NamedTuple
+
+import numpy as np
+import pandas as pd
+
+from pydantic import BaseModel, ConfigDict, Field
+
+#: the field batch's manifest, in the batch's ``out`` folder
+MANIFEST = "field.json"
+#: the folder (under ``runs/``) of the reference's leagues when the reference is not also a candidate
+REFERENCE_DIR = "reference"
+
+
+class Manifest(BaseModel):
+    """What an analysis needs to score a field batch (``field.json``)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    design: str = "field"
+    name: str
+    seat: str = Field(description="the base league's team whose agent each candidate replaces")
+    reference: str = Field(description="agent id of the reference (its result per seed is subtracted)")
+    reference_dir: str = Field(description="folder of the reference's runs, relative to the batch folder")
+    candidates: dict[str, str] = Field(description="candidate agent id -> folder of its runs (relative to the "
+                                                   "batch folder), in the spec's order")
+    seeds: list[int]
+
+
+def slug(agent_id: str) -> str:
+    """A folder name for an agent id (``bot:adp`` -> ``bot-adp``, ``llm:openai/gpt-5`` -> ``llm-openai-gpt-5``)."""
+    return re.sub(r"[^A-Za-z0-9._-]+", "-", agent_id).strip("-.") or "agent"
+
+
+def candidate_dir(agent_id: str) -> str:
+    """Where a candidate's runs live, relative to the batch folder: ``runs/<slug>``."""
+    return f"runs/{slug(agent_id)}"
+
+
+#: how tables name the agents of a field batch's baseline teams (every team but the seat): ``field:bot:adp``. The
+#: baseline bots are often the same bots as the candidates; under one name a candidate's 10 seat-seasons would be
+#: pooled with the 90 baseline seasons of its namesake (and 40 leagues of 10 seeds counted as 40 independent runs).
+FIELD_PREFIX = "field:"
+#: (table, team column, agent column) of every table that names a team's agent
+AGENT_COLUMNS = (("trades", "proposer", "proposer_agent"), ("trades", "receiver", "receiver_agent"),
+                 ("trade_steps", "actor", "agent"))
+
+
+def relabel(tables: dict[str, pd.DataFrame], seat: str) -> dict[str, pd.DataFrame]:
+    """One field run's tables with every team but the seat playing as ``field:<agent>`` (see
+    :data:`FIELD_PREFIX`); tables without agents are returned as they are."""
+    out = {}
+    special = {t for t, _, _ in AGENT_COLUMNS}
+    for name, df in tables.items():
+        pairs = [(tc, ac) for t, tc, ac in AGENT_COLUMNS if t == name] if name in special else [("team", "agent")]
+        df = df.copy() if any(tc in df.columns and ac in df.columns for tc, ac in pairs) else df
+        for tc, ac in pairs:
+            if tc in df.columns and ac in df.columns and len(df):
+                base = df[tc] != seat
+                df.loc[base, ac] = FIELD_PREFIX + df.loc[base, ac].astype(str)
+        out[name] = df
+    return out
+
+
+def is_field_agent(agent) -> bool:
+    """A field batch's baseline team (not a candidate): ``field:bot:adp``."""
+    return str(agent).startswith(FIELD_PREFIX)
+
+
+def manifest_of(run_dir: str | Path) -> tuple[Manifest, Path] | None:
+    """The field manifest of the batch this run belongs to (``out/runs/<cand>/seed-N``: ``out/field.json``) and
+    the batch folder; None for a run of no field batch."""
+    for up in Path(run_dir).resolve().parents[1:3]:
+        if (up / MANIFEST).is_file():
+            return read_manifest(up), up
+    return None
+
+
+def read_manifest(folder: str | Path) -> Manifest:
+    """The manifest in a field batch folder; a broken one is a ValueError naming the file (no traceback)."""
+    f = Path(folder) / MANIFEST
+    try:
+        return Manifest.model_validate_json(f.read_text(encoding="utf-8"))
+    except ValueError as exc:  # pydantic's ValidationError is a ValueError
+        raise ValueError(f"{f}: not a field manifest ({str(exc).splitlines()[0]}); delete {f} and re-run the "
+                         "batch (it rewrites it from the spec; the runs are kept)") from None
+
+
+def stray(manifest: Manifest, folder: Path, run_dir: str | Path, seed) -> str | None:
+    """Why a run under a field batch's folder is not one of its runs (a seed or candidate the spec no longer
+    lists, a folder of its own), or None."""
+    parent = Path(run_dir).resolve().parent
+    dirs = {(folder / d).resolve() for d in (*manifest.candidates.values(), manifest.reference_dir)}
+    if parent not in dirs:
+        return f"not a candidate's or the reference's folder in {folder / MANIFEST}"
+    if seed not in manifest.seeds:
+        return f"seed {seed} is not in {folder / MANIFEST} (a run of an earlier spec)"
+    return None
+
+
+def find_manifest(run_dirs: list[str | Path]) -> tuple[Manifest, Path] | None:
+    """The field manifest of these runs (:func:`manifest_of` of the first run that has one) and the batch folder
+    it is in; None when the runs are not a field batch's."""
+    for d in run_dirs:
+        found = manifest_of(d)
+        if found is not None:
+            return found
+    return None
+
+
+# ------------------------------------------------------------------------------------------------ analysis
+class FieldRuns(NamedTuple):
+    """A field batch as loaded: its manifest, its folder and :func:`metrics.load_runs` of its runs."""
+    manifest: Manifest
+    folder: Path
+    runs: dict
+
+
+def run_dirs(manifest: Manifest, folder: str | Path) -> list[Path]:
+    """The run folders of a field batch that exist: every candidate's and the reference's, per seed."""
+    dirs = dict.fromkeys([*manifest.candidates.values(), manifest.reference_dir])
+    return [p for d in dirs for s in manifest.seeds if (p := Path(folder) / d / f"seed-{s}").is_dir()]
+
+
+def load(batch_dir_or_run_dirs) -> FieldRuns:
+    """A field batch folder (with ``field.json``), or run folders of one: its manifest and runs (complete runs
+    only; unfinished ones are listed in ``runs["excluded"]``). ValueError when these are not a field batch's."""
+    from ffbench_lib.analysis import metrics
+
+    items = [batch_dir_or_run_dirs] if isinstance(batch_dir_or_run_dirs, (str, Path)) else list(batch_dir_or_run_dirs)
+    if len(items) == 1 and (Path(items[0]) / MANIFEST).is_file():
+        folder = Path(items[0])
+        manifest = read_manifest(folder)
+        dirs = run_dirs(manifest, folder)
+        if not dirs:
+            raise ValueError(f"{folder}: the field batch has no runs yet (run `ffbench batch` on its spec)")
+    else:
+        dirs = metrics.expand_paths(items)
+        found = find_manifest(dirs)
+        if found is None:
+            raise ValueError(f"{', '.join(map(str, items[:3]))}: not runs of a field batch (no {MANIFEST} two or "
+                             "three folders above them)")
+        manifest, folder = found
+        stray = [d for d in dirs if folder.resolve() not in Path(d).resolve().parents]
+        if stray:
+            raise ValueError(f"{stray[0]} is not a run of the field batch {folder} (found from {dirs[0]}): analyse one "
+                             "field batch at a time")
+    return FieldRuns(manifest, folder, metrics.load_runs(dirs))
+
+
+def _which(manifest: Manifest, folder: Path, run_path: str) -> str | None:
+    """The agent whose runs' folder holds this run (the reference for ``reference_dir``)."""
+    parent = Path(run_path).resolve().parent
+    for agent, d in manifest.candidates.items():
+        if (folder / d).resolve() == parent:
+            return agent
+    if (folder / manifest.reference_dir).resolve() == parent:
+        return manifest.reference
+    return None
+
+
+def seat_results(runs: dict, manifest: Manifest, folder: str | Path | None = None) -> pd.DataFrame:
+    """One row per (agent, seed): the seat team's regular-season points_for, wins and win_rate in that agent's
+    league, with ``is_reference``, ``candidate`` (False for a reference that is not a candidate), ``ranked``
+    (False when the agent's decisions were mostly engine fallbacks, :func:`metrics.agent_info`) and its fallback
+    shares. The agent is the seat team's agent in the run; a run
+    whose seat is played by an agent that is not a candidate (nor the reference) is refused."""
+    from ffbench_lib.analysis import metrics
+
+    check_manifest(manifest)
+    if folder is None:  # the batch folder of these runs: the folder/agent agreement is always checked
+        found = find_manifest(list(runs["meta"]["path"]))
+        folder = found[1] if found is not None else None
+    st = metrics.standings(runs)
+    seat = st[st["team"] == manifest.seat]
+    missing = sorted(set(st["run_id"]) - set(seat["run_id"]))
+    if missing:
+        raise ValueError(f"field.json: seat {manifest.seat!r} is not a team of run(s) {', '.join(missing[:3])}")
+    known = {*manifest.candidates, manifest.reference}
+    stray = sorted(set(seat["agent"]) - known)
+    if stray:
+        raise ValueError(f"field.json: the seat {manifest.seat!r} is played by {', '.join(stray)}, which is neither a "
+                         f"candidate nor the reference ({manifest.reference}): the seat does not match the runs "
+                         "(set it to the team the candidates replace), or these runs are not this batch's")
+    if folder is not None:  # the folder a run is in must agree with the agent in its seat
+        where = dict(zip(runs["meta"]["run_id"], runs["meta"]["path"]))
+        owners = {r.run_id: _which(manifest, Path(folder), where[r.run_id]) for r in seat.itertuples()}
+        wrong = [r for r in seat.itertuples() if owners[r.run_id] is not None and owners[r.run_id] != r.agent]
+        if wrong:
+            folders = {owners[r.run_id] for r in wrong}
+            if len(folders) > 1:  # one agent in the seat of several agents' runs: a baseline team, not the seat
+                raise ValueError(f"field.json: seat {manifest.seat!r} is played by {wrong[0].agent} in the runs of "
+                                 f"{', '.join(sorted(folders))}: it is a baseline team, not the seat the candidates "
+                                 "replace, so the seat does not match the runs; set seat to the team whose agent "
+                                 "differs between the candidates' folders (the batch spec's seat)")
+            r = wrong[0]
+            raise ValueError(f"{where[r.run_id]}: its seat {manifest.seat!r} is played by {r.agent}, but the "
+                             f"folder is {owners[r.run_id]}'s in field.json")
+    dupes = seat[seat.duplicated(["agent", "seed"], keep=False)]
+    if len(dupes):
+        r = dupes.iloc[0]
+        raise ValueError(f"{r.agent} has {int((dupes['agent'] == r.agent).sum())} runs of seed {r.seed}: give each "
+                         "(agent, seed) once")
+    info = metrics.agent_info(runs).set_index("agent")
+    out = seat[["agent", "seed", "run_id", "points_for", "wins", "win_rate"]].copy()
+    out["seed"] = out["seed"].astype(int)
+    out["is_reference"] = out["agent"] == manifest.reference
+    out["candidate"] = out["agent"].isin(manifest.candidates)  # False: the reference's own leagues, a yardstick
+    out["fallback_rate"] = out["agent"].map(info["fallback_rate"]).fillna(0.0)
+    out["draft_fallback_rate"] = out["agent"].map(info["draft_fallback_rate"]).fillna(0.0)
+    out["ranked"] = out["agent"].map(info["ranked"]).fillna(True).astype(bool)
+    out = out.sort_values(["agent", "seed"], ignore_index=True)
+    out.attrs["gaps"] = gaps(runs, manifest, folder, out)
+    return out
+
+
+def check_manifest(manifest: Manifest) -> None:
+    """A manifest whose reference is a candidate must keep the reference's runs in its candidate folder: else the
+    scores would subtract runs other than the ones ``reference_dir`` names (a hand-edited field.json)."""
+    own = manifest.candidates.get(manifest.reference)
+    if own is not None and Path(own) != Path(manifest.reference_dir):
+        raise ValueError(f"field.json: the reference {manifest.reference} is a candidate with its runs in {own}, but "
+                         f"reference_dir is {manifest.reference_dir}: make them the same folder (or the reference "
+                         "another agent, as the batch spec says)")
+    if own is None and Path(manifest.reference_dir) in {Path(d) for d in manifest.candidates.values()}:
+        holder = next(a for a, d in manifest.candidates.items() if Path(d) == Path(manifest.reference_dir))
+        raise ValueError(f"field.json: reference_dir {manifest.reference_dir} holds the runs of the candidate "
+                         f"{holder}, not of the reference {manifest.reference}")
+
+
+def gaps(runs: dict, manifest: Manifest, folder, seat: pd.DataFrame) -> pd.DataFrame:
+    """Every (agent, seed) of the manifest without a complete run: ``agent``, ``seed``, ``status`` ("missing":
+    no run folder; else the run's status from run.json, e.g. "failed") and ``reason``."""
+    have = set(zip(seat["agent"], seat["seed"].astype(int)))
+    excluded = runs.get("excluded")
+    by_path = ({str(Path(p).resolve()): (st, why) for p, st, why in excluded[["path", "status", "reason"]]
+                .itertuples(index=False)} if excluded is not None and len(excluded) else {})
+    dirs = dict(manifest.candidates)
+    dirs.setdefault(manifest.reference, manifest.reference_dir)
+    rows = []
+    for agent, d in dirs.items():
+        for s in manifest.seeds:
+            if (agent, s) in have:
+                continue
+            path = Path(folder) / d / f"seed-{s}" if folder is not None else None
+            status, why = by_path.get(str(path.resolve()), (None, None)) if path is not None else (None, None)
+            if status is None:
+                status, why = ("missing", f"no run folder {d}/seed-{s}") if path is None or not path.is_dir() \
+                    else ("not loaded", f"{d}/seed-{s} was not among the runs given")
+            rows.append({"agent": agent, "seed": s, "status": status, "reason": why})
+    return pd.DataFrame(rows, columns=["agent", "seed", "status", "reason"])
+
+
+def describe_gaps(g: pd.DataFrame) -> list[str]:
+    """One line per agent of :func:`gaps`: ``bot:vorp: seed 2 missing (no run folder runs/bot-vorp/seed-2)``."""
+    return [f"{agent}: " + "; ".join(f"seed {r.seed} {r.status} ({r.reason})" for r in rows.itertuples())
+            for agent, rows in g.groupby("agent", sort=False)]
+
+
+def duplicate_scores(seat: pd.DataFrame, manifest: Manifest, value: str = "points_for") -> pd.DataFrame:
+    """``seat`` (:func:`seat_results`) with ``reference_value`` (the reference's seat result on the same seed) and
+    ``dup = value - reference_value``. A seed whose reference run is missing or not complete is refused: without
+    it that seed's scores cannot be computed, and dropping it silently would change the sample."""
+    if value not in seat.columns:
+        raise ValueError(f"value: {value!r} is not a seat result ({', '.join(VALUE_COLUMNS)})")
+    ref = seat[seat["agent"] == manifest.reference].set_index("seed")[value]
+    lacking = seat[~seat["seed"].isin(ref.index)]
+    if len(lacking):
+        r = lacking.iloc[0]
+        raise ValueError(f"seed {r.seed}: the reference {manifest.reference}'s run ({manifest.reference_dir}/"
+                         f"seed-{r.seed}) is missing or not complete, so {r.agent} cannot be scored on that seed; "
+                         "finish the batch (run it again) or leave that seed's runs out")
+    out = seat.copy()
+    out["reference_value"] = out["seed"].map(ref).astype(float)
+    out["dup"] = out[value].astype(float) - out["reference_value"]
+    return common_seeds(out, manifest)
+
+
+def _short(text, limit: int = 100) -> str:
+    text = str(text)
+    return text if len(text) <= limit else text[:limit - 1].rstrip() + "…"
+
+
+def common_seeds(scores: pd.DataFrame, manifest: Manifest) -> pd.DataFrame:
+    """``scores`` on the seeds every ranked agent with runs has, so that every mean and pair is over one set of
+    seeds (a candidate missing seed 2 would otherwise be scored on other seeds than the rest). Warns (UserWarning,
+    one per agent) naming the candidate and the seeds that are missing or incomplete (:func:`gaps`, from
+    ``seat.attrs``) and the rows left out; ``attrs``: ``gaps``, ``dropped`` (agent, seed) left out, ``seeds`` kept,
+    ``n`` per agent and ``no_runs`` (candidates without a complete run, with why)."""
+    import warnings
+
+    g = scores.attrs.get("gaps", pd.DataFrame(columns=["agent", "seed", "status", "reason"]))
+    ranked = scores[scores["ranked"]] if "ranked" in scores else scores
+    seeds = sorted(set.intersection(*[set(x) for _, x in ranked.groupby("agent")["seed"]])) if len(ranked) else []
+    keep = ~scores["agent"].isin(ranked["agent"]) | scores["seed"].isin(seeds)
+    dropped = scores.loc[~keep, ["agent", "seed"]]
+    out = scores[keep].reset_index(drop=True)
+    no_runs = {a: "; ".join(f"seed {r.seed} {r.status} ({_short(r.reason)})" for r in rows.itertuples())
+               for a, rows in g.groupby("agent") if a not in set(scores["agent"])}
+    for line in describe_gaps(g):
+        warnings.warn(f"field batch: {line}", UserWarning, stacklevel=3)
+    if len(dropped):
+        left = "; ".join(f"{a} seed(s) {', '.join(map(str, sorted(x)))}" for a, x in dropped.groupby("agent")["seed"])
+        warnings.warn(f"field batch: ranked on the {len(seeds)} seed(s) every ranked candidate has "
+                      f"({', '.join(map(str, seeds))}); left out: {left}", UserWarning, stacklevel=3)
+    out.attrs.update(gaps=g, dropped=dropped, seeds=seeds, no_runs=no_runs,
+                     n=out.groupby("agent")["seed"].nunique().to_dict())
+    return out
+
+
+VALUE_COLUMNS = ("points_for", "wins", "win_rate")
+
+
+def by_seed(per_run: pd.DataFrame, runs: dict) -> pd.DataFrame:
+    """A per-(run, agent) frame blocked for paired tests: for a field batch's runs, the candidates' rows with
+    ``run_id`` replaced by ``seed-N`` (the candidates' leagues of one seed are the block: same schedule, slot and
+    bots; 4 candidates x 10 seeds are 10 blocks, not 40 runs) and the baseline teams left out; other runs as
+    they are."""
+    meta = runs["meta"]
+    if "field_seat" not in meta or meta["field_seat"].isna().all():
+        return per_run
+    seed = dict(zip(meta["run_id"], meta["seed"]))
+    out = per_run[~per_run["agent"].map(is_field_agent)].copy()
+    out["run_id"] = "seed-" + out["run_id"].map(seed).astype(str)
+    return out
+
+
+def describe_blocks(runs: dict) -> str:
+    """The blocks of :func:`by_seed` in words: "10 seeds of the 2024 season (one league per candidate each)"."""
+    meta = runs["meta"]
+    n, seasons = meta["seed"].nunique(), sorted({int(s) for s in meta["season"].dropna()})
+    where = f"the {seasons[0]} season" if len(seasons) == 1 else f"seasons {', '.join(map(str, seasons))}"
+    return f"{n} seed{'s' if n != 1 else ''} of {where} (one league per candidate each)"
+
+
+def variance_reduction(scores: pd.DataFrame, value: str = "points_for") -> pd.DataFrame:
+    """Per agent: n seeds, the mean and sd of the raw seat result and of the duplicate score, and two factors:
+
+    * ``vrf_raw`` = var_raw / var_dup: the sd of the duplicate score against the raw season result (what issue #14
+      asks for). It compares one result's spread with a difference's, so it understates the gain: a difference of
+      two independent results has twice the variance of one.
+    * ``vrf_pairing`` = (var_raw + var_raw_reference) / var_dup: how much playing the same seat on the same seed
+      as the reference reduces the variance of the comparison with it, against comparing results of two
+      independent leagues (var_raw_reference: the reference's seat result on the same seeds). Above 1: pairing
+      helps; the seeds a comparison needs shrink by about this factor.
+
+    The reference's duplicate score is 0 by construction: its row is kept, ``is_reference`` True and its factors
+    NaN."""
+    rows = []
+    for agent, g in scores.groupby("agent", sort=False):
+        raw, dup, ref = g[value].astype(float), g["dup"].astype(float), g["reference_value"].astype(float)
+        is_ref = bool(g["is_reference"].iloc[0])
+        many = len(g) > 1
+        var_raw, var_ref, var_dup = (float(x.var(ddof=1)) if many else np.nan for x in (raw, ref, dup))
+        ok = not is_ref and np.isfinite(var_dup) and var_dup > 0
+        rows.append({"agent": agent, "n": len(g), "mean_raw": float(raw.mean()), "sd_raw": np.sqrt(var_raw),
+                     "sd_raw_reference": np.sqrt(var_ref), "mean_dup": float(dup.mean()), "sd_dup": np.sqrt(var_dup),
+                     "vrf_raw": var_raw / var_dup if ok else np.nan,
+                     "vrf_pairing": (var_raw + var_ref) / var_dup if ok else np.nan, "is_reference": is_ref,
+                     "note": "reference: its duplicate score is 0 by construction" if is_ref else ""})
+    return pd.DataFrame(rows).sort_values("mean_dup", ascending=False, ignore_index=True)
+
+
+def pairwise(scores: pd.DataFrame, value: str = "dup", alpha: float = 0.05, confidence: float = 0.95) -> pd.DataFrame:
+    """Every pair of ranked agents on the seeds both have: mean paired difference of ``value`` (``a`` minus
+    ``b``), its interval, the paired t-test's p and Holm's p over the family.
+
+    The interval is the paired t-test's own t-interval at every n, by design and not :func:`stats.mean_ci`'s rule
+    (BCa from 20 values): it is the interval that matches the test and the power analysis (:func:`stats.power`),
+    so it excludes 0 exactly when p < 1 - ``confidence``.
+
+    The family is the candidates' pairs: agents not ranked (mostly engine fallbacks) are left out of the table
+    (``attrs["not_ranked"]`` lists them); a reference that is not a candidate (``candidate`` False in
+    :func:`seat_results`: its own leagues under ``runs/reference``) is a yardstick, not a hypothesis, so its pairs
+    stay in the table with their p and interval but ``in_family`` False, ``p_holm`` NaN, ``significant`` empty,
+    and do not count in Holm's m (``attrs["outside_family"]`` lists it)."""
+    from scipy import stats as sps
+
+    from ffbench_lib.analysis.stats import holm
+
+    ranked = scores[scores["ranked"]] if "ranked" in scores else scores
+    yardstick = set(ranked.loc[~ranked["candidate"].astype(bool), "agent"]) if "candidate" in ranked else set()
+    wide = ranked.pivot_table(index="seed", columns="agent", values=value)
+    order = list(ranked.groupby("agent")[value].mean().sort_values(ascending=False).index)
+    rows = []
+    for a, b in combinations(order, 2):
+        both = wide[[a, b]].dropna()
+        d = (both[a] - both[b]).to_numpy(dtype=float)
+        n = len(d)
+        row = {"agent_a": a, "agent_b": b, "n": n, "mean_diff": float(d.mean()) if n else np.nan,
+               "sd_diff": float(d.std(ddof=1)) if n > 1 else np.nan, "ci_low": np.nan, "ci_high": np.nan,
+               "ci_method": "none", "p_value": np.nan}
+        if n >= 2 and np.ptp(d) > 0:
+            res = sps.ttest_1samp(d, 0.0)
+            ci = res.confidence_interval(confidence)
+            row.update(ci_low=float(ci.low), ci_high=float(ci.high), ci_method="t-interval",
+                       p_value=float(res.pvalue))
+        elif n >= 2:  # every seed the same difference: no spread, the test is undefined
+            row.update(ci_low=float(d[0]), ci_high=float(d[0]), ci_method="t-interval",
+                       p_value=1.0 if d[0] == 0 else 0.0)
+        rows.append(row)
+    out = pd.DataFrame(rows, columns=["agent_a", "agent_b", "n", "mean_diff", "sd_diff", "ci_low", "ci_high",
+                                      "ci_method", "p_value"])
+    out["in_family"] = ~(out["agent_a"].isin(yardstick) | out["agent_b"].isin(yardstick))
+    out["p_holm"] = np.nan
+    if out["in_family"].any():  # holm leaves an untested pair (NaN p) NaN and out of m
+        out.loc[out["in_family"], "p_holm"] = holm(out.loc[out["in_family"], "p_value"])
+    out["significant"] = pd.array([bool(p < alpha) if fam and np.isfinite(p) else (False if fam else pd.NA)
+                                   for p, fam in zip(out["p_holm"], out["in_family"])], dtype="boolean")
+    out.attrs["not_ranked"] = sorted(set(scores["agent"]) - set(ranked["agent"]))
+    out.attrs["outside_family"] = sorted(yardstick)
+    return out

@@ -1,0 +1,1122 @@
+"""League configuration: pydantic models of the YAML in ``params/`` and one loader.
+
+Every league parameter lives in one file. Validation errors are turned into one message per problem that
+names the field path, the bad value and what is allowed (``teams[3].agent.model: field required``),
+so a user can fix the file without reading a traceback.
+"""
+from __future__ import annotations
+
+import os
+import re
+from datetime import date
+import reprlib
+from functools import lru_cache
+from pathlib import Path
+from typing import Annotated, Any, Iterable, Literal, Union
+
+import yaml
+from pydantic import (AnyHttpUrl, BaseModel, BeforeValidator, ConfigDict, Field, Strict, StringConstraints, TypeAdapter, ValidationError,
+                      field_validator, model_serializer, model_validator)
+from pydantic_core import PydanticCustomError
+
+from ffbench_lib.sport import scoring
+from ffbench_lib.core.secrets import credential_paths
+
+BOT_STRATEGIES = ("random", "adp", "vorp", "recent_form")
+DATA_SOURCES = ("nflverse", "sportsdataio")
+PROJECTION_SOURCES = ("builtin", "sportsdataio", "fantasypros")
+SEASONS = (2021, 2022, 2023, 2024, 2025)
+
+
+#: A model's knowledge cutoff as providers publish it: a month (``2024-06``) or a day (``2024-06-30``).
+def _cutoff(v: Any) -> str:
+    text = v.isoformat() if isinstance(v, date) else v
+    ok = isinstance(text, str) and re.fullmatch(r"(19|20)\d\d-\d\d(-\d\d)?", text)
+    try:  # a real month or day (2024-02-31 is not one)
+        ok = ok and bool(date.fromisoformat(text if len(text) == 10 else f"{text}-01"))
+    except ValueError:
+        ok = False
+    if not ok:
+        raise ValueError("expected a month YYYY-MM or a day YYYY-MM-DD, as the provider publishes it (e.g. 2024-06)")
+    return text
+
+
+KnowledgeCutoff = Annotated[str, BeforeValidator(_cutoff)]
+
+#: Flags and counts are strict: YAML gives real booleans and whole numbers, so a quoted "true", a 2.0 or true
+#: for a count is a mistake, not a value.
+Flag = Annotated[bool, Strict()]
+Count = Annotated[int, Strict()]
+
+
+class ConfigError(ValueError):
+    """A config file that cannot be used; ``str()`` is the user-facing message (one line per problem)."""
+
+    def __init__(self, problems: list[str], source: str | None = None, what: str = "league config"):
+        self.problems = problems
+        self.source = source
+        head = f"invalid {what}{f' {source}' if source else ''}:"
+        super().__init__("\n".join([head, *(f"  {p}" for p in problems)]))
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class BotAgent(_Strict):
+    kind: Literal["bot"]
+    strategy: Literal["random", "adp", "vorp", "recent_form"]
+
+    @property
+    def agent_id(self) -> str:
+        """How tables, metrics and figures name this agent (every team it plays)."""
+        return f"bot:{self.strategy}"
+
+
+_HTTP_URL = TypeAdapter(AnyHttpUrl)
+
+#: litellm arguments ffbench sets from its own fields: never in ``extra``
+EXTRA_OWN_FIELDS = {
+    "model": "use model", "messages": "the prompts come from the prompt templates",
+    "api_key": "give the NAME of an environment variable in api_key_env; never put a key in a config file",
+    "api_base": "use api_base", "base_url": "use api_base", "timeout": "use timeout_s",
+    "num_retries": "use llm.retries", "response_format": "ffbench asks for JSON itself where the model supports it",
+    "max_tokens": "use max_tokens", "temperature": "use temperature", "reasoning_effort": "use reasoning_effort",
+}
+
+
+class LLMAgent(_Strict):
+    """An LLM reached through litellm. Keys come from the provider's usual environment variables."""
+
+    kind: Literal["llm"]
+    model: str = Field(min_length=1, description="litellm model id, e.g. openai/gpt-5 or anthropic/claude-sonnet-4-5")
+    api_base: str | None = None
+    api_key_env: str | None = Field(None, description="name of the environment variable holding the key")
+    temperature: float | None = Field(None, ge=0, le=2)
+    max_tokens: Count = Field(16000, gt=0, description="output-token limit; reasoning models need large ones")
+    timeout_s: float = Field(120, gt=0)
+    max_concurrency: Count = Field(4, gt=0, description="concurrent calls to this provider")
+    reasoning_effort: str | None = None
+    input_cost_per_token: float | None = Field(None, ge=0, description="price for models litellm does not know")
+    output_cost_per_token: float | None = Field(None, ge=0)
+    extra: dict[str, Any] = Field(default_factory=dict, description="further litellm.completion arguments")
+    max_prompt_tokens: Count | None = Field(None, gt=0, description="prompt budget (litellm's tokenizer): longer "
+                                          "prompts are shortened (other teams' tables, histories, old re-asks)")
+    system_in_user: Flag = Field(False, description="fold the system text into the first user message (chat "
+                                 "templates that drop the system role, e.g. llama.cpp's gemma)")
+    knowledge_cutoff: KnowledgeCutoff | None = Field(None, description="the model's training-data cutoff (YYYY-MM "
+                                                     "or YYYY-MM-DD): ffbench warns when the season ended before it")
+
+    @model_serializer(mode="wrap")
+    def _dump(self, handler: Any) -> dict[str, Any]:
+        out = handler(self)
+        if self.knowledge_cutoff is None:  # configs without it dump (config.yaml) as they always did
+            out.pop("knowledge_cutoff", None)
+        return out
+
+    @property
+    def agent_id(self) -> str:
+        """How tables, metrics and figures name this agent: one model is one agent, whatever its settings."""
+        return f"llm:{self.model}"
+
+    @property
+    def endpoint(self) -> str:
+        """The provider endpoint whose ``max_concurrency`` this agent shares with every other agent calling it:
+        one limit per endpoint (:mod:`ffbench_lib.llm.limits`); ``http://h/v1/`` and ``http://h/v1`` are one."""
+        return f"{self.model.split('/', 1)[0]}@{(self.api_base or '').rstrip('/') or 'default'}"
+
+    @field_validator("api_base")
+    @classmethod
+    def _api_base_url(cls, v: str | None) -> str | None:
+        """An address no request can be sent to fails before reaching any server, on every call: refused here."""
+        if v is None:
+            return v
+        try:
+            url = _HTTP_URL.validate_python(v)
+        except ValidationError:
+            url = None
+        if url is None or not url.host or v != v.strip():
+            raise ValueError("expected the server's http(s) address, e.g. http://127.0.0.1:8080/v1")
+        return v
+
+    @field_validator("api_key_env")
+    @classmethod
+    def _env_name_not_key(cls, v: str | None) -> str | None:
+        if v is not None and (v.startswith("sk-") or len(v) > 64):
+            raise ValueError("give the NAME of an environment variable holding the key, never the key itself")
+        return v
+
+    @field_validator("extra")
+    @classmethod
+    def _extra_safe(cls, v: dict[str, Any]) -> dict[str, Any]:
+        """No credential (it would be written to config.yaml, the ledger and the cache) and no argument
+        ffbench sets itself (a duplicate breaks every call)."""
+        problems = [f"{k!r} is set by ffbench; {EXTRA_OWN_FIELDS[k]}" for k in v if k in EXTRA_OWN_FIELDS]
+        headers = v.get("extra_headers")
+        if headers is not None and not isinstance(headers, dict):
+            problems.append("extra_headers must be a mapping of header names to values")
+        problems += [f"{where} looks like a credential (value hidden): give the NAME of an environment variable "
+                     "in api_key_env; never put a key in a config file"
+                     for where, _ in credential_paths({k: x for k, x in v.items() if k not in EXTRA_OWN_FIELDS})]
+        if problems:
+            raise ValueError("; ".join(problems))
+        return v
+
+
+#: in a human seat's name: the seat was played on autopilot by the bot named after it (ffbench_lib.play.session)
+AUTOPILOT = "-autopilot-"
+
+
+class HumanAgent(_Strict):
+    """A person playing a team from a notebook (:mod:`ffbench_lib.play.session`); batches and ``ffbench run`` refuse it."""
+
+    kind: Literal["human"]
+    name: str = Field("you", min_length=1, max_length=40, pattern=r"^[\w .-]+$",
+                      description="how tables and metrics name this player (agent id human:<name>)")
+
+    @field_validator("name")
+    @classmethod
+    def _not_autopilot(cls, v: str) -> str:
+        if AUTOPILOT in v:  # start_play names autopilot seats so; a person's name must not read as one
+            raise ValueError(f"{AUTOPILOT!r} marks seats a bot played on autopilot; choose another name")
+        return v
+
+    @property
+    def agent_id(self) -> str:
+        return f"human:{self.name}"
+
+
+AgentSpec = Annotated[Union[BotAgent, LLMAgent, HumanAgent], Field(discriminator="kind")]
+
+
+class Team(_Strict):
+    # stripped first, so a blank name (' ') is refused rather than shown as nothing
+    name: Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=40)]
+    agent: AgentSpec
+
+
+#: The stat groups (``scoring.GROUPS``) each position scores: a league's rules keep the groups of its positions.
+#: positions with a fixed number of players in any season: one team defense per NFL team
+POSITION_SUPPLY = {"DST": 32}
+POSITION_STAT_GROUPS = {"QB": ("offense",), "RB": ("offense",), "WR": ("offense",), "TE": ("offense",),
+                        "K": ("kicking",), "DST": ("defense",)}
+
+
+def stat_groups(positions) -> tuple[str, ...]:
+    """The stat groups of ``positions``, in ``scoring.GROUPS`` order."""
+    have = {g for p in positions for g in POSITION_STAT_GROUPS.get(p, ())}
+    return tuple(g for g in scoring.GROUPS if g in have)
+
+
+class Scoring(_Strict):
+    """A preset, explicit per-unit weights over it, and tiered rules (``points_allowed: [[0, 10], ..., [null, -4]]``);
+    see :mod:`ffbench_lib.sport.scoring`."""
+
+    preset: Literal["ppr", "half_ppr", "standard", "ffbench_v1"] | None = "ppr"
+    weights: dict[str, float] = Field(default_factory=dict)
+    tiers: dict[str, Any] = Field(default_factory=dict, description="stat -> [[upto, points], ...], ascending "
+                                  "inclusive upper bounds, the last null; scores only rows that have the stat")
+
+    @field_validator("weights")
+    @classmethod
+    def _known_stats(cls, v: dict[str, float]) -> dict[str, float]:
+        for stat, w in v.items():
+            problem = scoring.weight_problem(stat, w)
+            if problem:
+                raise ValueError(problem)
+        return v
+
+    @field_validator("tiers")
+    @classmethod
+    def _valid_tiers(cls, v: dict[str, Any]) -> dict[str, Any]:
+        for stat, t in v.items():
+            problem = scoring.tiers_problem(stat, t)
+            if problem:
+                raise _field_problem(stat, problem)
+        return v
+
+    @model_serializer(mode="wrap")
+    def _dump(self, handler: Any) -> dict[str, Any]:
+        out = handler(self)
+        if not out.get("tiers"):  # a league without tiers dumps as it always did
+            out.pop("tiers", None)
+        return out
+
+    def resolved(self, positions: tuple[str, ...] | None = None) -> dict[str, float]:
+        """Weights (None: the preset's offensive rules and every explicit weight, as before K/DST; else the
+        preset's K/DST rules too, and only the stats of ``positions``)."""
+        return scoring.resolve_weights(self.preset, self.weights, None if positions is None else stat_groups(positions))
+
+    def resolved_tiers(self, positions: tuple[str, ...] | None = None) -> dict[str, list]:
+        return scoring.resolve_tiers(self.preset, self.tiers, None if positions is None else stat_groups(positions))
+
+
+#: Positions a league may use, in display order (a league's slots, views and tables follow it). A position
+#: is in a league when its roster names it or has default slots below. K: kickers; DST: team defenses and
+#: special teams, one team-level player per NFL team (id ``DST:<team>``).
+KNOWN_POSITIONS = ("QB", "RB", "WR", "TE", "K", "DST")
+#: starting slots of a roster that does not name the position; these positions are in every league
+DEFAULT_SLOTS = {"QB": 1, "RB": 2, "WR": 2, "TE": 1}
+#: most starting slots per position (a sanity bound on hand-written configs)
+MAX_SLOTS = {"QB": 3, "RB": 4, "WR": 5, "TE": 3, "K": 2, "DST": 2}
+#: most players of a position one team may hold, when the roster gives no caps
+DEFAULT_CAPS = {"QB": 3, "RB": 6, "WR": 6, "TE": 3, "K": 2, "DST": 2}
+#: positions eligible for FLEX when the roster does not say
+DEFAULT_FLEX = ("RB", "WR", "TE")
+#: positions eligible for SUPERFLEX (a wider flex slot: FLEX's positions and the quarterback) when the roster does not say
+DEFAULT_SUPERFLEX = ("QB", "RB", "WR", "TE")
+#: the flex slots, narrow to wide, and the roster key naming the positions each takes (views' ``rules`` too)
+FLEX_SLOTS = {"FLEX": "flex_positions", "SUPERFLEX": "superflex_positions"}
+
+
+def flex_slots(rules: dict) -> dict[str, list[str]]:
+    """The flex slots a view's ``rules`` have (narrow to wide) and the positions each takes."""
+    return {slot: rules[key] for slot, key in FLEX_SLOTS.items() if rules["roster_slots"].get(slot)}
+#: position codes some sources use for a known position (fullbacks and halfbacks score as running backs)
+POSITION_ALIASES = {"FB": "RB", "HB": "RB"}
+#: per-game rookie prior when no earlier rookie class is available, by NFL draft-round bucket (first round,
+#: rounds 2-3, later or undrafted); see :func:`ffbench_lib.data.projections.rookie_prior`
+ROOKIE_FALLBACK_PPG = {"QB": (12.0, 6.0, 2.0), "RB": (10.0, 5.5, 2.5), "WR": (8.5, 5.0, 2.0), "TE": (5.0, 3.0, 1.0),
+                       "K": (6.0, 6.0, 5.0)}
+_NOT_POSITIONS = ("FLEX", "SUPERFLEX", "BENCH", "IR")
+
+
+@lru_cache(maxsize=None)
+def _slot_count(pos: str) -> TypeAdapter:
+    """The validator of one position's starting slots (built once: bots build a Roster for every decision)."""
+    return TypeAdapter(Annotated[int, Strict(), Field(ge=0, le=MAX_SLOTS.get(pos))])
+
+
+def _field_problem(field: str, problem: str) -> PydanticCustomError:
+    """An error a section-wide rule raises about one of its keys; :func:`_explain` shows it at ``section.field``."""
+    return PydanticCustomError("field_problem", "{field}: {problem}", {"field": field, "problem": problem})
+
+
+class Roster(_Strict):
+    """Starting slots per position, FLEX, BENCH, IR, flex eligibility and caps: the only source of positions.
+
+    The YAML is flat (``QB: 1, RB: 2, ..., FLEX: 1, BENCH: 5, IR: 1``): every upper-case key other than FLEX,
+    BENCH and IR is a position's starting slots. It is read into :attr:`slots` and dumped flat again, so config.yaml keeps
+    its shape."""
+
+    slots: dict[str, Count] = Field(default_factory=lambda: dict(DEFAULT_SLOTS),
+                                  description="starting slots per position, in KNOWN_POSITIONS order")
+    FLEX: Count = Field(1, ge=0, le=3)
+    SUPERFLEX: Count = Field(0, ge=0, le=2, description="slots any of superflex_positions may fill (filled after FLEX)")
+    BENCH: Count = Field(5, ge=0, le=10)
+    IR: Count = Field(0, ge=0, le=4, description="injured-reserve slots: a player ruled Out may be moved there, "
+                      "freeing his roster spot; he cannot start from IR")
+    flex_positions: tuple[str, ...] = DEFAULT_FLEX
+    superflex_positions: tuple[str, ...] = DEFAULT_SUPERFLEX
+    caps: dict[str, Count] = Field(default_factory=dict, description="most players of a position one team may hold")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _read_flat(cls, data: Any) -> Any:
+        """Split the flat YAML mapping into per-position slots and the rest; default caps for the positions."""
+        if not isinstance(data, dict):
+            return data
+        if "slots" in data:
+            raise _field_problem("slots", "unknown key; give each position's starting slots as its own key, "
+                                 "e.g. QB: 1")
+        rest = {k: v for k, v in data.items() if not (isinstance(k, str) and k.isupper() and k not in _NOT_POSITIONS)}
+        given = {k: v for k, v in data.items() if k not in rest}
+        for pos, n in given.items():
+            if pos not in KNOWN_POSITIONS:
+                raise _field_problem(pos, f"unknown position; the positions are {', '.join(KNOWN_POSITIONS)} "
+                                     "(a roster also takes FLEX, BENCH, IR, flex_positions and caps)")
+            try:
+                given[pos] = _slot_count(pos).validate_python(n)
+            except ValidationError as exc:
+                err = exc.errors()[0]
+                raise _field_problem(pos, f"{err['msg']} (got {_short(n)})") from None
+        slots = {p: given.get(p, DEFAULT_SLOTS.get(p)) for p in KNOWN_POSITIONS if p in given or p in DEFAULT_SLOTS}
+        rest["slots"] = slots
+        rest.setdefault("caps", {p: DEFAULT_CAPS[p] for p in slots if p in DEFAULT_CAPS})
+        rest.setdefault("flex_positions", tuple(p for p in DEFAULT_FLEX if p in slots))
+        rest.setdefault("superflex_positions", tuple(p for p in DEFAULT_SUPERFLEX if p in slots))
+        return rest
+
+    @model_serializer(mode="wrap")
+    def _dump_flat(self, handler: Any) -> dict[str, Any]:
+        out = handler(self)
+        if not out.get("SUPERFLEX"):  # a roster without the slot dumps as it always did
+            out.pop("SUPERFLEX", None)
+            out.pop("superflex_positions", None)
+        if not out.get("IR"):
+            out.pop("IR", None)
+        return {**out.pop("slots"), **out}
+
+    @property
+    def positions(self) -> tuple[str, ...]:
+        """The league's positions (those with 0 starting slots included)."""
+        return tuple(self.slots)
+
+    @property
+    def holdable(self) -> tuple[str, ...]:
+        """The positions a team may hold at all (a cap of 0 rules a position out): the only ones boards show."""
+        return tuple(p for p in self.positions if self.caps.get(p, 1) > 0)
+
+    def starting(self, pos: str) -> int:
+        """Starting slots of ``pos`` (0 for a position the league does not have)."""
+        return self.slots.get(pos, 0)
+
+    def slot_counts(self) -> dict[str, int]:
+        """Starting slots in display order, then the flex slots (FLEX, SUPERFLEX); slots with no players left out,
+        e.g. {'QB': 1, 'RB': 2, 'WR': 2, 'TE': 1, 'FLEX': 1}."""
+        counts = {p: n for p, n in self.slots.items() if n > 0}
+        return {**counts, **{slot: n for slot, n in (("FLEX", self.FLEX), ("SUPERFLEX", self.SUPERFLEX)) if n > 0}}
+
+    def flex_slots(self) -> dict[str, tuple[str, ...]]:
+        """The flex slots this roster has and the positions each takes, in filling order (FLEX, then the wider
+        SUPERFLEX): filling narrow before wide is optimal because FLEX's positions are within SUPERFLEX's."""
+        return {slot: getattr(self, key) for slot, key in FLEX_SLOTS.items() if getattr(self, slot) > 0}
+
+    def slot_positions(self) -> dict[str, frozenset[str]]:
+        """Each starting slot (:meth:`slot_counts` order) and the positions that may fill it."""
+        flex = self.flex_slots()
+        return {slot: frozenset(flex.get(slot, (slot,))) for slot in self.slot_counts()}
+
+    def eligible(self, slot: str, pos: str) -> bool:
+        """Whether a ``pos`` player may fill starting slot ``slot``."""
+        return pos == slot or pos in self.flex_slots().get(slot, ())
+
+    @property
+    def size(self) -> int:
+        """Active roster spots (starters and bench; the draft's rounds). IR slots come on top."""
+        return sum(self.slots.values()) + self.FLEX + self.SUPERFLEX + self.BENCH
+
+    @property
+    def held(self) -> int:
+        """Most players a team may hold: its active spots plus its IR slots."""
+        return self.size + self.IR
+
+    @property
+    def starters(self) -> int:
+        return self.size - self.BENCH
+
+    @model_validator(mode="after")
+    def _caps_fit(self) -> "Roster":
+        allowed = f"the league's positions are {', '.join(self.positions)}"
+        for i, pos in enumerate(self.flex_positions):
+            if pos not in self.slots:
+                raise _field_problem(f"flex_positions[{i}]", f"{pos!r} is not a position of this league; {allowed}")
+            if pos in self.flex_positions[:i]:
+                raise _field_problem(f"flex_positions[{i}]", f"{pos!r} is listed twice; list each position once")
+        for i, pos in enumerate(self.superflex_positions):
+            if pos not in self.slots:
+                raise _field_problem(f"superflex_positions[{i}]", f"{pos!r} is not a position of this league; {allowed}")
+            if pos in self.superflex_positions[:i]:
+                raise _field_problem(f"superflex_positions[{i}]", f"{pos!r} is listed twice; list each position once")
+        if self.SUPERFLEX and self.FLEX and not set(self.flex_positions) <= set(self.superflex_positions):
+            raise ValueError("superflex_positions must include every flex position (SUPERFLEX is the wider slot)")
+        for pos in self.caps:
+            if pos not in self.slots:
+                raise _field_problem(f"caps.{pos}", f"not a position of this league; {allowed}")
+        flexible = {p for ps in self.flex_slots().values() for p in ps}
+        for pos, need in self.slots.items():
+            # a position a league opts into (K, DST) that could never start: drafted for nothing
+            if need == 0 and pos not in DEFAULT_SLOTS and pos not in flexible and self.caps.get(pos, 1) > 0:
+                raise _field_problem(pos, f"0 starting slots and no flex slot takes {pos}, so a {pos} could never "
+                                     f"start; give it a slot, add it to a flex slot's positions, or set caps.{pos}: 0")
+            cap = self.caps.get(pos, self.size)
+            if cap < need:
+                raise ValueError(f"caps.{pos}={cap} is below the {need} starting {pos} slot(s); raise the cap")
+        if self.size < 1:
+            raise ValueError("the roster has no slots")
+        if self.starters < 1:
+            raise ValueError("the roster has no starting slots, so every game would end 0-0; give a position or "
+                             "FLEX at least one slot")
+        if self.FLEX and not self.flex_positions:
+            raise ValueError(f"FLEX={self.FLEX} but flex_positions is empty; name the positions FLEX may take or set "
+                             "FLEX: 0")
+        if self.SUPERFLEX and not self.superflex_positions:
+            raise ValueError(f"SUPERFLEX={self.SUPERFLEX} but superflex_positions is empty; name the positions it may "
+                             "take or set SUPERFLEX: 0")
+        # The draft must be able to fill every slot under the caps: FLEX from the flex positions' spare caps,
+        # the whole roster from all caps together.
+        spare = sum(self.caps.get(p, self.size) - self.starting(p) for p in self.flex_positions)
+        if self.FLEX > spare:
+            raise ValueError(f"FLEX={self.FLEX} cannot be filled: the caps of {'/'.join(self.flex_positions)} leave "
+                             f"{spare} player(s) beyond their own starting slots; raise a cap or lower FLEX")
+        wide = sum(self.caps.get(p, self.size) - self.starting(p) for p in self.superflex_positions)
+        if self.SUPERFLEX and self.FLEX + self.SUPERFLEX > wide:
+            raise ValueError(f"SUPERFLEX={self.SUPERFLEX} cannot be filled: the caps of "
+                             f"{'/'.join(self.superflex_positions)} leave {wide} player(s) beyond their own starting "
+                             "slots for FLEX and SUPERFLEX; raise a cap or lower SUPERFLEX")
+        total = sum(self.caps.get(p, self.size) for p in self.positions)
+        if total < self.size:
+            raise ValueError(f"the caps allow {total} players in all, fewer than the roster's {self.size} "
+                             "slots; raise a cap or lower BENCH")
+        return self
+
+
+class DataConfig(_Strict):
+    source: Literal["nflverse", "sportsdataio"] = "nflverse"
+    dir: Path | None = Field(None, description="data directory; default $FFBENCH_DATA_DIR")
+    projections: Literal["builtin", "sportsdataio", "fantasypros"] = "builtin"
+    prepared_dir: Path | None = Field(None, description="where prepared seasons are cached; default outputs/prepared")
+    allow_missing_history: Flag = Field(False, description="run a season whose previous season's stats are "
+                                        "missing (veterans then have no history: prev_points 0, projections from "
+                                        "rookie priors and ADP only); recorded in the prepared manifest")
+
+    def resolved_dir(self) -> Path:
+        if self.dir is not None:
+            return self.dir
+        from ffbench_lib.core.paths import find_data_dir
+
+        found = find_data_dir()
+        if found is None:
+            raise ConfigError(["data.dir: not set and FFBENCH_DATA_DIR is empty; set one of them to the data "
+                               "directory (see README, 'Data')"])
+        return found
+
+
+class Draft(_Strict):
+    order: Literal["random", "fixed", "rotate"] = "rotate"
+    mode: Literal["shortlist", "queue"] = Field(
+        "shortlist", description="shortlist: every pick is a shortlist then a pick from it (one team at a time); "
+                                 "queue: at the start of each round every team names a ranked queue at once, the "
+                                 "round's picks are resolved from the queues in snake order, and only a team whose "
+                                 "queue ran dry is asked again")
+    queue_size: Count = Field(12, ge=1, le=40, description="draft.mode: queue only: the longest queue a team names "
+                                                            "(below the number of teams, late picks' queues may run "
+                                                            "dry and are asked again one at a time: slower, not "
+                                                            "wrong)")
+    shortlist_size: Count = Field(5, ge=1, le=15)
+    on_deck: Flag = Field(True, description="the next team names its shortlist while the team on the clock "
+                                            "picks (as in a real draft room); false: strictly one at a time; "
+                                            "ignored with mode: queue (each round's queues are asked at once)")
+    show_per_position: Count = Field(10, ge=1, le=40)
+
+    @model_serializer(mode="wrap")
+    def _dump(self, handler: Any) -> dict[str, Any]:
+        out = handler(self)
+        if self.mode == "shortlist" and self.queue_size == type(self).model_fields["queue_size"].default:
+            # a shortlist draft dumps (config.yaml) as it always did
+            out.pop("mode", None)
+            out.pop("queue_size", None)
+        return out
+
+
+class Trades(_Strict):
+    weeks: list[Count] = Field(default_factory=lambda: [4, 7, 10])
+    max_players_per_side: Count = Field(2, ge=1, le=4)
+
+
+#: A bot default, not a rule: the share of FLEX slots each position fills in a typical league, for the vorp bot's
+#: replacement levels; a flex position missing here (a superflex QB) counts as a major one.
+VORP_FLEX_SHARE = {"RB": 0.45, "WR": 0.45, "TE": 0.1}
+
+
+class Waivers(_Strict):
+    """Waivers and free agency (off by default: leagues configured before it play exactly as they did)."""
+
+    enabled: Flag = Field(False, description="after each week's games: waiver claims, then free-agent adds")
+    mode: Literal["faab", "rolling"] = Field("faab", description="faab: blind bids from a season budget, ties to "
+                                             "the worse record; rolling: priority order, a winner moves to the end")
+    budget: Count = Field(100, ge=0, le=10000, description="FAAB dollars per team for the season")
+    max_claims: Count = Field(3, ge=1, le=10, description="claims (and free-agent adds) per team and week")
+    free_agents: Flag = Field(True,
+                              description="after waivers clear, first-come free-agent adds (worse record first)")
+    show_per_position: Count = Field(8, ge=1, le=40, description="free agents shown per position in a view")
+
+
+class Playoffs(_Strict):
+    """A bracket in the last weeks that decides the champion (off by default: leagues configured before it play
+    every week as a regular-season week). Seeds: regular-season record, then points for; with a field that is not
+    a power of two the top seeds get first-round byes. Non-playoff teams still set lineups (their points count in
+    the season's totals, not in a game)."""
+
+    enabled: Flag = Field(False, description="the last weeks are playoff rounds instead of regular-season games")
+    teams: Count = Field(4, ge=2, le=16, description="teams that qualify (the top seeds)")
+    round_weeks: list[Count] = Field(default_factory=lambda: [1, 2], description="weeks each round lasts, first "
+                                     "round first (a two-week round sums both weeks); the rounds fill the last "
+                                     "sum(round_weeks) weeks of the season; default: one week per round and a "
+                                     "two-week final")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _default_rounds(cls, data: Any) -> Any:
+        """Without ``round_weeks``, one week per round and a two-week final for the field's number of rounds."""
+        if isinstance(data, dict) and "round_weeks" not in data and type(data.get("teams", 4)) is int and \
+                2 <= data.get("teams", 4) <= 16:
+            rounds = (data.get("teams", 4) - 1).bit_length()
+            data = {**data, "round_weeks": [1] * (rounds - 1) + [2]}
+        return data
+
+    @field_validator("round_weeks")
+    @classmethod
+    def _weeks_per_round(cls, v: list[int]) -> list[int]:
+        if any(n not in (1, 2) for n in v):
+            raise ValueError("each round lasts 1 or 2 weeks")
+        return v
+
+    @property
+    def rounds(self) -> int:
+        """Rounds the bracket needs: ceil(log2(teams))."""
+        return (self.teams - 1).bit_length()
+
+
+def limit_clash(agents: Iterable[tuple[str, Any]]) -> tuple[str, str] | None:
+    """The first of ``(who, agent)`` whose LLM endpoint another one gave another ``max_concurrency``, and why:
+    an endpoint's calls share one limit (a batch or a cluster holds it for every league), so a second limit would
+    be silently unused locally and refused by a Dask scheduler mid-batch. One rule for a league and a batch."""
+    first: dict[str, tuple[int, str]] = {}
+    for who, agent in agents:
+        if agent.kind != "llm":
+            continue
+        limit, by = first.setdefault(agent.endpoint, (agent.max_concurrency, who))
+        if limit != agent.max_concurrency:
+            return who, (f"{agent.max_concurrency} for {who}, but {limit} for {by} on the same endpoint "
+                         f"({agent.endpoint}), whose calls share one limit; give them the same max_concurrency")
+    return None
+
+
+def _is_nfl_team(name: str) -> bool:
+    """Whether ``name`` holds an NFL team as masked mode's free-text scrubbing finds one (so ``validate`` refuses
+    what a masked run would): a code or alias as written (``KC Wolves``, ``JAC``), a full name or two-word city in
+    any case, a one-word city or nickname capitalised (``Chiefs Kingdom``; "chiefs" is an ordinary word)."""
+    from ffbench_lib.data.schema import NFL_TEAMS, TEAM_ALIASES, TEAM_NAMES  # at call time: schema imports this module
+
+    teams = {w.casefold() for full in TEAM_NAMES.values() for w in (full, *full.rsplit(" ", 1))}
+    words = [re.sub(r"(?:['\u2019\u2018\u02bc][sS]?)?\.*$", "", w)  # a possessive, trailing dots
+             for w in re.findall(r"\w[\w'\u2019\u2018\u02bc.]*", name)]
+    return any(w in NFL_TEAMS or w in TEAM_ALIASES or any(
+        " ".join(words[i:j]).casefold() in teams and (j - i > 1 or w[:1].isupper()) for j in range(i + 1, i + 4))
+        for i, w in enumerate(words))
+
+
+#: Every string a masked run's pseudonym can be: a player (``RB-041``, ``DST-07``), an NFL team (``T07``), a team
+#: defense's name (``T07 D/ST``); a fantasy team must not be named like one (:mod:`ffbench_lib.game.masking`).
+PSEUDONYM = re.compile(r"[A-Z]{1,3}-\d{2,}|T\d{2,}(?: D/ST)?")
+
+
+def _masking_off(v: Any) -> Any:
+    return "off" if v is False else v  # YAML 1.1 reads an unquoted `masking: off` as false
+
+
+class Information(_Strict):
+    """What agents may learn beyond the data a view holds (#13: rankings that measure skill, not memory)."""
+
+    masking: Annotated[Literal["off", "players", "players_and_teams"], BeforeValidator(_masking_off)] = Field(
+        "off", description="players: every player is a stable pseudonym per run (RB-041); players_and_teams: NFL "
+        "teams too (T07); statistics, projections, byes, opponents and injury statuses are unchanged")
+
+
+class LLMSettings(_Strict):
+    """How LLM calls are made for the whole league (per-model parameters live in each team's agent)."""
+
+    max_reasks: Count = Field(2, ge=0, le=5, description="re-asks with the specific error after an invalid answer")
+    retries: Count = Field(4, ge=0, le=10, description="retries on rate limits, 5xx, timeouts, connection errors")
+    backoff_s: float = Field(1.0, ge=0, description="first retry delay; doubles on every retry")
+    budget_usd: float | None = Field(None, gt=0, description="stop cleanly at the next checkpoint past this spend")
+    cache_dir: Path | None = Field(None, description="replay cache; default outputs/llm_cache")
+    replay_only: Flag = Field(False, description="never call a provider; a cache miss stops the run")
+    prompt_version: Literal["v1", "v2"] = Field("v2", description="templates in ffbench_lib/prompts/<version>; "
+                                                             "v1 only to replay caches recorded with it")
+    sequential: Flag = Field(False, description="ask one agent at a time (for timing comparisons only)")
+    max_fallback_rate: float | None = Field(0.25, ge=0, le=1, description="stop the run when an LLM team's share "
+                                            "of engine-repaired decisions exceeds this (null: never)")
+    fallback_min_decisions: Count = Field(20, ge=1,
+                                          description="decisions a team makes before max_fallback_rate applies")
+
+
+class League(_Strict):
+    """One league = one season of one set of teams; the seed picks draft order, schedule and bot randomness."""
+
+    name: str = "league"
+    season: int = Field(2024, description="NFL season played")
+    weeks: Count = Field(17, ge=1, le=18)
+    seed: int = Field(0, ge=0)
+    schedule: Literal["random", "round_robin"] = "random"
+    teams: list[Team] = Field(min_length=2)
+    roster: Roster = Field(default_factory=Roster)
+    scoring: Scoring = Field(default_factory=Scoring)
+    draft: Draft = Field(default_factory=Draft)
+    trades: Trades = Field(default_factory=Trades)
+    waivers: Waivers = Field(default_factory=Waivers)
+    playoffs: Playoffs = Field(default_factory=Playoffs)
+    information: Information = Field(default_factory=Information)
+    data: DataConfig = Field(default_factory=DataConfig)
+    llm: LLMSettings = Field(default_factory=LLMSettings)
+
+    @model_serializer(mode="wrap")
+    def _dump(self, handler: Any) -> dict[str, Any]:
+        out = handler(self)
+        if not self.playoffs.enabled:  # a league without playoffs dumps (config.yaml) as it always did
+            out.pop("playoffs", None)
+        if self.information == Information():  # likewise a league without masking
+            out.pop("information", None)
+        return out
+
+    @field_validator("seed", mode="before")
+    @classmethod
+    def _seed_not_bool(cls, v: Any) -> Any:
+        if isinstance(v, bool):  # YAML `seed: true` would otherwise be seed 1
+            raise ValueError("expected a whole number, not true/false")
+        return v
+
+    @field_validator("scoring", mode="before")
+    @classmethod
+    def _preset_shorthand(cls, v: Any) -> Any:
+        return {"preset": v} if isinstance(v, str) else v
+
+    @field_validator("season")
+    @classmethod
+    def _season_known(cls, v: int) -> int:
+        if v not in SEASONS:
+            raise ValueError(f"no data for season {v}; allowed: {', '.join(map(str, SEASONS))}")
+        return v
+
+    @model_validator(mode="after")
+    def _league_consistent(self) -> "League":
+        names = [t.name for t in self.teams]
+        dup = sorted({n for n in names if names.count(n) > 1})
+        if dup:
+            raise ValueError(f"teams: duplicate team name {dup[0]!r}; names must be unique")
+        if len(self.teams) % 2:
+            raise ValueError(f"teams: {len(self.teams)} teams; an even number is needed for weekly matchups")
+        clash = limit_clash((f"team {t.name!r}", t.agent) for t in self.teams)
+        if clash:
+            i = next(i for i, t in enumerate(self.teams) if f"team {t.name!r}" == clash[0])
+            raise _field_problem(f"teams[{i}].agent.max_concurrency", clash[1])
+        po = self.playoffs
+        if po.enabled:
+            if po.teams > len(self.teams):
+                raise ValueError(f"playoffs.teams: {po.teams} playoff teams in a league of {len(self.teams)}; "
+                                 "lower playoffs.teams")
+            if len(po.round_weeks) != po.rounds:
+                raise ValueError(f"playoffs.round_weeks: {po.teams} playoff teams play {po.rounds} round(s), so give "
+                                 f"{po.rounds} entries (got {len(po.round_weeks)})")
+            if sum(po.round_weeks) >= self.weeks:
+                raise ValueError(f"playoffs.round_weeks: {sum(po.round_weeks)} playoff weeks leave no regular season "
+                                 f"in {self.weeks} weeks; raise weeks or shorten the rounds")
+        bad = [w for w in self.trades.weeks if not 1 <= w <= self.weeks]
+        if bad:
+            raise ValueError(f"trades.weeks: week {bad[0]} is outside 1..{self.weeks}; give trade weeks within the "
+                             f"season (e.g. trades.weeks: [{max(1, self.weeks // 2)}], or [] for none) or raise weeks")
+        late = [w for w in self.trades.weeks if w > self.regular_weeks]
+        if late:  # the trade deadline: an eliminated team could otherwise hand its players to a contender
+            raise ValueError(f"trades.weeks: week {late[0]} is in the playoffs (the regular season ends in week "
+                             f"{self.regular_weeks}); trades happen in the regular season")
+        if self.roster.IR and not self.waivers.enabled:
+            raise ValueError("roster.IR: an IR move frees a roster spot that only waivers and free agents can fill; "
+                             "set waivers.enabled: true or IR: 0")
+        both = sorted(set(self.scoring.weights) & set(self.scoring.tiers))
+        if both:
+            raise ValueError(f"scoring: {both[0]} has both a weight and tiers, which would both count; keep one")
+        for pos, supply in POSITION_SUPPLY.items():
+            need = len(self.teams) * self.roster.starting(pos)
+            if need > supply:
+                raise _field_problem(f"roster.{pos}", f"{len(self.teams)} teams × {self.roster.starting(pos)} starting "
+                                     f"{pos} need {need}, but there are only {supply}; lower the {pos} slots or the "
+                                     "number of teams")
+        groups = set(stat_groups(self.roster.positions))
+        for where, given in (("weights", self.scoring.weights), ("tiers", self.scoring.tiers)):
+            for stat in given:  # an explicit rule the league would silently ignore
+                if not set(scoring.STAT_GROUPS.get(stat, ())) & groups:
+                    owners = [p for p, g in POSITION_STAT_GROUPS.items() if set(g) & set(scoring.STAT_GROUPS[stat])]
+                    raise _field_problem(f"scoring.{where}.{stat}", f"a {'/'.join(owners)} stat, but the roster has no "
+                                         f"{'/'.join(owners)}; add the position to the roster or remove the rule")
+        weights, tiers = self.scoring_weights, self.scoring_tiers
+        for pos in self.roster.positions:  # e.g. K under ffbench_v1, which has no kicking rules: every kick 0 points
+            stats = {s for g in POSITION_STAT_GROUPS.get(pos, ()) for s in scoring.GROUPS[g]}
+            if not any(weights.get(s) for s in stats) and not stats & set(tiers):
+                raise ValueError(f"scoring: no rule scores a {pos} stat, so every {pos} would score 0; use a preset "
+                                 f"with {pos} rules (ppr, half_ppr, standard) or give scoring.weights for them")
+        if self.waivers.enabled and self.llm.prompt_version == "v1" and any(t.agent.kind == "llm" for t in self.teams):
+            raise ValueError("waivers.enabled: prompt_version v1 has no waiver prompts (it only replays old "
+                             "caches); use prompt_version v2 or turn waivers off")
+        if self.roster.IR and self.llm.prompt_version == "v1" and any(t.agent.kind == "llm" for t in self.teams):
+            raise ValueError("roster.IR: prompt_version v1 has no IR prompts (it only replays old caches); use "
+                             "prompt_version v2 or set roster.IR to 0")
+        return self
+
+    @model_validator(mode="after")
+    def _names_not_masked(self) -> "League":
+        """Masked mode: a team named like a pseudonym or (masking teams) an NFL team would be masked or mapped
+        back as one (a trade sent to T07). Refused from the name alone; a name that reads as a player needs the
+        season's data (the run refuses it, :class:`ffbench_lib.game.masking.Masker`)."""
+        mode = self.information.masking
+        if mode == "off":
+            return self
+        for i, team in enumerate(self.teams):
+            if team.agent.kind == "human":  # masking is for models' memories; a person would search pseudonyms
+                raise _field_problem("information.masking", f"team {team.name} is played by a person, who would see "
+                                     "pseudonyms instead of players; set information.masking: off to play it")
+            what = ("a pseudonym" if PSEUDONYM.fullmatch(team.name) else
+                    "an NFL team" if mode == "players_and_teams" and _is_nfl_team(team.name) else None)
+            if what:
+                raise _field_problem(f"teams[{i}].name", f"{team.name!r} reads as {what}, which information.masking: "
+                                     f"{mode} would mask or map back; rename the team")
+        return self
+
+    @property
+    def scoring_weights(self) -> dict[str, float]:
+        """Per-unit weights of the stats of this league's positions (a league without K/DST: the offensive ones)."""
+        return self.scoring.resolved(self.roster.positions)
+
+    @property
+    def scoring_tiers(self) -> dict[str, list]:
+        """Tiered rules of the stats of this league's positions (``{}`` for a league without them)."""
+        return self.scoring.resolved_tiers(self.roster.positions)
+
+    @property
+    def regular_weeks(self) -> int:
+        """Weeks of the regular season (every week when there are no playoffs)."""
+        return self.weeks - (sum(self.playoffs.round_weeks) if self.playoffs.enabled else 0)
+
+    def playoff_rounds(self) -> list[list[int]]:
+        """The weeks of each playoff round, first round first (empty without playoffs): the one place the bracket's
+        calendar is laid out."""
+        if not self.playoffs.enabled:
+            return []
+        out, week = [], self.regular_weeks
+        for n in self.playoffs.round_weeks:
+            out.append(list(range(week + 1, week + n + 1)))
+            week += n
+        return out
+
+    def playoff_round(self, week: int) -> int | None:
+        """The playoff round (1 = first) that ``week`` belongs to, or None for a regular-season week."""
+        return next((rnd for rnd, weeks in enumerate(self.playoff_rounds(), start=1) if week in weeks), None)
+
+
+# ----------------------------------------------------------------------------------------------- errors
+
+def _loc(loc: tuple[Any, ...]) -> str:
+    out, prev = "", None
+    for part in loc:
+        tag = prev == "agent" and part in ("bot", "llm", "human")  # the agent union's discriminator, not a key
+        prev = part
+        if isinstance(part, int):
+            out += f"[{part}]"
+        elif tag or str(part).startswith(("function-", "literal[")):
+            continue  # discriminator tags and validator wrappers are not part of the user's path
+        else:
+            out += f".{part}" if out else str(part)
+    return out or "(top level)"
+
+
+def _explain(err: dict[str, Any], model_fields: dict[str, Any] | None = None) -> str:
+    path = _loc(err["loc"])
+    typ, msg, value = err["type"], err["msg"], err.get("input")
+    if typ == "missing":
+        return f"{path}: field required"
+    if typ == "field_problem":  # a section-wide rule about one of its keys
+        return f"{_loc((*err['loc'], err['ctx']['field']))}: {err['ctx']['problem']}"
+    if typ == "extra_forbidden":
+        return f"{path}: unknown key (check the spelling against the config reference in README.md)"
+    if typ in ("union_tag_invalid", "union_tag_not_found"):
+        tags = [t.strip() for t in str((err.get("ctx") or {}).get("expected_tags", "")).split(",") if t.strip()]
+        allowed = " or ".join([", ".join(tags[:-1]), tags[-1]] if len(tags) > 1 else tags)
+        return f"{path}.kind: got {value.get('kind') if isinstance(value, dict) else value!r}; allowed: {allowed}"
+    msg = msg.removeprefix("Value error, ")
+    field = path.rsplit(".", 1)[-1].lower()
+    if isinstance(value, (dict, list)) and typ == "value_error":
+        # a rule over a whole section: its message (ours) names the field and value and echoes no input; the
+        # section itself is noise
+        return msg if not err["loc"] else f"{path}: {msg}"
+    if (any(word in field for word in ("key", "secret", "token")) and not field.endswith("tokens")) or (
+            credential_paths(value)):
+        return f"{path}: {msg} (value hidden)"  # never echo something that may be a credential
+    return f"{path}: {msg} (got {_short(value)})"
+
+
+_repr = reprlib.Repr()
+_repr.maxstring, _repr.maxother, _repr.maxdict, _repr.maxlist, _repr.maxlevel = 60, 60, 4, 6, 2
+
+
+def _short(value: Any) -> str:
+    """A value as the user wrote it, cut short: a mapping or list shows a few entries, never pages of config."""
+    return _repr.repr(value)
+
+
+def _err_path(err: dict[str, Any]) -> str:
+    if err["type"] == "field_problem":
+        return _loc((*err["loc"], err["ctx"]["field"]))
+    return _loc(err["loc"])
+
+
+def line_of(path: str, lines: dict[str, int] | None) -> int | str | None:
+    """The line of ``path`` (``teams[3].agent.model``) in the file, else of the nearest section holding it; a
+    ``--set`` override's text where one set it."""
+    while lines and path:
+        if path in lines:
+            return lines[path]
+        path = re.sub(r"(\.[^.\[]+|\[\d+\])$", "", path) if re.search(r"(\.[^.\[]+|\[\d+\])$", path) else ""
+    return None
+
+
+def format_validation_error(exc: ValidationError, lines: dict[str, int] | None = None) -> list[str]:
+    """One message per problem; with ``lines`` (from :func:`load_yaml`), each names the line it is on."""
+    out = []
+    for e in exc.errors():
+        msg, line = _explain(e), line_of(_err_path(e), lines)
+        out.append(f"{line}: {msg}" if isinstance(line, str) else f"line {line}: {msg}" if line else msg)
+    return out
+
+
+def parse_config(data: Any, source: str | None = None, lines: dict[str, int] | None = None) -> League:
+    """Validate an already-parsed mapping; raise :class:`ConfigError` with named-field messages (and their line
+    numbers when ``lines`` maps key paths to them)."""
+    if not isinstance(data, dict):
+        raise ConfigError([f"(top level): expected a mapping of keys to values, got {type(data).__name__}"], source)
+    try:
+        return League.model_validate(data)
+    except ValidationError as exc:
+        raise ConfigError(format_validation_error(exc, lines), source) from None
+
+
+# ------------------------------------------------------------------------------------------------- YAML
+
+#: Limits for config files: they are small, so anything bigger is a mistake or an attack (alias bombs).
+MAX_YAML_BYTES = 1_000_000
+MAX_YAML_ALIASES = 100
+MAX_YAML_NODES = 100_000  # nodes after expanding every alias
+_MERGE_TAG = "tag:yaml.org,2002:merge"
+
+
+class _LimitedLoader(yaml.SafeLoader):
+    """SafeLoader that counts aliases and refuses duplicate keys (with their line numbers)."""
+
+    def __init__(self, stream: str):
+        super().__init__(stream)
+        self.aliases = 0
+        self._checked: set[int] = set()
+
+    def compose_node(self, parent, index):  # noqa: ANN001 - PyYAML's signature
+        if self.check_event(yaml.AliasEvent):
+            self.aliases += 1
+            if self.aliases > MAX_YAML_ALIASES:
+                raise yaml.composer.ComposerError(None, None, f"more than {MAX_YAML_ALIASES} aliases (*name); "
+                                                  "write the values out", self.peek_event().start_mark)
+        return super().compose_node(parent, index)
+
+    def construct_mapping(self, node, deep=False):  # noqa: ANN001
+        if isinstance(node, yaml.MappingNode) and id(node) not in self._checked:
+            self._checked.add(id(node))
+            seen: dict[Any, int] = {}
+            for key_node, _ in node.value:
+                if key_node.tag == _MERGE_TAG:
+                    continue
+                key = self.construct_object(key_node, deep=True)
+                try:
+                    if key in seen:  # also twice on one line: {kind: bot, strategy: vorp, strategy: adp}
+                        raise yaml.constructor.ConstructorError(
+                            None, None, f"duplicate key {key!r} (first at line {seen[key]}); keep one",
+                            key_node.start_mark)
+                    seen[key] = key_node.start_mark.line + 1
+                except TypeError:
+                    continue  # unhashable key: PyYAML reports it itself
+        return super().construct_mapping(node, deep)
+
+
+def _expanded_nodes(node: yaml.Node, memo: dict[int, int]) -> int:
+    """Number of nodes once every alias is expanded (shared nodes counted once per use)."""
+    if id(node) in memo:
+        return memo[id(node)]
+    n = 1
+    if isinstance(node, yaml.SequenceNode):
+        n += sum(_expanded_nodes(child, memo) for child in node.value)
+    elif isinstance(node, yaml.MappingNode):
+        n += sum(_expanded_nodes(k, memo) + _expanded_nodes(v, memo) for k, v in node.value)
+    memo[id(node)] = min(n, MAX_YAML_NODES + 1)
+    return memo[id(node)]
+
+
+def _node_lines(node: yaml.Node, path: str = "", out: dict[str, int] | None = None) -> dict[str, int]:
+    """``{"draft.shortlist_size": 7, "teams[0].agent": 12, ...}``: the line (1-based) of every key and list item,
+    as :func:`_loc` spells paths."""
+    out = {} if out is None else out
+    if len(out) > MAX_YAML_NODES:
+        return out
+    if isinstance(node, yaml.MappingNode):
+        for k, v in node.value:
+            if k.tag == _MERGE_TAG or not isinstance(k, yaml.ScalarNode):
+                continue
+            where = f"{path}.{k.value}" if path else str(k.value)
+            out.setdefault(where, k.start_mark.line + 1)
+            _node_lines(v, where, out)
+    elif isinstance(node, yaml.SequenceNode):
+        for i, v in enumerate(node.value):
+            out.setdefault(f"{path}[{i}]", v.start_mark.line + 1)
+            _node_lines(v, f"{path}[{i}]", out)
+    return out
+
+
+def load_yaml(path: str | os.PathLike[str], what: str = "league config", lines: dict[str, int] | None = None) -> Any:
+    """Parse one YAML file with limits (size, aliases, expansion) and no duplicate keys; the one loader for
+    league and batch files. Raises :class:`ConfigError` naming the file and line. ``lines``, if given, is filled
+    with the line of every key path (for validation messages)."""
+    p = Path(path)
+    if not p.is_file():
+        example = "params/batch_demo.yaml" if "batch" in what else "params/demo.yaml"
+        raise ConfigError([f"file not found: {p} (give the path to a YAML file such as {example})"], what=what)
+    size = p.stat().st_size
+    if size > MAX_YAML_BYTES:
+        raise ConfigError([f"file is {size:,} bytes; a {what} is at most {MAX_YAML_BYTES:,}"], str(p), what)
+    raw = p.read_bytes()
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = raw[: exc.start].count(b"\n") + 1
+        raise ConfigError([f"not UTF-8 text (byte 0x{raw[exc.start]:02x} at line {line}); save the file as UTF-8"],
+                          str(p), what) from None
+    loader = _LimitedLoader(text)
+    try:
+        node = loader.get_single_node()
+        if node is not None and _expanded_nodes(node, {}) > MAX_YAML_NODES:
+            raise ConfigError([f"the file expands to more than {MAX_YAML_NODES:,} values through aliases "
+                               "(*name); write the values out"], str(p), what)
+        if node is not None and lines is not None:
+            lines.update(_node_lines(node))
+        return loader.construct_document(node) if node is not None else None
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
+        raise ConfigError([f"not valid YAML{where}: {getattr(exc, 'problem', None) or exc}"], str(p), what) from None
+    except RecursionError:
+        raise ConfigError(["not valid YAML: nested too deeply"], str(p), what) from None
+    finally:
+        loader.dispose()
+
+
+def load_config(path: str | os.PathLike[str], settings_overrides: "Iterable[str] | None" = None,
+                **overrides: Any) -> League:
+    """Read and validate a league YAML file. ``overrides`` replace top-level keys (e.g. ``seed=3``);
+    ``settings_overrides`` are ``KEY=VALUE`` texts (``--set``, :func:`apply_overrides`)."""
+    p = Path(path)
+    lines: dict[str, int] = {}
+    data = load_yaml(p, lines=lines)
+    if isinstance(data, dict) and "teams" not in data and ("base" in data or "seeds" in data):
+        raise ConfigError(["this is a batch file (it has base/seeds, no teams); run it with "
+                           f"`ffbench batch {p}`"], str(p))
+    if isinstance(data, dict):
+        data = {**data, **{k: v for k, v in overrides.items() if v is not None}}
+        if settings_overrides:
+            data = apply_overrides(data, settings_overrides)
+            for text in settings_overrides:  # an error in an override names it, not the file's line
+                key = text.partition("=")[0].strip()
+                for known in [k for k in lines if k == key or k.startswith((f"{key}.", f"{key}["))]:
+                    del lines[known]
+                lines[key] = f"--set {text.strip()}"  # type: ignore[assignment]
+    return parse_config(data, str(p), lines)
+
+
+def dump_config(league: League) -> str:
+    """The fully resolved config as YAML (written into every run directory)."""
+    return yaml.safe_dump(league.model_dump(mode="json"), sort_keys=False)
+
+
+# ------------------------------------------------------------------------------------------- overrides
+
+_KEY_PART = re.compile(r"([A-Za-z_][\w-]*)|\[(\d+)\]")
+
+
+def _key_parts(key: str) -> list[str | int]:
+    """``teams[0].agent.model`` -> ``["teams", 0, "agent", "model"]``; ConfigError for anything else."""
+    parts: list[str | int] = []
+    for i, seg in enumerate(key.split(".")):
+        pos, found = 0, []
+        for m in _KEY_PART.finditer(seg):
+            if m.start() != pos:
+                break
+            found.append(m.group(1) if m.group(1) is not None else int(m.group(2)))
+            pos = m.end()
+        if not seg or pos != len(seg) or isinstance(found[0], int):  # each segment starts with a name
+            raise ConfigError([f"--set {key}: not a config key (write it as in the YAML, e.g. "
+                               "draft.shortlist_size or teams[0].agent.model)"])
+        parts += found
+    return parts
+
+
+def _unshared(obj: Any) -> Any:
+    """A copy in which no two places share a mapping or list: a YAML alias (``agent: *local``) is one object in the
+    parsed data, and a ``--set`` of one team must not change the others."""
+    if isinstance(obj, dict):
+        return {k: _unshared(v) for k, v in obj.items()}
+    if isinstance(obj, list):
+        return [_unshared(v) for v in obj]
+    return obj
+
+
+def apply_overrides(data: dict[str, Any], assignments: Iterable[str]) -> dict[str, Any]:
+    """``data`` (a parsed league file) with each ``KEY=VALUE`` applied: KEY a dotted path as the YAML nests it
+    (``llm.max_reasks``, ``teams[2].agent.model``), VALUE read as YAML (``3``, ``true``, ``openai/x``,
+    ``{kind: bot, strategy: adp}``). The result is validated like the file, so a wrong key or value is named."""
+    out = _unshared(data)
+    for text in assignments:
+        key, eq, raw = text.partition("=")
+        key = key.strip()
+        if not eq or not key:
+            raise ConfigError([f"--set {text!r}: expected KEY=VALUE, e.g. --set llm.max_reasks=1"])
+        try:
+            value = yaml.safe_load(raw) if raw.strip() else None
+        except yaml.YAMLError:
+            raise ConfigError([f"--set {key}: the value {raw!r} is not valid YAML"]) from None
+        parts = _key_parts(key)
+        here: Any = out
+        for j, part in enumerate(parts[:-1]):
+            nxt = parts[j + 1]
+            if isinstance(part, int):
+                if not isinstance(here, list) or part >= len(here):
+                    n = len(here) if isinstance(here, list) else 0
+                    raise ConfigError([f"--set {key}: {_loc(tuple(parts[:j + 1]))} does not exist (the file has "
+                                       f"{n} entries there, counted from 0)"])
+                if not isinstance(here[part], (dict, list)):
+                    here[part] = {}
+                here = here[part]
+            else:
+                if not isinstance(here, dict):
+                    raise ConfigError([f"--set {key}: {_loc(tuple(parts[:j]))} is not a section"])
+                if not isinstance(here.get(part), (dict, list)):
+                    here[part] = [] if isinstance(nxt, int) else {}
+                here = here[part]
+        last = parts[-1]
+        if isinstance(last, int):
+            if not isinstance(here, list) or last >= len(here):
+                raise ConfigError([f"--set {key}: {_loc(tuple(parts))} does not exist"])
+        elif not isinstance(here, dict):
+            raise ConfigError([f"--set {key}: {_loc(tuple(parts[:-1]))} is not a section"])
+        here[last] = value
+    return out
+
+
+def team_numbers(text: str, n_teams: int) -> list[int]:
+    """``--teams 1-3,5`` -> 0-based indexes ``[0, 1, 2, 4]`` (teams counted from 1 as the file lists them)."""
+    out: list[int] = []
+    for part in text.split(","):
+        a, dash, b = part.strip().partition("-")
+        try:
+            lo, hi = int(a), int(b) if dash else int(a)
+        except ValueError:
+            raise ConfigError([f"--teams {text}: expected team numbers such as 1-3 or 1,4 (counted from 1)"]) from None
+        if not 1 <= lo <= hi <= n_teams:
+            raise ConfigError([f"--teams {text}: the league has teams 1..{n_teams}"])
+        out += [i for i in range(lo - 1, hi) if i not in out]
+    return out
+
+
+def model_overrides(data: dict[str, Any], model: str, teams: str | None = None,
+                    api_base: str | None = None) -> list[str]:
+    """The ``--set`` assignments that give ``model`` to the teams named by ``teams`` (default: every LLM team of
+    the file, else every team): an LLM team keeps its other settings, any other team becomes an LLM team."""
+    rows = data.get("teams") if isinstance(data.get("teams"), list) else []
+    if teams:
+        picked = team_numbers(teams, len(rows))
+    else:
+        picked = [i for i, t in enumerate(rows) if isinstance(t, dict) and isinstance(t.get("agent"), dict)
+                  and t["agent"].get("kind") == "llm"] or list(range(len(rows)))
+    out = []
+    for i in picked:
+        agent = rows[i].get("agent") if isinstance(rows[i], dict) else None
+        if isinstance(agent, dict) and agent.get("kind") == "llm":
+            out.append(f"teams[{i}].agent.model={yaml.safe_dump(model, default_flow_style=True).strip()}")
+            if api_base is not None:
+                out.append(f"teams[{i}].agent.api_base={api_base}")
+        else:
+            new = {"kind": "llm", "model": model, **({"api_base": api_base} if api_base else {})}
+            out.append(f"teams[{i}].agent={yaml.safe_dump(new, default_flow_style=True).strip()}")
+    return out

@@ -1,0 +1,71 @@
+"""``set_lineup``: before a week kicks off, every team names its starters, slot by slot.
+
+Legal: roster players in slots their position may fill (FLEX from the flex positions), each once. Every legal
+entry is kept; the rest of the slots are filled with the best remaining players by :func:`start_value` and
+marked ``fallback`` one by one."""
+from __future__ import annotations
+
+from typing import Any
+
+from ffbench_lib.game.render import WEEK, flex, record, slot_items, slots, table
+from ffbench_lib.game.rules.lineup import start_value, validate_and_repair
+from ffbench_lib.game.decisions.base import AnswerModel, Decision, Outcome, register, roster_from_rules
+
+
+class LineupAnswer(AnswerModel):
+    lineup: dict[str, list[str | None]]
+
+
+@register
+class SetLineup(Decision):
+    kind = "set_lineup"
+    Answer = LineupAnswer
+
+    @classmethod
+    def view(cls, fw, state, team, *, week: int) -> dict:
+        return fw.lineup_view(state, team, week)
+
+    @classmethod
+    def resolve(cls, answer: Any, view: dict) -> Outcome:
+        players = view["players"]
+        lineup = answer.get("lineup") if isinstance(answer, dict) else None
+        result = validate_and_repair(lineup, {p["id"]: p["pos"] for p in players},
+                                     {p["id"]: start_value(p) for p in players}, roster_from_rules(view["rules"]))
+        by = "agent" if all(d == "agent" for ds in result.decided_by.values() for d in ds) else "fallback"
+        return Outcome(result.slots, by, result.problems, result)
+
+    @classmethod
+    def prompt_fields(cls, view: dict, version: str) -> dict[str, Any]:
+        rules = view["rules"]
+        schema = ", ".join(f'"{k}": [{", ".join(["<id>"] * v)}]' for k, v in slot_items(rules))
+        _, flex_note, flex_sentence = flex(rules)
+        return {"week": view["week"], "weeks": rules["weeks"], "record": record(view["record"]),
+                "opponent": view["opponent_team"] or "-", "slots": slots(rules),
+                "flex": "/".join(rules["flex_positions"]), "last_week": view["week"] - 1,
+                "players": table(view["players"], WEEK) + _ir(view), "lineup_schema": schema, "flex_note": flex_note,
+                "flex_sentence": flex_sentence, "playoff_line": playoff_line(view)}
+
+
+def playoff_line(view: dict) -> str:
+    """Where the team stands in a playoff week (empty in the regular season and in leagues without playoffs)."""
+    p = view.get("playoff")
+    if p is None:
+        return ""
+    name = "the final" if p["round"] == p["rounds"] else f"round {p['round']} of {p['rounds']}"
+    if p["status"] != "playing":
+        return (f"\nPLAYOFFS, {name}: you have a bye this round." if p["status"] == "bye" else
+                f"\nPLAYOFFS, {name}: you are not in the bracket; no game is at stake for you this week.")
+    line = f"\nPLAYOFFS, {name}: win or go home."
+    if p["weeks_in_round"] > 1:
+        line += f" This round adds the points of {p['weeks_in_round']} weeks; this is week {p['week_of_round']}."
+    if "round_points_so_far" in p:
+        so_far = p["round_points_so_far"]
+        line += f" Round points so far: you {so_far['you']:.2f}, opponent {so_far['opponent']:.2f}."
+    return line
+
+
+def _ir(view: dict) -> str:
+    """The team's IR players after its roster (a league with IR slots only): shown, never startable."""
+    if "ir" not in view:
+        return ""
+    return f"\n\nON INJURED RESERVE (cannot start)\n{table(view['ir'], WEEK)}"

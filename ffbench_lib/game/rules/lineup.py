@@ -1,0 +1,170 @@
+"""Lineup rules: which assignments of a roster to starting slots are legal, the best lineup for given player
+values (used to repair illegal answers with projections, and by metrics with actual points - the hindsight
+oracle), and the repair of a partly illegal answer."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from itertools import combinations, product
+from typing import Iterator, Mapping, Sequence
+
+import numpy as np
+
+from ffbench_lib.config.league import Roster
+
+#: a player on bye or ruled out this week: below any real projection (0 would tie a healthy player projected 0),
+#: so he starts only when nobody else can fill the slot
+OUT_VALUE = -1.0
+
+
+def start_value(card: Mapping) -> float:
+    """The lineup policy's value of one player card (a lineup view's ``players`` entry): this week's projection
+    (``proj_week``; none counts 0), or :data:`OUT_VALUE` (-1) when ``zero_flags`` says bye or out. The engine's
+    repair, the bots and the fake LLM server all start players by it."""
+    return OUT_VALUE if card["zero_flags"] else float(card.get("proj_week") or 0.0)
+
+
+def slot_counts(roster: Roster) -> dict[str, int]:
+    """Starting slots in display order, then the flex slots narrow to wide (:meth:`Roster.slot_counts`)."""
+    return roster.slot_counts()
+
+
+def eligible(slot: str, position: str, roster: Roster) -> bool:
+    """Whether a ``position`` player may fill ``slot`` (:meth:`Roster.eligible`)."""
+    return roster.eligible(slot, position)
+
+
+def slot_positions(roster: Roster) -> dict[str, frozenset[str]]:
+    """Each starting slot in :func:`slot_counts` order and the positions that may fill it (computed once per
+    call: the lineup functions run inside the bots' trade searches)."""
+    return roster.slot_positions()
+
+
+@dataclass(frozen=True)
+class LineupResult:
+    """A legal lineup: ``slots`` maps slot -> list of player ids (None for a slot nobody can fill)."""
+
+    slots: dict[str, list[str | None]]
+    decided_by: dict[str, list[str]]  # per slot entry: 'agent' or 'fallback'
+    problems: list[str]
+
+    def starters(self) -> list[tuple[str, str | None, str]]:
+        return [(slot, pid, self.decided_by[slot][i]) for slot, ids in self.slots.items() for i, pid in enumerate(ids)]
+
+
+def best_lineup(positions: Mapping[str, str], values: Mapping[str, float], roster: Roster,
+                exclude: Sequence[str] = ()) -> dict[str, list[str | None]]:
+    """The value-maximising legal lineup. Greedy is optimal here: each position's own slots take its best
+    players, then each flex slot, narrow to wide (FLEX, then SUPERFLEX), the best remaining eligible players.
+    By exchange: a better player of the same position benched or in a wider slot can swap with a worse one in
+    a narrower slot, and the worse one stays eligible where the better one was, because every narrower slot's
+    positions are within every wider one's (FLEX's within SUPERFLEX's, which the config checks). Ties break by
+    player id so the result is deterministic."""
+    counts = slot_counts(roster)
+    order = sorted((p for p in positions if p not in exclude), key=lambda p: (-values.get(p, 0.0), p))
+    out: dict[str, list[str | None]] = {}
+    used: set[str] = set()
+    for slot, ok in slot_positions(roster).items():  # positions, then the flex slots narrow to wide
+        n = counts[slot]
+        picks = [p for p in order if p not in used and positions[p] in ok][:n]
+        used.update(picks)
+        out[slot] = picks + [None] * (n - len(picks))
+    return out
+
+
+def legal_lineups(positions: Mapping[str, str], roster: Roster) -> Iterator[dict[str, list[str]]]:
+    """Every legal lineup (the action set of ``set_lineup``; each slot's players in id order): each position
+    slot takes players of its position, then each flex slot in turn takes eligible players left over."""
+    counts, allowed = slot_counts(roster), slot_positions(roster)
+    flex = [s for s in counts if s in roster.flex_slots()]
+    fixed = [s for s in counts if s not in flex]
+    pools = [combinations(sorted(p for p, pos in positions.items() if pos == s), counts[s]) for s in fixed]
+
+    def fill(lineup: dict[str, list[str]], used: set[str], rest: list[str]) -> Iterator[dict[str, list[str]]]:
+        if not rest:
+            yield lineup
+            return
+        slot = rest[0]
+        left = sorted(p for p, pos in positions.items() if p not in used and pos in allowed[slot])
+        for pick in combinations(left, counts[slot]):
+            yield from fill({**lineup, slot: list(pick)}, used | set(pick), rest[1:])
+
+    for choice in product(*pools):
+        yield from fill({s: list(c) for s, c in zip(fixed, choice)}, {p for c in choice for p in c}, flex)
+
+
+def random_lineup(positions: Mapping[str, str], roster: Roster, rng: np.random.Generator) -> dict[str, list[str]]:
+    """A lineup drawn uniformly from :func:`legal_lineups` without listing them: each slot in
+    :func:`slot_counts` order (positions, then the flex slots narrow to wide) draws its players uniformly from
+    the eligible players left. Uniform because every draw leaves the same number of candidates for each later
+    slot: a position draw leaves a fixed count of each position, and a flex draw takes players every wider
+    flex slot could also take (FLEX's positions are within SUPERFLEX's), so a wider slot's pool shrinks by the
+    same number whichever players were drawn. Each legal lineup thus has the same probability."""
+    out: dict[str, list[str]] = {}
+    used: set[str] = set()
+    counts = slot_counts(roster)
+    for slot, ok in slot_positions(roster).items():
+        n = counts[slot]
+        pool = sorted(p for p, pos in positions.items() if p not in used and pos in ok)
+        out[slot] = sorted(pool[i] for i in rng.choice(len(pool), size=min(n, len(pool)), replace=False))
+        used.update(out[slot])
+    return out
+
+
+def lineup_value(lineup: Mapping[str, list[str | None]], values: Mapping[str, float]) -> float:
+    return float(sum(values.get(p, 0.0) for ids in lineup.values() for p in ids if p is not None))
+
+
+def validate_and_repair(answer: object, positions: Mapping[str, str], values: Mapping[str, float],
+                        roster: Roster) -> LineupResult:
+    """Keep every legal slot assignment of ``answer`` (``{slot: [ids]}``) and fill the rest with the best
+    remaining players by ``values`` (projections). Each repaired entry is tagged 'fallback' with a reason."""
+    counts = slot_counts(roster)
+    problems: list[str] = []
+    if not isinstance(answer, Mapping):
+        problems.append(f"lineup is not a mapping of slot -> player ids (got {type(answer).__name__})")
+        answer = {}
+    unknown = [s for s in answer if s not in counts]
+    if unknown:
+        problems.append(f"unknown slot(s) {unknown}; slots are {list(counts)}")
+    kept: dict[str, list[str]] = {s: [] for s in counts}
+    used: set[str] = set()
+    for slot in counts:
+        ids = answer.get(slot, [])
+        if isinstance(ids, str):
+            ids = [ids]
+        if not isinstance(ids, (list, tuple)):
+            problems.append(f"{slot}: expected a list of player ids")
+            continue
+        if len(ids) > counts[slot]:
+            problems.append(f"{slot}: {len(ids)} players for {counts[slot]} slot(s); extra ignored")
+        for pid in list(ids)[: counts[slot]]:
+            pid = str(pid)
+            if pid not in positions:
+                problems.append(f"{slot}: {pid} is not on the roster")
+            elif pid in used:
+                problems.append(f"{slot}: {pid} is already in the lineup")
+            elif not eligible(slot, positions[pid], roster):
+                problems.append(f"{slot}: {pid} is a {positions[pid]}, not eligible")
+            else:
+                kept[slot].append(pid)
+                used.add(pid)
+        if len(ids) < counts[slot]:
+            problems.append(f"{slot}: {counts[slot] - len(ids)} slot(s) left empty")
+    slots: dict[str, list[str | None]] = {}
+    decided: dict[str, list[str]] = {}
+    # fill what is missing: position slots first, then the flex slots narrow to wide, each with the best
+    # remaining eligible players (optimal for the open slots, as in best_lineup)
+    for slot in counts:
+        slots[slot] = list(kept[slot])
+        decided[slot] = ["agent"] * len(kept[slot])
+    for slot in counts:
+        need = counts[slot] - len(slots[slot])
+        if need <= 0:
+            continue
+        pool = sorted((p for p, pos in positions.items() if p not in used and eligible(slot, pos, roster)),
+                      key=lambda p: (-values.get(p, 0.0), p))
+        fill = pool[:need]
+        used.update(fill)
+        slots[slot] += fill + [None] * (need - len(fill))
+        decided[slot] += ["fallback"] * need
+    return LineupResult(slots=slots, decided_by=decided, problems=problems)

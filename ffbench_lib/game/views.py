@@ -1,0 +1,259 @@
+"""The information firewall: the only code that turns data tables into what an agent sees.
+
+An agent never receives a table, only a view (a plain, JSON-serialisable dict) built here:
+
+* the **draft** view is built from the :class:`~ffbench_lib.game.knowledge.PlayerCatalog` (preseason columns of the
+  players table only: projections, ADP, bye, previous seasons) - never from the played season's stats;
+* the **week-w** views (lineups, trades, waivers) are built from the catalog and ``Knowledge.as_of(w)``, which holds
+  only the played weeks ``< w`` plus what is published before week *w* kicks off (the week's projections,
+  the injury report, byes and the schedule): the future is absent from it, not filtered out.
+
+Decision kinds with views of their own (waivers) build them from this class's public pieces (``player_week``,
+``week``, ``rules``, ``record``), never from a table. Tests prove it: perturbing every actual stat from week *w*
+on leaves every view before *w* byte-identical.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from ffbench_lib.config.league import League
+from ffbench_lib.data.prepare import PreparedSeason
+from ffbench_lib.game.knowledge import OUT, Knowledge, PlayerCatalog, SeasonFeed
+from ffbench_lib.game.knowledge import rounded as _r
+from ffbench_lib.game.rules.roster import unmet_starters
+from ffbench_lib.game.state import LeagueState
+
+
+#: inputs a prepared season may lack (its manifest's ``unavailable``) that views and prompts must name
+VIEW_UNAVAILABLE = ("injury_report", "adp")
+
+
+def view_hash(view: dict) -> str:
+    return hashlib.sha256(canonical_json(view).encode()).hexdigest()[:16]
+
+
+def canonical_json(obj: Any) -> str:
+    return json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
+
+
+class Firewall:
+    """Views for one league: the player catalog, and the knowledge of each week from the season feed
+    (the firewall never reads the played season's rows itself)."""
+
+    def __init__(self, prepared: PreparedSeason, league: League):
+        self._league = league
+        self.catalog = PlayerCatalog(prepared)
+        self._feed = SeasonFeed(prepared, self.catalog)
+        self.position = self.catalog.position
+        self.name = self.catalog.name
+        self.preseason_proj = self.catalog.preseason_proj
+        self.adp = self.catalog.adp
+        #: publications the season lacks that every view names (no injury report: nobody is marked Out)
+        self.unavailable = [u for u in prepared.manifest.get("unavailable", []) if u in VIEW_UNAVAILABLE]
+
+    @property
+    def league(self) -> League:
+        return self._league
+
+    def player_card(self, pid: str) -> dict[str, Any]:
+        """The preseason card of a player (a fresh copy: views are never shared mutable state)."""
+        return self.catalog.card(pid)
+
+    def rules(self) -> dict[str, Any]:
+        """The league's rules as every view shows them (slots, bench, flex, caps, scoring, size, season)."""
+        return self._league_rules()
+
+    def _league_rules(self) -> dict[str, Any]:
+        lg = self._league
+        # superflex_positions only in leagues with the slot, so other leagues' views stay as they were
+        superflex = {"superflex_positions": list(lg.roster.superflex_positions)} if lg.roster.SUPERFLEX else {}
+        return {"roster_slots": lg.roster.slot_counts(), "bench": lg.roster.BENCH,
+                "flex_positions": list(lg.roster.flex_positions), **superflex, "caps": dict(lg.roster.caps),
+                "scoring": {k: v for k, v in lg.scoring_weights.items() if v},
+                # tiered rules ([[upto, points], ...], e.g. DST points allowed) only in leagues that have them
+                **({"scoring_tiers": lg.scoring_tiers} if lg.scoring_tiers else {}), "teams": len(lg.teams),
+                "weeks": lg.weeks, "season": lg.season,
+                # IR slots and the playoff format only in leagues that have them
+                **({"ir_slots": lg.roster.IR} if lg.roster.IR else {}),
+                # only in seasons that lack one of them, so other seasons' views stay as they were
+                **({"unavailable": list(self.unavailable)} if self.unavailable else {}),
+                **({"playoffs": {"teams": lg.playoffs.teams, "regular_weeks": lg.regular_weeks,
+                                 "round_weeks": list(lg.playoffs.round_weeks)}} if lg.playoffs.enabled else {})}
+
+    def _roster_summary(self, ids: list[str]) -> dict[str, Any]:
+        positions = [self.position[p] for p in ids]
+        counts = {pos: positions.count(pos) for pos in self._league.roster.positions}
+        return {"counts": counts, "unfilled_starters": unmet_starters(positions, self._league.roster)}
+
+    # --------------------------------------------------------------------------------------------- draft
+    def draft_view(self, state: LeagueState, team: str, pick: int, rnd: int) -> dict[str, Any]:
+        """Roster, open slots and caps, and the best available players per position by preseason projection."""
+        lg = self._league
+        mine = state.rosters[team]
+        taken = state.drafted()
+        summary = self._roster_summary(mine)
+        thin = [pos for pos, n in summary["counts"].items() if n < lg.roster.starting(pos)]
+        available: dict[str, list[dict]] = {}
+        for pos in lg.roster.holdable:
+            cands = [p for p in self.catalog.pool(pos) if p not in taken][: lg.draft.show_per_position]
+            available[pos] = [self.player_card(pid) for pid in cands]
+        drafted = [self.position[p] for p in taken]
+        return {"decision": "draft", "season": lg.season, "pick": pick, "round": rnd, "rounds": lg.roster.size,
+                "team": team, "rules": self._league_rules(),
+                "drafted_by_position": {pos: drafted.count(pos) for pos in lg.roster.positions},
+                "roster": [self.player_card(p) for p in mine], "roster_summary": summary, "thin_positions": thin,
+                "shortlist_size": lg.draft.shortlist_size, "available": available}
+
+    def picks_so_far(self, state: LeagueState) -> list[dict[str, Any]]:
+        """Every pick made so far in the draft, in order: who took which player (id, name, position)."""
+        return [{"pick": r["pick"], "round": r["round"], "team": r["team"], "id": r["player_id"],
+                 "name": self.name[r["player_id"]], "pos": self.position[r["player_id"]]}
+                for r in state.tables.get("draft_picks", [])]
+
+    def available_ids(self, state: LeagueState) -> list[str]:
+        """Every draftable player not yet taken, best preseason projection first (the legal pick set)."""
+        taken = state.drafted()
+        return [p for p in self.catalog.pool_ids if p not in taken]
+
+    def shortlist_detail(self, ids: list[str]) -> list[dict[str, Any]]:
+        """Richer preseason detail: previous seasons per game, games played, projection breakdown."""
+        out = []
+        for pid in ids:
+            p = self.catalog.row(pid)
+            card = self.player_card(pid)
+            card.update({
+                "prev_ppg": _r(p["prev_points"] / p["prev_games"]) if p["prev_games"] else None,
+                "prev2_pts": _r(p["prev2_points"]), "prev2_g": int(p["prev2_games"]),
+                "prev2_ppg": _r(p["prev2_points"] / p["prev2_games"]) if p["prev2_games"] else None,
+                "proj_builtin": _r(p["proj_points_builtin"]), "proj_sportsdataio": _r(p["proj_points_sportsdataio"]),
+                "proj_fantasypros": _r(p["proj_points_fantasypros"]), "proj_source": p["proj_source"],
+                "rookie": bool(p["rookie"]),
+                "nfl_draft_pick": None if pd.isna(p["draft_number"]) else int(p["draft_number"]),
+                "injury_note": None,  # no preseason injury feed in the data; nothing later may leak in
+            })
+            out.append(card)
+        return out
+
+    # -------------------------------------------------------------------------------------------- weeks
+    def week(self, w: int) -> Knowledge:
+        """What is knowable just before week ``w`` kicks off (played weeks < w and week w's publications)."""
+        return Knowledge.as_of(self._feed, w)
+
+    def player_week(self, pid: str, w: int) -> dict[str, Any]:
+        """One rostered player as seen before week ``w``: season to date, last season, recent games,
+        this week's projection and opponent, and zero flags knowable before kickoff (bye, ruled Out)."""
+        k = self.week(w)
+        if pid not in k.known:
+            raise ValueError(f"player {pid} is not known before week {w} (first plays later): no view may show them")
+        card = self.player_card(pid)
+        team = k.team.get(pid)
+        g = k.games.get(pid, 0)
+        pts = k.points.get(pid, 0.0)
+        status = k.status.get(pid)
+        on_bye = team is not None and k.opponent.get(team, None) is None
+        card.update({"team": team, "opp": k.opponent.get(team) if team else None,
+                     "std_g": g, "std_pts": _r(pts), "std_ppg": _r(pts / g) if g else None,
+                     "recent": [list(x) for x in k.recent.get(pid, [])],  # a copy: views share nothing
+                     "last3_avg": _r(np.mean([x[1] for x in k.recent[pid]])) if pid in k.recent else None,
+                     "proj_week": _r(k.projection.get(pid)), "injury": status,
+                     "zero_flags": [f for f, on in (("bye", on_bye), ("out", status == OUT)) if on]})
+        return card
+
+    def lineup_view(self, state: LeagueState, team: str, w: int) -> dict[str, Any]:
+        """The team's active players (who may start); in a league with IR slots also its IR players (``ir``)."""
+        lg = self._league
+        rec = state.records[team]
+        view = {"decision": "lineup", "season": lg.season, "week": w, "team": team, "rules": self._league_rules(),
+                "record": {"wins": rec.wins, "losses": rec.losses, "ties": rec.ties, "points_for": round(rec.points_for, 2)},
+                "opponent_team": self.matchup_opponent(state, team, w),
+                "players": [self.player_week(p, w) for p in sorted(state.active(team))]}
+        if lg.roster.IR:
+            view["ir"] = [self.player_week(p, w) for p in state.on_ir(team)]
+        if lg.playoff_round(w):
+            view["playoff"] = self.playoff_context(state, team, w)
+        return view
+
+    def playoff_context(self, state: LeagueState, team: str, w: int) -> dict[str, Any]:
+        """Where a team stands in a playoff week: the round, whether it plays, and in the second week of a two-week
+        round the points both sides have so far (from the playoffs table: weeks already played)."""
+        lg = self._league
+        rnd = lg.playoff_round(w)
+        first = lg.playoff_rounds()[rnd - 1][0]
+        pairs = state.extras.get("playoffs", {}).get("pairs", {}).get(str(w), [])
+        playing = any(team in p for p in pairs)
+        out: dict[str, Any] = {"round": rnd, "rounds": lg.playoffs.rounds, "week_of_round": w - first + 1,
+                               "weeks_in_round": lg.playoffs.round_weeks[rnd - 1],
+                               "status": "playing" if playing else "eliminated or not qualified"}
+        opp = self.matchup_opponent(state, team, w)
+        if playing and opp is None:
+            out["status"] = "bye"
+        if playing and opp is not None and w > first:
+            rows = [r for r in state.tables.get("playoffs", []) if first <= r["week"] < w]
+            pts = {t: round(sum(r["points_for"] for r in rows if r["team"] == t), 2) for t in (team, opp)}
+            out["round_points_so_far"] = {"you": pts[team], "opponent": pts[opp]}
+        return out
+
+    @staticmethod
+    def matchup_opponent(state: LeagueState, team: str, w: int) -> str | None:
+        """The regular-season opponent, or in a playoff week the bracket's (None: a bye or out of the playoffs)."""
+        pairs = state.schedule.get(str(w)) or state.extras.get("playoffs", {}).get("pairs", {}).get(str(w), [])
+        for a, b in pairs:
+            if team in (a, b):
+                return b if a == team else a
+        return None
+
+    # ------------------------------------------------------------------------------------------- trades
+    def positional_strength(self, state: LeagueState, w: int) -> dict[str, dict[str, float]]:
+        """Per team and position: the summed weekly projection of its best starters at that position."""
+        k = self.week(w)
+        out = {}
+        for team in state.rosters:
+            ids = state.active(team)  # IR players neither start nor trade
+            strength = {}
+            for pos in self._league.roster.positions:
+                vals = sorted((k.projection.get(p, 0.0) for p in ids if self.position[p] == pos), reverse=True)
+                strength[pos] = round(float(sum(vals[: max(1, self._league.roster.starting(pos))])), 2)
+            out[team] = strength
+        return out
+
+    def trade_view(self, state: LeagueState, team: str, w: int, offer: dict[str, Any] | None = None,
+                   counterparty: str | None = None, step: str = "propose",
+                   history: list[dict[str, Any]] | None = None, locked: set[str] | None = None) -> dict[str, Any]:
+        """A trade decision as seen by ``team``: its roster, the other rosters (or the counterparty's), records,
+        positional strengths, and the offer from its own side ("you give" / "you get")."""
+        lg = self._league
+        strength = self.positional_strength(state, w)
+        teams = [counterparty] if counterparty else [t for t in state.teams if t != team]
+        view: dict[str, Any] = {
+            "decision": f"trade_{step}", "season": lg.season, "week": w, "team": team, "rules": self._league_rules(),
+            "max_players_per_side": lg.trades.max_players_per_side, "weeks_left": lg.weeks - w + 1,
+            "locked_players": sorted(locked or ()),  # traded earlier this week: cannot move again
+            "my_roster": [self.player_week(p, w) for p in sorted(state.active(team))],  # IR players never trade
+            "my_record": self._record(state, team), "my_strength": strength[team],
+            "league_avg_strength": {pos: round(float(np.mean([strength[t][pos] for t in sorted(strength)])), 2)
+                                    for pos in lg.roster.positions},  # summed in one order, whatever the dict's
+            "other_teams": [{"team": t, "record": self._record(state, t), "strength": strength[t],
+                             "roster": [self.player_week(p, w) for p in sorted(state.active(t))]} for t in teams],
+        }
+        if offer is not None:
+            view["offer"] = {"from_team": counterparty,
+                             "you_give": [self.player_week(p, w) for p in offer["you_give"]],
+                             "you_get": [self.player_week(p, w) for p in offer["you_get"]]}
+        if history:
+            view["negotiation"] = history  # earlier steps, each from this team's side, rationale untrusted
+        return view
+
+    @staticmethod
+    def record(state: LeagueState, team: str) -> dict[str, Any]:
+        """A team's record as views show it."""
+        return Firewall._record(state, team)
+
+    @staticmethod
+    def _record(state: LeagueState, team: str) -> dict[str, Any]:
+        r = state.records[team]
+        return {"wins": r.wins, "losses": r.losses, "ties": r.ties, "points_for": round(r.points_for, 2)}

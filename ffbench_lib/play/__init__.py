@@ -1,0 +1,1 @@
+"""A person's seat in a league, played in JupyterLab: the session, the desk and its forms."""

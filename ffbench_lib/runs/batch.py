@@ -1,0 +1,618 @@
+"""Batches: many seasons across seeds, each executed as ``notebooks/02_simulate_season.ipynb`` by papermill on
+an executor (:mod:`ffbench_lib.runs.executor`: a local process pool, or one task per league on Dask), then the
+analysis notebooks over all finished runs and a batch summary.
+
+* one failed run never stops the others; it is reported with its error;
+* re-running the same command skips finished runs and resumes partial ones (the engine's checkpoints), only if
+  they are runs of the same resolved config (otherwise the batch is refused before it writes anything: use
+  another ``out``);
+* local workers end with the batch process, even when it is killed; a Dask worker that dies has its league
+  retried on another worker, resuming from the checkpoint (out must be on storage every worker sees: checked
+  before any run);
+* a provider's ``max_concurrency`` holds for the whole batch (:mod:`ffbench_lib.llm.limits`): lock files in
+  ``out/.limits`` under the local executor, a ``distributed.Semaphore`` per provider endpoint under Dask;
+* ``design: rotate`` gives every agent every draft slot equally often across ``n_teams`` consecutive seeds;
+* ``design: field`` (:mod:`ffbench_lib.analysis.field`) plays every candidate agent in one seat of the base league on every
+  seed, one league per candidate and seed (all in one worker pool), beside the reference agent in that seat.
+"""
+from __future__ import annotations
+
+import sys
+import time
+import traceback
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Annotated, Any, Iterator, Literal, NamedTuple, Union
+
+import pandas as pd
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from tqdm.auto import tqdm
+
+from ffbench_lib.core.atomic import write_csv, write_json, write_text
+from ffbench_lib.analysis import field as fieldmod
+from ffbench_lib.config.league import BotAgent, ConfigError, League, LLMAgent, format_validation_error, limit_clash, load_config, load_yaml, parse_config
+from ffbench_lib.runs.runner import config_differences
+from ffbench_lib.runs.executor import check_address, open_executor
+from ffbench_lib.runs.rundir import LOCK, RunDir
+from ffbench_lib.core.settings import settings
+
+# settings a Dask worker gets from the submitter (as absolute paths): the runs must read the same data
+PATH_SETTINGS = ("data_dir", "project_root", "cache_dir", "llm_cache")
+
+ANALYSIS = ("03_standings", "04_positions", "05_draft", "06_start_sit", "07_trades", "08_model_comparison",
+            "09_waivers")
+
+
+class FieldSpec(BaseModel):
+    """``field:`` of a ``design: field`` batch. Agents stay as written (any value): they are checked against the
+    base league in :func:`load_batch`, with the league config's own messages (a string says the mapping's shape)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    seat: str | None = Field(None, description="the base team whose agent each candidate replaces (its name, and "
+                                               "so its schedule, draft slot and bot seeds, stay); default: the "
+                                               "base's first team")
+    reference: Any = Field(None, description="the agent whose result in the seat is subtracted; default: the "
+                                             "seat's agent in the base league")
+    candidates: list[Any] = Field(description="agent specs (as in a league's teams[].agent), 2 or more")
+
+
+class BatchSpec(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    name: str = "batch"
+    base: Path = Field(description="league YAML the runs start from (path relative to the batch file)")
+    agents: list[dict[str, Any]] | None = Field(None, description="replace the base teams: [{name, agent}, ...]")
+    seeds: list[Annotated[int, Field(ge=0)]] = Field(min_length=1)  # a league's seed is >= 0: refused up front
+    design: Literal["rotate", "random", "field"] = "rotate"
+    field: FieldSpec | None = Field(None, description="design: field only: seat, reference and candidates")
+    workers: int = Field(1, ge=1, le=32, description="local: worker processes; dask: workers of the embedded "
+                                                       "LocalCluster (ignored with a scheduler address)")
+    executor: Literal["local", "dask"] = Field("local", description="local: a process pool on this machine; dask: "
+                                                                    "one task per league on a Dask cluster")
+    scheduler: str | None = Field(None, description="executor: dask only: the address of an existing Dask "
+                                                    "scheduler (tcp://host:8786); unset: an embedded LocalCluster")
+    out: Path = Path("outputs/batches/batch")
+    kernel: str = "python3"
+    cell_timeout_s: int = Field(3600, gt=0)
+    analysis: bool = True
+    overrides: dict[str, Any] = Field(default_factory=dict,
+                                      description="config changes for every seed, merged into the base: mappings "
+                                                  "merge key by key at every depth (`llm: {budget_usd: 5}` keeps "
+                                                  "the base's other llm settings), lists and values replace "
+                                                  "(e.g. a masked twin: {information: {masking: players_and_teams}})")
+    seed_overrides: dict[int, dict[str, Any]] = Field(default_factory=dict,
+                                                      description="per-seed config changes, merged like overrides "
+                                                                  "(after them)")
+
+    @field_validator("field", mode="before")
+    @classmethod
+    def _field_mapping(cls, value: Any) -> Any:
+        """Say the shape, not pydantic's class name."""
+        if value is not None and not isinstance(value, (dict, FieldSpec)):
+            raise ValueError("expected a mapping with seat, reference, candidates")
+        return value
+
+    @model_validator(mode="after")
+    def _unique_seeds(self) -> "BatchSpec":
+        if len(set(self.seeds)) != len(self.seeds):
+            raise ValueError("seeds: a seed is listed twice")
+        stray = sorted(set(self.seed_overrides) - set(self.seeds))
+        if stray:
+            raise ValueError(f"seed_overrides: seed(s) {', '.join(map(str, stray))} not in seeds {self.seeds}; "
+                             "add them to seeds or remove their overrides")
+        for key, where in (("seed", "seeds"), ("name", "name")):
+            if key in self.overrides:
+                raise ValueError(f"overrides: sets `{key}`, which the batch sets from its `{where}`; set it there")
+        unknown = sorted(set(self.overrides) - set(League.model_fields))
+        if unknown:
+            raise ValueError(f"overrides: unknown config key(s) {', '.join(unknown)}; allowed: "
+                             f"{', '.join(k for k in League.model_fields if k not in ('seed', 'name'))}")
+        seeded = sorted(s for s, o in self.seed_overrides.items() if "seed" in o)
+        if seeded:  # each run's seed is its key in seeds; an override would only mislabel configs/seed-N.yaml
+            raise ValueError(f"seed_overrides: seed(s) {', '.join(map(str, seeded))} set `seed`, which the batch "
+                             "sets from seeds; list the seed you want in seeds instead")
+        return self
+
+    @model_validator(mode="after")
+    def _scheduler_needs_dask(self) -> "BatchSpec":
+        if self.scheduler is not None and self.executor != "dask":
+            raise ValueError(f"scheduler: set to {self.scheduler} but executor is local; use executor: dask "
+                             "(--executor dask) to run on that scheduler, or remove scheduler")
+        return self
+
+    @model_validator(mode="after")
+    def _field_design(self) -> "BatchSpec":
+        """A field batch keeps the base league's teams (only the seat's agent changes), so nothing may replace them."""
+        if self.design == "field" and self.field is None:
+            raise ValueError("field: design: field needs a field section (seat, reference, candidates); add it, or "
+                             "use design: rotate")
+        if self.field is not None and self.design != "field":
+            raise ValueError(f"field: only a design: field batch uses it (design is {self.design}); set design: field "
+                             "or remove field")
+        if self.design != "field":
+            return self
+        if len(self.seeds) < 2:
+            raise ValueError("seeds: a field batch needs at least 2 seeds to compare candidates (paired by seed)")
+        if self.agents is not None:
+            raise ValueError("agents: a field batch keeps the base league's teams and replaces only the agent of "
+                             "field.seat (listed in field.candidates); remove agents and put the league in base")
+        for key, changes in (("overrides", [self.overrides]), ("seed_overrides", self.seed_overrides.values())):
+            if any("teams" in c for c in changes):
+                raise ValueError(f"{key}: sets `teams`, which a field batch keeps from base (only field.seat's "
+                                 "agent changes); change the teams in the base file")
+            if any(isinstance(c.get("draft"), dict) and "order" in c["draft"] for c in changes):
+                raise ValueError(f"{key}: sets `draft.order`, which a field batch sets to rotate (the seat's draft "
+                                 "slot must move with the seed, or every candidate is judged from one slot); "
+                                 "remove it")
+        return self
+
+
+def load_batch(path: str | Path) -> tuple[BatchSpec, Path]:
+    """The validated spec and its base league file; :class:`ConfigError` for anything unusable."""
+    p = Path(path)
+    data = load_yaml(p, "batch file")
+    if isinstance(data, dict) and "teams" in data and "base" not in data:
+        raise ConfigError([f"this is a league file (it has teams, no base); run it with `ffbench run {p} --out "
+                           "DIR`, or give a batch file such as params/batch_demo.yaml"], str(p), "batch file")
+    if not isinstance(data, dict):
+        raise ConfigError([f"(top level): expected a mapping of keys to values, got {type(data).__name__}"],
+                          str(p), "batch file")
+    try:
+        spec = BatchSpec.model_validate(data)
+    except ValidationError as exc:
+        raise ConfigError(format_validation_error(exc), str(p), "batch file") from None
+    taken = next((q for q in (spec.out, *spec.out.parents) if q.exists()), None)
+    if taken is not None and not taken.is_dir():
+        raise ConfigError([f"out: {spec.out} cannot be a folder: {taken} is a file; choose another out"],
+                          str(p), "batch file")
+    base = spec.base if spec.base.is_absolute() else (p.parent / spec.base)
+    if not base.exists() and (Path.cwd() / spec.base).exists():
+        base = Path.cwd() / spec.base
+    if not base.is_file():
+        raise ConfigError([f"base: league file {base} not found (relative paths start at the batch file's folder)"],
+                          str(p), "batch file")
+    if spec.overrides:  # a bad override fails every seed: refuse it here, naming the batch file
+        try:
+            first = run_configs(spec.model_copy(update={"seeds": spec.seeds[:1], "seed_overrides": {}}), base)
+        except ConfigError:
+            first = {}  # the base's own errors are the base file's, reported when the batch runs
+        problem = first.get(spec.seeds[0])
+        if isinstance(problem, str):
+            raise ConfigError([f"overrides: {line.strip()}" for line in problem.splitlines()[1:]], str(p),
+                              "batch file")
+    try:
+        manifest = field_plan(spec, base)[0] if spec.design == "field" else None
+        _check_out(spec, manifest)
+        jobs = _jobs(spec, base)[0]
+        human = next((t["name"] for j in jobs if isinstance(j.cfg, dict) for t in j.cfg["teams"]
+                      if t["agent"]["kind"] == "human"), None)
+        if human is not None:
+            raise ConfigError([f"team {human} is played by a human: a batch cannot ask a person; give it a bot or "
+                               "llm agent, or play the league from a notebook (ffbench_lib.play.session.start_play)"])
+        _check_limits(jobs)
+        if spec.out.is_dir():
+            _check_reuse(spec.out, jobs)
+    except ConfigError as exc:
+        if exc.source is not None:  # the base file's own error names the base file
+            raise
+        raise ConfigError(exc.problems, str(p), "batch file") from None
+    return spec, base
+
+
+class FieldEntry(NamedTuple):
+    """One agent of a field batch and where its leagues go."""
+
+    label: str  # the candidate's agent id, or "reference" (batch_runs.csv's candidate column)
+    agent: dict[str, Any]  # as written in the spec
+    folder: str  # its runs, relative to the batch folder: runs/<slug>
+
+
+class _Seat(BaseModel):
+    """A team's ``agent`` alone, so a candidate's errors read as the league config's (``agent.strategy: ...``).
+    A batch plays bots and models only: nobody would answer a person's seat."""
+
+    agent: Annotated[Union[BotAgent, LLMAgent], Field(discriminator="kind")]
+
+
+def _agent(spec: Any, where: str) -> Any:
+    """The parsed agent, or :class:`ConfigError` with the league config's own message, at ``where``."""
+    if not isinstance(spec, dict):  # e.g. 'bot:adp', an agent id where its spec belongs
+        raise ConfigError([f"{where}: expected an agent mapping such as {{kind: bot, strategy: adp}} or {{kind: llm, "
+                           f"model: openai/gpt-4o}}, got {spec!r}"])
+    try:
+        return _Seat.model_validate({"agent": spec}).agent
+    except ValidationError as exc:
+        raise ConfigError([where + line.removeprefix("agent") for line in format_validation_error(exc)]) from None
+
+
+def field_plan(spec: BatchSpec, base: Path) -> tuple[fieldmod.Manifest, list[FieldEntry]]:
+    """The manifest and the leagues of a field batch, checked against the base league up front: a mistake found
+    after some leagues ran would leave candidates compared on different seeds. ConfigError (no source) otherwise."""
+    assert spec.field is not None
+    fs, league = spec.field, load_config(base)
+    names = [t.name for t in league.teams]
+    seat = fs.seat if fs.seat is not None else names[0]
+    if seat not in names:
+        raise ConfigError([f"field.seat: no team {seat!r} in base {base.name}; use one of: {', '.join(names)}"])
+    if len(fs.candidates) < 2:
+        raise ConfigError([f"field.candidates: a field compares 2 or more agents (got {len(fs.candidates)}); add "
+                           "candidates"])
+    agents = [_agent(c, f"field.candidates[{i}]") for i, c in enumerate(fs.candidates)]
+    problems, first_id, first_slug = [], {}, {}
+    for i, a in enumerate(agents):
+        aid, folder = a.agent_id, fieldmod.slug(a.agent_id)
+        if aid in first_id:
+            problems.append(f"field.candidates[{i}]: {aid} is also candidates[{first_id[aid]}]; agents are named by "
+                            "model id in every table: two candidates of one model would merge; keep one, or compare "
+                            "two settings of one model in two field batches (two out folders)")
+        elif folder in first_slug:
+            problems.append(f"field.candidates[{i}]: {aid} and candidates[{first_slug[folder]}] share the folder "
+                            f"runs/{folder} (field.slug); keep one")
+        first_id.setdefault(aid, i)
+        first_slug.setdefault(folder, i)
+    if problems:
+        raise ConfigError(problems)
+    seat_agent = league.teams[names.index(seat)].agent
+    ref_spec = fs.reference if fs.reference is not None else seat_agent.model_dump(mode="json")
+    ref = _agent(ref_spec, "field.reference")
+    entries = [FieldEntry(a.agent_id, c, fieldmod.candidate_dir(a.agent_id)) for a, c in zip(agents, fs.candidates)]
+    same = first_id.get(ref.agent_id)
+    if same is None:
+        entries.append(FieldEntry(fieldmod.REFERENCE_DIR, ref_spec, f"runs/{fieldmod.REFERENCE_DIR}"))
+    elif agents[same] != ref:  # its runs would be the candidate's, played with other settings
+        raise ConfigError([f"field.reference: {ref.agent_id} is also candidates[{same}] but with other settings; "
+                           "the reference reuses that candidate's runs, so give both the same settings"])
+    first = spec.model_copy(update={"seeds": spec.seeds[:1], "seed_overrides": {}})
+    for i, e in enumerate(entries):
+        cfg = run_configs(first, base, e.agent)[spec.seeds[0]]
+        if isinstance(cfg, str):
+            where = f"field.candidates[{i}]" if i < len(agents) else "field.reference"
+            problems += [f"{where}: {line.strip()} (with this agent in seat {seat})" for line in cfg.splitlines()[1:]]
+    if problems:
+        raise ConfigError(problems)
+    manifest = fieldmod.Manifest(name=spec.name, seat=seat, reference=ref.agent_id,
+                                 reference_dir=entries[same].folder if same is not None else entries[-1].folder,
+                                 candidates={e.label: e.folder for e in entries[:len(agents)]}, seeds=list(spec.seeds))
+    return manifest, entries
+
+
+def _check_out(spec: BatchSpec, manifest: fieldmod.Manifest | None) -> None:
+    """Refuse an ``out`` that holds another design's runs or a field batch of another seat or reference: the
+    analysis reads the manifest beside the runs, so mixing would score runs against the wrong reference.
+    Candidates and seeds may grow (the finished runs are reused; paid runs are not redone)."""
+    out = Path(spec.out)
+    stored = out / fieldmod.MANIFEST
+    if manifest is None:
+        if stored.is_file():
+            raise ConfigError([f"out: {out} holds a field batch ({fieldmod.MANIFEST}); use another out"])
+        return
+    if any((out / "runs").glob("seed-*")):
+        raise ConfigError([f"out: {out} holds runs of a design: rotate/random batch; use another out"])
+    if not stored.is_file():
+        return
+    try:
+        old = fieldmod.Manifest.model_validate_json(stored.read_text(encoding="utf-8"))
+    except (ValidationError, UnicodeDecodeError) as exc:
+        first = exc.errors()[0] if isinstance(exc, ValidationError) else {"loc": (), "msg": "not UTF-8 text"}
+        where = ".".join(map(str, first["loc"])) or "(top level)"
+        raise ConfigError([f"out: {stored} is not a field manifest ({where}: {first['msg']}); delete {stored} to let "
+                           "the batch rewrite it from the spec (its runs are kept and reused when their configs "
+                           "match), or use another out"]) from None
+    changed = [f"{k}: {getattr(old, k)!r} there, {getattr(manifest, k)!r} now" for k in ("seat", "reference")
+               if getattr(old, k) != getattr(manifest, k)]
+    dropped = [c for c in old.candidates if c not in manifest.candidates]
+    if changed:
+        raise ConfigError([f"field: {out} holds a field batch of another seat or reference ({'; '.join(changed)}); "
+                           "use another out (or restore the spec to reuse its runs)"])
+    if dropped:
+        raise ConfigError([f"field.candidates: {out} holds runs of {', '.join(dropped)}, which this spec drops; add "
+                           "them back or use another out"])
+
+
+def merged(base: dict[str, Any], changes: dict[str, Any]) -> dict[str, Any]:
+    """``base`` with ``changes`` merged in: a mapping into a mapping key by key (recursively), anything else (a
+    list, a value) replaces. A partial section must not silently reset the base's other settings to defaults."""
+    out = dict(base)
+    for key, value in changes.items():
+        both = isinstance(value, dict) and isinstance(out.get(key), dict)
+        out[key] = merged(out[key], value) if both else value
+    return out
+
+
+def run_configs(spec: BatchSpec, base: Path, agent: dict[str, Any] | None = None) -> dict[int, dict[str, Any] | str]:
+    """The resolved league config for every seed, or the error that makes it unusable. Changes merge into the
+    base file as written (not its resolved dump), so defaults that follow from it (a new position's cap) follow.
+    A field batch's league puts ``agent`` in the seat (the team keeps its name: schedule, slots and bot seeds
+    follow from names and seed) and rotates the draft order (the seat's slot moves with the seed)."""
+    parsed = load_config(base)  # the base's own errors name the base file
+    league = merged(load_yaml(base), {"draft": {"order": "rotate" if spec.design == "field" else spec.design}})
+    if spec.agents is not None:
+        league["teams"] = spec.agents
+    if agent is not None and spec.field is not None:
+        names = [t.name for t in parsed.teams]
+        i = names.index(spec.field.seat if spec.field.seat is not None else names[0])
+        league["teams"] = [{**t, "agent": agent} if j == i else t for j, t in enumerate(league["teams"])]
+    out: dict[int, dict[str, Any] | str] = {}
+    for seed in spec.seeds:
+        cfg = merged(merged({**league, "seed": seed, "name": spec.name}, spec.overrides),
+                     spec.seed_overrides.get(seed, {}))
+        try:
+            out[seed] = parse_config(cfg, f"(batch {spec.name}, seed {seed})").model_dump(mode="json")
+        except ConfigError as exc:
+            out[seed] = str(exc)
+    return out
+
+
+def _config_diff(run_dir: Path, cfg: dict[str, Any]) -> dict[str, list[Any]]:
+    """The config keys (no resumable ones) in which the run already in ``run_dir`` differs from ``cfg``; empty
+    when there is no run or it can be reused (skipped or resumed)."""
+    stored = run_dir / "config.yaml"
+    if not stored.exists():
+        return {}
+    return config_differences(stored.read_text(encoding="utf-8"), cfg, include_resumable=False)
+
+
+def _what(diff: dict[str, list[Any]], there: str = "in the run") -> str:
+    what = "; ".join(f"{k}: {a!r} {there}, {b!r} now" for k, (a, b) in list(diff.items())[:4])
+    return what + (f" (and {len(diff) - 4} more)" if len(diff) > 4 else "")
+
+
+def _changed_config(run_dir: Path, cfg: dict[str, Any]) -> str | None:
+    """Why the run already in ``run_dir`` cannot be reused for ``cfg``, or None: a spec edited since that run would
+    otherwise keep the old league's results under the new spec. (:func:`_check_reuse` refuses this up front; here
+    for an out changed between the check and the run.)"""
+    diff = _config_diff(run_dir, cfg)
+    if not diff:
+        return None
+    return (f"{run_dir} holds a run of another config ({_what(diff)}): the batch spec changed since that run; "
+            "use another out for the new spec (or restore the old spec to reuse these runs)")
+
+
+def _check_limits(jobs: list["_Job"]) -> None:
+    """One ``max_concurrency`` per provider endpoint across all the batch's leagues (a candidate, an override or a
+    seed's override may set another): the batch holds one limit per endpoint, which a Dask scheduler would refuse
+    mid-batch and the local executor would silently keep at one of them."""
+    def agents():
+        for job in jobs:
+            if isinstance(job.cfg, dict):
+                league = f"seed {job.seed}" + (f" of {job.candidate}" if job.candidate is not None else "")
+                for t in job.cfg["teams"]:
+                    yield f"team {t['name']!r} ({league})", _Seat.model_validate({"agent": t["agent"]}).agent
+
+    clash = limit_clash(agents())
+    if clash:
+        raise ConfigError([f"max_concurrency: {clash[1]}"])
+
+
+def _check_reuse(out: Path, jobs: list["_Job"]) -> None:
+    """Refuse a spec whose leagues differ from runs already in ``out`` (a new name, scoring, a candidate's
+    settings...), before anything is written: each such run would fail, and the finished batch's records
+    (batch_runs.csv, batch_summary.json, field.json) would be overwritten by failures. Runs of the same config are
+    skipped or resumed."""
+    diff: dict[str, list[Any]] = {}
+    stale = 0
+    for job in jobs:
+        d = _config_diff(job.run_dir, job.cfg) if isinstance(job.cfg, dict) else {}
+        stale += bool(d)
+        for k, v in d.items():
+            diff.setdefault(k, v)
+    if stale:
+        what = _what(diff, "in the runs")
+        raise ConfigError([f"out: {out} holds {stale} run(s) of another config ({what}): the batch spec changed since "
+                           "they ran; use another out, or restore the spec to reuse them"])
+
+
+def _run_one(seed: int, config_path: str, run_dir: str, log_dir: str, kernel: str, timeout: int,
+             env: dict[str, str]) -> dict[str, Any]:
+    """Worker: execute the simulation notebook for one seed (its own process, its own kernel). ``env``: settings
+    by field name (:mod:`ffbench_lib.core.settings`) the kernel inherits, e.g. ``provider_limits``; never a secret."""
+    from filelock import FileLock
+
+    from ffbench_lib.runs.notebooks import execute
+    from ffbench_lib.core.settings import export
+
+    export(**env)
+
+    t0 = time.perf_counter()
+    try:
+        if (Path(run_dir) / LOCK).exists():  # a retry after its worker died: that worker's kernel exits within
+            with FileLock(Path(run_dir) / LOCK, timeout=120):  # ~1 s (ipykernel polls its parent); wait for it
+                pass
+        execute("02_simulate_season.ipynb", Path(log_dir) / f"seed-{seed}.ipynb",
+                {"config": config_path, "seed": seed, "out": run_dir, "resume": True, "progress": False},
+                timeout_s=timeout, kernel=kernel)
+        meta = RunDir(run_dir).meta()
+        status = meta.get("status")  # a budget stop or an interruption says why (and is resumable)
+        error = None if status == "complete" else f"{status}: {meta.get('reason') or 'no reason recorded'}"
+        return {"seed": seed, "status": status, "error": error, "seconds": round(time.perf_counter() - t0, 1)}
+    except Exception as exc:  # noqa: BLE001 - reported, the batch goes on
+        msg = str(exc).strip().splitlines()
+        return {"seed": seed, "status": "failed", "error": (msg[-1] if msg else type(exc).__name__)[:500],
+                "seconds": round(time.perf_counter() - t0, 1), "trace": traceback.format_exc()[-2000:]}
+
+
+def run_batch(spec_path: str | Path, workers: int | None = None, progress: bool = True,
+              executor: str | None = None, scheduler: str | None = None) -> dict[str, Any]:
+    """Run the batch; ``workers``, ``executor`` and ``scheduler`` override the spec's (the CLI flags)."""
+    spec, base = load_batch(spec_path)
+    updates = {k: v for k, v in (("executor", executor), ("scheduler", scheduler)) if v is not None}
+    if updates:  # validated as if written in the spec (before the lock and any file)
+        try:
+            spec = BatchSpec.model_validate({**spec.model_dump(), **updates})
+        except ValidationError as exc:
+            raise ConfigError(format_validation_error(exc), str(spec_path), "batch file") from None
+    if spec.executor == "dask" and spec.scheduler is not None:  # a malformed address, before anything is written
+        check_address(spec.scheduler)
+    from ffbench_lib.runs.rundir import exclusive
+
+    with exclusive(spec.out, "batch directory"):  # one batch process per out folder (RunLocked otherwise)
+        return _run_batch(spec, base, workers, progress)
+
+
+def _task_name(spec: BatchSpec, job: "_Job") -> str:
+    """A Dask task key prefix that says which league it is (the dashboard shows it)."""
+    who = f"{fieldmod.slug(job.candidate)}-" if job.candidate is not None else ""
+    return f"ffbench-{spec.name}-{who}seed{job.seed}"
+
+
+@contextmanager
+def _executor(spec: BatchSpec, workers: int, out: Path) -> Iterator[tuple[Any, dict[str, str]]]:
+    """The executor and the settings its tasks export (never a secret: API keys are the workers' own
+    environment). Dask: the scheduler holds the provider limits; the submitter's path settings go along as
+    absolute paths (a worker elsewhere has another working folder)."""
+    ex = open_executor(spec.executor, workers, spec.scheduler)
+    try:
+        if spec.executor == "local":
+            env = {"provider_limits": str((out / ".limits").resolve())}
+        else:
+            ex.check_shared(out)
+            tqdm.write(f"Dask dashboard: {ex.dashboard} (scheduler {ex.scheduler})", file=sys.stderr)
+            now = settings()
+            env = {"provider_limits": ex.scheduler,
+                   **{f: str(Path(getattr(now, f)).resolve()) for f in PATH_SETTINGS if getattr(now, f) is not None}}
+        yield ex, env
+    finally:
+        ex.close()
+
+
+class _Job(NamedTuple):
+    """One league of a batch: a seed (and, in a field batch, a candidate) and where its files go."""
+
+    candidate: str | None  # field batches: the agent id, or "reference"; None in other designs
+    seed: int
+    cfg: dict[str, Any] | str  # the resolved config, or why it is unusable
+    run_dir: Path
+    cfg_path: Path
+    log_dir: Path  # the executed notebook goes to log_dir/seed-N.ipynb
+
+
+def _jobs(spec: BatchSpec, base: Path) -> tuple[list[_Job], fieldmod.Manifest | None]:
+    """Every league of the batch, seed by seed (a field batch: every candidate of a seed before the next seed, so
+    an interrupted batch has whole seeds to compare), and a field batch's manifest."""
+    out = Path(spec.out)
+    if spec.design != "field":
+        return [_Job(None, seed, cfg, out / "runs" / f"seed-{seed}", out / "configs" / f"seed-{seed}.yaml",
+                     out / "notebooks") for seed, cfg in run_configs(spec, base).items()], None
+    manifest, entries = field_plan(spec, base)
+    configs = {e.label: run_configs(spec, base, e.agent) for e in entries}
+    jobs = []
+    for seed in spec.seeds:
+        for e in entries:
+            folder = Path(e.folder).name
+            jobs.append(_Job(e.label, seed, configs[e.label][seed], out / e.folder / f"seed-{seed}",
+                             out / "configs" / folder / f"seed-{seed}.yaml", out / "notebooks" / folder))
+    return jobs, manifest
+
+
+def _execute(spec: BatchSpec, workers: int, jobs: list[_Job], todo: list[int], results: dict[int, dict[str, Any]],
+             bar: Any) -> None:
+    """Run the leagues ``todo`` on the spec's executor; their rows go into ``results`` as they finish."""
+    failed = sum(r["status"] == "failed" for r in results.values())
+    with _executor(spec, workers, Path(spec.out)) as (ex, env):
+        pending = {ex.submit(_task_name(spec, jobs[k]), _run_one, jobs[k].seed, str(jobs[k].cfg_path.resolve()),
+                             str(jobs[k].run_dir.resolve()), str(jobs[k].log_dir.resolve()), spec.kernel,
+                             spec.cell_timeout_s, env): k for k in todo}
+        bar.set_postfix(running=min(ex.workers, len(pending)), failed=failed)
+        try:
+            for fut, res, exc in ex.as_completed(list(pending)):
+                k = pending.pop(fut)
+                if exc is not None:
+                    res = _task_failure(jobs[k], exc)
+                results[k] = _row(jobs[k], **res)
+                failed += res["status"] != "complete"
+                bar.update(1)
+                bar.set_postfix(running=min(ex.workers, len(pending)), failed=failed)
+        except BaseException:  # Ctrl-C (or a bug): no league may play on, and pay, after the batch exits
+            if pending:
+                tqdm.write(f"stopping the {len(pending)} league(s) still running ...", file=sys.stderr)
+                ended = ex.abort(list(pending), [str(jobs[k].run_dir.resolve()) for k in pending.values()])
+                if ended:
+                    tqdm.write(f"ended {ended} league(s) on the cluster; re-run the batch to resume them from their "
+                               "checkpoints", file=sys.stderr)
+            raise
+
+
+def _task_failure(job: _Job, exc: BaseException) -> dict[str, Any]:
+    """The row of a task that did not return: a Dask worker died too often (KilledWorker), or the scheduler was
+    lost, when the league may still finish on its worker (interrupted: a re-run resumes or skips it)."""
+    from concurrent.futures import CancelledError
+
+    msg = str(exc).strip().splitlines()
+    error = f"{type(exc).__name__}: {msg[-1] if msg else ''}"[:500]
+    if isinstance(exc, CancelledError):  # distributed's FutureCancelledError
+        what = "the Dask scheduler was lost" if "lost the connection" in str(exc) else "cancelled on the cluster"
+        return {"seed": job.seed, "status": "interrupted", "seconds": 0.0,
+                "error": f"{what} ({error}); the league may still finish on its worker: re-run the batch to resume "
+                         "or skip it"}
+    return {"seed": job.seed, "status": "failed", "seconds": 0.0, "error": error}
+
+
+def _row(job: _Job, **fields: Any) -> dict[str, Any]:
+    """A batch_runs.csv row; field batches lead with the candidate."""
+    return {**({"candidate": job.candidate} if job.candidate is not None else {}), "seed": job.seed, **fields}
+
+
+def _run_batch(spec: BatchSpec, base: Path, workers: int | None, progress: bool) -> dict[str, Any]:
+    workers = workers or spec.workers
+    out = Path(spec.out)
+    jobs, manifest = _jobs(spec, base)
+    for d in {out / "runs", out / "configs", out / "notebooks", *(j.log_dir for j in jobs)}:
+        d.mkdir(parents=True, exist_ok=True)
+    if manifest is not None:  # before any run: the analysis must be able to tell which runs are whose
+        write_text(out / fieldmod.MANIFEST, manifest.model_dump_json(indent=2) + "\n")  # candidates in spec order
+    results: dict[int, dict[str, Any]] = {}
+    todo = []
+    for k, job in enumerate(jobs):
+        if isinstance(job.cfg, str):
+            results[k] = _row(job, status="failed", error=job.cfg, seconds=0.0)
+            continue
+        stale = _changed_config(job.run_dir, job.cfg)
+        if stale:
+            results[k] = _row(job, status="failed", error=stale, seconds=0.0)
+            continue
+        if RunDir(job.run_dir).exists() and RunDir(job.run_dir).meta().get("status") == "complete":
+            results[k] = _row(job, status="complete", error=None, seconds=0.0, skipped=True)
+            continue
+        write_text(job.cfg_path, yaml.safe_dump(job.cfg, sort_keys=False))
+        todo.append(k)
+
+    reused = sum(bool(r.get("skipped")) for r in results.values())
+    if reused and progress:
+        tqdm.write(f"{reused} run(s) already complete in {out}, reused", file=sys.stderr)
+    # initial=: the rate counts only the runs played now (the reused ones took no time: "118987 run/s")
+    bar = tqdm(total=len(jobs), initial=len(results), desc=f"batch {spec.name}", unit="run",
+               disable=not progress)
+    if todo:
+        _execute(spec, workers, jobs, todo, results, bar)
+    bar.close()
+
+    table = pd.DataFrame([results[k] for k in range(len(jobs))]).drop(columns=["trace"], errors="ignore")
+    write_csv(out / "batch_runs.csv", table)
+    who = ["candidate", "seed"] if manifest is not None else ["seed"]
+    summary: dict[str, Any] = {"name": spec.name, "runs": len(table), "complete": int((table["status"] == "complete").sum()),
+                               "failed": table.loc[table["status"] != "complete", [*who, "error"]].to_dict("records")}
+    if manifest is not None:
+        summary["design"], summary["manifest"] = "field", fieldmod.MANIFEST
+    complete = [str(j.run_dir.resolve()) for k, j in enumerate(jobs) if results[k]["status"] == "complete"]
+    if spec.analysis and complete:
+        summary["analysis"] = analyse(complete, out / "analysis", spec.kernel, spec.cell_timeout_s, progress)
+    write_json(out / "batch_summary.json", summary)
+    return summary
+
+
+def analyse(runs: list[str], out: Path, kernel: str = "python3", timeout: int = 3600,
+            progress: bool = False) -> dict[str, str]:
+    """Execute every analysis notebook over ``runs``; returns notebook -> 'ok' or the error."""
+    from ffbench_lib.runs.notebooks import execute
+
+    status = {}
+    for name in tqdm(ANALYSIS, desc="analysis notebooks", unit="notebook", disable=not progress):
+        try:
+            execute(f"{name}.ipynb", out / f"{name}.ipynb", {"runs": runs, "out": str(out.resolve())},
+                    timeout_s=timeout, kernel=kernel)
+            status[name] = "ok"
+        except Exception as exc:  # noqa: BLE001 - one notebook's failure is reported, the others still run
+            status[name] = f"failed: {str(exc).strip().splitlines()[-1][:300] if str(exc).strip() else exc}"
+    return status
