@@ -37,7 +37,9 @@ import yaml
 from ffbench_lib.analysis import field, metrics
 from ffbench_lib.runs.batch import load_batch, run_batch
 from ffbench_lib.analysis.power import ESTIMATED
-from ffbench_lib.analysis.stats import seeds_needed
+from ffbench_lib.core.stats import seeds_needed
+from ffbench_lib.records import field as field_record
+from ffbench_lib.records.load import RunFiles
 
 ROOT = Path(__file__).resolve().parents[1]
 FIELD_SPEC, FULL_SPEC = ROOT / "params" / "batch_field_bots.yaml", ROOT / "params" / "batch_full_bots.yaml"
@@ -62,16 +64,15 @@ def complete(spec_path: Path) -> bool:
     spec, _ = load_batch(spec_path)
     out = spec.out if spec.out.is_absolute() else ROOT / spec.out
     if spec.design == "field":
-        manifest_file = out / field.MANIFEST
+        manifest_file = out / field_record.MANIFEST
         if not manifest_file.is_file():
             return False
-        m = field.Manifest.model_validate_json(manifest_file.read_text())
+        m = field_record.read_manifest(out)
         dirs = [out / d / f"seed-{s}" for d in dict.fromkeys([*m.candidates.values(), m.reference_dir])
                 for s in spec.seeds]
     else:
         dirs = [out / "runs" / f"seed-{s}" for s in spec.seeds]
-    return all((d / "run.json").is_file() and yaml.safe_load((d / "run.json").read_text()).get("status") == "complete"
-               for d in dirs)
+    return all((d / "run.json").is_file() and RunFiles(d).meta().status == "complete" for d in dirs)
 
 
 def ensure(spec_path: Path, run: bool) -> Path:

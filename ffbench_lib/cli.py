@@ -11,10 +11,14 @@ import glob
 import os
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ffbench_lib.config.league import ConfigError, load_config
 from ffbench_lib.core.secrets import scrub
 from ffbench_lib.core.settings import SettingsError, export, settings
+
+if TYPE_CHECKING:  # run.json's model, for annotations (commands import what they run when they run)
+    from ffbench_lib.records.run import RunMeta
 
 
 class UsageError(Exception):
@@ -247,14 +251,14 @@ def _cmd_run(args: argparse.Namespace) -> int:
     from ffbench_lib.runs.rundir import RunDir
 
     meta = RunDir(out).meta()
-    if meta.get("status") == "stopped_budget":
-        print(f"stopped at phase {meta.get('phase')}: {meta.get('reason')}: edit {args.config}, then run: "
+    if meta.status == "stopped_budget":
+        print(f"stopped at phase {meta.phase}: {meta.reason}: edit {args.config}, then run: "
               f"{_resume_command(args)}", file=sys.stderr)
         return EXIT_BUDGET
     return _print_result(out, meta)
 
 
-def _print_result(out: Path, meta: dict) -> int:
+def _print_result(out: Path, meta: RunMeta) -> int:
     """The final standings (and champion) of a finished run."""
     from ffbench_lib.runs.rundir import RunDir
 
@@ -262,7 +266,7 @@ def _print_result(out: Path, meta: dict) -> int:
     final = st[st["week"] == st["week"].max()].sort_values("rank")
     print(final[["rank", "team", "agent", "wins", "losses", "ties", "points_for"]].to_string(index=False))
     po = RunDir(out).table("playoffs") if RunDir(out).file("playoffs.parquet").exists() else None
-    if po is not None and meta.get("status") == "complete" and len(po):  # a league with playoffs
+    if po is not None and meta.status == "complete" and len(po):  # a league with playoffs
         won = po[(po["week"] == po["week"].max()) & (po["result"] == "W")].iloc[0]
         print(f"champion: {won['team']} ({won['agent']}, seed {won['playoff_seed']}), beating {won['opponent']} "
               f"{won['round_points_for']:.2f} to {won['round_points_against']:.2f} in the final")
@@ -282,7 +286,7 @@ def _resume_command(args: argparse.Namespace) -> str:
     seed = args.seed
     if seed is None:
         try:
-            seed = RunDir(args.out).meta()["seed"]
+            seed = RunDir(args.out).meta().seed
         except (OSError, ValueError, KeyError, TypeError):
             pass
     again = ["--resume"] if args.command == "run" else []  # ffbench live continues a run by itself
@@ -328,7 +332,7 @@ def _cmd_import(args: argparse.Namespace) -> int:
         target = out / sim.name
         if target.exists():
             try:
-                earlier = RunDir(target).meta().get("imported_from")
+                earlier = RunDir(target).meta().imported_from
             except (OSError, ValueError, AttributeError):
                 earlier = None
             if not earlier:
@@ -484,16 +488,16 @@ def _cmd_live(args: argparse.Namespace) -> int:
     out = run_season(league, seed=args.seed, out=args.out, resume=True, progress=not args.quiet, live=True,
                      config_name=args.config)
     meta = RunDir(out).meta()
-    if meta.get("status") == "stopped_budget":
-        print(f"stopped at phase {meta.get('phase')}: {meta.get('reason')}: edit {args.config}, then run: "
+    if meta.status == "stopped_budget":
+        print(f"stopped at phase {meta.phase}: {meta.reason}: edit {args.config}, then run: "
               f"{_resume_command(args)}", file=sys.stderr)
         return EXIT_BUDGET
-    if meta.get("status") != "waiting_for_week":
+    if meta.status != "waiting_for_week" or meta.live is None:
         return _print_result(out, meta)
-    week, played = meta["live"]["waiting_for_week"], meta["live"]["played_weeks"]
+    week, played = meta.live.waiting_for_week, meta.live.played_weeks
     download = f"ffbench data download --seasons {league.season} --out {league.data.resolved_dir()}"
-    if meta["live"].get("waiting_for") == "injury_report":  # nothing decided yet: no line to publish
-        print(f"waiting for week {week}: {meta.get('reason')}. Final injury reports come out on Friday (teams playing "
+    if meta.live.waiting_for == "injury_report":  # nothing decided yet: no line to publish
+        print(f"waiting for week {week}: {meta.reason}. Final injury reports come out on Friday (teams playing "
               f"on Thursday report earlier); once it is out, update the data ({download}) and run the same command "
               f"again: {_resume_command(args)}")
         return 0
@@ -633,6 +637,7 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     from ffbench_lib.data.base import DataError
     from ffbench_lib.llm import FatalLLMError, ReplayMiss
+    from ffbench_lib.records.run import RunMetaError
     from ffbench_lib.runs.rundir import RunDirError, RunInterrupted
 
     args = build_parser().parse_args(argv)
@@ -644,7 +649,7 @@ def main(argv: list[str] | None = None) -> int:
         again = f"; once fixed, continue with: {_resume_command(args)}" if started else ""
         print(f"error: {scrub(str(exc))}{again}", file=sys.stderr)
         return 2
-    except (ConfigError, DataError, UsageError, RunDirError, SettingsError) as exc:
+    except (ConfigError, DataError, UsageError, RunDirError, RunMetaError, SettingsError) as exc:
         print(f"error: {scrub(str(exc))}", file=sys.stderr)
         return 2
     except OSError as exc:  # a folder that is a file, a full disk, no permission: the path says what to fix

@@ -28,7 +28,7 @@ def _data_dir() -> Path | None:
 def data_dir() -> Path:
     d = _data_dir()
     if d is None:
-        msg = "real NFL data not found: set FFBENCH_DATA_DIR to the folder holding nflverse/ (see README, 'Data')"
+        msg = "real NFL data not found: set FFBENCH_DATA_DIR to the folder holding nflverse/ (see docs/data.md)"
         if os.environ.get("CI"):
             pytest.fail(msg)
         pytest.skip(msg)

@@ -7,7 +7,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from ffbench_lib.analysis import metrics, stats
+from ffbench_lib.analysis import metrics
+from ffbench_lib.core import stats
 from ffbench_lib.config.league import League, Roster
 from ffbench_lib.runs.runner import SimulatedCrash
 from ffbench_lib.runs.rundir import RunDir, table_frame
@@ -156,7 +157,7 @@ def test_importer_reproduces_the_recorded_seasons(imported, data_dir):
     runs = sorted(imported.iterdir())
     assert len(runs) == 5
     for run in runs:
-        meta = RunDir(run).meta()
+        meta = RunDir(run).meta().dump()
         assert meta["checks"]["final_standings_match"], run
         assert meta["checks"]["starter_points_match_nflverse_rate"] > 0.99
         assert len(meta["checks"]["unresolved_names"]) <= 2

@@ -6,7 +6,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from ffbench_lib.config.league import KNOWN_POSITIONS, ConfigError, League, dump_config, load_config, parse_config
+from ffbench_lib.config.league import ConfigError, League, dump_config, load_config, parse_config
+from ffbench_lib.sport import sport
 
 REPO = Path(__file__).resolve().parents[1]
 DEMO = REPO / "params" / "demo.yaml"
@@ -33,7 +34,7 @@ def test_every_params_file_is_valid_and_has_its_data(data_dir, monkeypatch):
         check_inputs(league)  # every file the league reads is there, K and DST stats included
     for name in ("demo", "league", "waivers", "local_llm", "ffbench_v1"):
         assert leagues[name].roster.size == 12 and len(leagues[name].teams) == 10, name
-    # the presets are the leagues the README describes
+    # the presets are the leagues docs/leagues.md describes
     std, sf = leagues["standard_10"], leagues["superflex_12"]
     assert std.roster.slot_counts() == {"QB": 1, "RB": 2, "WR": 2, "TE": 1, "K": 1, "DST": 1, "FLEX": 1}
     assert (std.roster.BENCH, std.roster.IR, len(std.teams), std.scoring.preset) == (6, 1, 10, "half_ppr")
@@ -65,7 +66,7 @@ def test_unknown_keys_are_errors():
     d["roster"]["SUPERFLX"] = 1
     d["sead"] = 3
     out = problems(d)
-    assert "sead: unknown key (check the spelling against the config reference in README.md)" in out
+    assert "sead: unknown key (check the spelling against the config reference in docs/configuration.md)" in out
     assert any(p.startswith("roster.SUPERFLX: unknown position; the positions are QB, RB, WR, TE, K, DST") for p in out)
 
 
@@ -163,7 +164,7 @@ def _config_keys(model, prefix=""):
     out = []
     for name, field in model.model_fields.items():
         if model.__name__ == "Roster" and name == "slots":
-            out += [f"{prefix}{pos}" for pos in KNOWN_POSITIONS]  # the flat per-position keys
+            out += [f"{prefix}{pos}" for pos in sport("nfl").positions]  # the flat per-position keys
             continue
         out.append(f"{prefix}{name}")
         args = typing.get_args(field.annotation) or (field.annotation,)
@@ -173,13 +174,14 @@ def _config_keys(model, prefix=""):
     return out
 
 
-def test_the_readme_config_reference_names_every_key():
-    """A user reads the README to write a league file: every key the models accept is named there."""
-    text = (REPO / "README.md").read_text()
-    section = text[text.index("## League configuration"):text.index("### Environment variables")]
+def test_the_config_reference_names_every_key():
+    """A user reads the docs' configuration reference to write a league file: every key the models accept is
+    named there."""
+    text = (REPO / "docs" / "configuration.md").read_text()
+    section = text[text.index("## League file"):text.index("## Batch spec")]
     words = set(re.findall(r"[A-Za-z_][A-Za-z0-9_]*", section))
     missing = sorted({k for k in _config_keys(League) if k.rsplit(".", 1)[-1] not in words})
-    assert missing == [], f"README.md's config reference does not name {missing}"
+    assert missing == [], f"docs/configuration.md does not name {missing}"
 
 
 def test_one_endpoint_has_one_concurrency_limit():

@@ -12,7 +12,8 @@ import pandas as pd  # noqa: E402
 import pytest  # noqa: E402
 
 from engine_helpers import demo_league, run_engine  # noqa: E402
-from ffbench_lib.analysis import metrics, power, ratings, stats
+from ffbench_lib.analysis import metrics, power, ratings
+from ffbench_lib.core import stats
 from ffbench_lib.present import plots, report  # noqa: E402
 from ffbench_lib.present.widgets import StandingsReplay  # noqa: E402
 

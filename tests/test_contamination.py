@@ -90,7 +90,7 @@ def test_real_masked_twins_are_paired_and_compared(twins, tmp_path):
     assert v.status == "trusted" and v.headline.startswith("Trusted: on 6 paired seeds every agent's 95% CI"), v
     five = con.compare(*([twins / side / f"seed-{s}" for s in range(5)] for side in ("unmasked", "masked")))
     assert five["verdict"].status == "cannot tell" and "but on only 5 paired seeds" in five["verdict"].headline
-    plots.save(con.figure(seeds, res["changes"]), tmp_path, "contamination")
+    plots.save(plots.contamination_figure(seeds, res["changes"]), tmp_path, "contamination")
     assert (tmp_path / "contamination.png").stat().st_size > 10_000 and (tmp_path / "contamination.svg").exists()
 
 
@@ -307,7 +307,7 @@ def test_refusals_name_the_runs_and_the_fix(twins, prepared_2024, tmp_path):
         con.load_pairs([playoffs, *u[1:]], [future, *m[1:]])
     assert str(err.value) == (f"masked: {future / 'config.yaml'} is not a league config this ffbench reads "
                               "(information.hide_scores: unknown key (check the spelling against the config reference "
-                              "in README.md)); its run cannot be compared: re-run it with this version")
+                              "in docs/configuration.md)); its run cannot be compared: re-run it with this version")
     y2023 = tmp_path / "y2023" / "seed-0"
     shutil.copytree(m[0], y2023)  # the same run, said to be of 2023: never paired with 2024
     (y2023 / "config.yaml").write_text((m[0] / "config.yaml").read_text().replace("season: 2024", "season: 2023"))
@@ -397,7 +397,7 @@ def test_batch_overrides_make_a_masked_twin(tmp_path):
         assert cfg.pop("information") == {"masking": "players_and_teams"}
         assert {k: v for k, v in cfg.items() if k != "name"} == {k: v for k, v in plain[seed].items() if k != "name"}
     for bad, words in (({"seed": 3}, "overrides: sets `seed`"), ({"name": "x"}, "overrides: sets `name`"),
-                       ({"wekks": 3}, "overrides: unknown config key(s) wekks; allowed: season, weeks"),
+                       ({"wekks": 3}, "overrides: unknown config key(s) wekks; allowed: sport, season, weeks"),
                        # a bad value every seed would fail with: refused before any seed runs (it failed each seed)
                        ({"information": {"masking": "bogus"}}, "overrides: information.masking: Input should be")):
         f.write_text(yaml.safe_dump(spec | {"overrides": bad}))

@@ -1,7 +1,9 @@
 import pandas as pd
 import pytest
 
-from ffbench_lib.data import DataError, get_source, schema
+from ffbench_lib.data import schema
+from ffbench_lib.data.base import DataError
+from ffbench_lib.data.sources import get_source
 from ffbench_lib.data.base import name_key
 
 
@@ -15,7 +17,7 @@ def test_weekly_is_canonical_and_tidy(data_dir, source, season):
     assert (w["season"] == season).all() and set(w["season_type"]) == {"REG"}
     assert w["week"].between(1, 18).all()
     assert w["player_id"].notna().all()
-    assert w["team"].dropna().isin(schema.NFL_TEAMS).all()
+    assert w["team"].dropna().isin(schema.NFL.team_codes).all()
 
 
 def test_nflverse_legacy_and_current_files_agree(data_dir):
@@ -33,7 +35,7 @@ def test_nflverse_legacy_and_current_files_agree(data_dir):
 @pytest.mark.parametrize("source", ["nflverse", "sportsdataio"])
 def test_byes_cover_every_team_once(data_dir, source):
     b = get_source(source, data_dir).byes(2024)
-    assert len(b) == 32 and b["team"].is_unique and set(b["team"]) == schema.NFL_TEAMS
+    assert len(b) == 32 and b["team"].is_unique and set(b["team"]) == schema.NFL.team_codes
     assert b["bye_week"].between(5, 14).all()
 
 

@@ -12,7 +12,8 @@ import pytest
 from engine_helpers import data_copy
 from ffbench_lib.sport import scoring
 from ffbench_lib.config.league import ConfigError, parse_config
-from ffbench_lib.data import DataError, get_source
+from ffbench_lib.data.base import DataError
+from ffbench_lib.data.sources import get_source
 from ffbench_lib.data.prepare import input_problems
 
 CURRENT_24 = "stats_player_week_2024.csv.gz"

@@ -12,7 +12,8 @@ from ffbench_lib.agents.prompts import user_prompt
 from ffbench_lib.config.league import PSEUDONYM, League
 from ffbench_lib.game.decisions import REGISTRY
 from ffbench_lib.runs.runner import SimulatedCrash
-from ffbench_lib.llm.guard import FallbackGuard, is_decision
+from ffbench_lib.records.decision import is_decision
+from ffbench_lib.runs.guard import FallbackGuard
 from ffbench_lib.game.rules import draft as draft_rules
 from ffbench_lib.game.rules.roster import can_field_lineup, within_caps
 from ffbench_lib.runs.rundir import RunDir
@@ -80,7 +81,7 @@ def queue_run(prepared_2024, tmp_path_factory):
 def test_a_queue_draft_of_bots_is_complete_legal_and_logged_pick_by_pick(queue_run):
     league, out = queue_run
     run, roster, n = RunDir(out), league.roster, len(league.teams)
-    assert run.meta()["status"] == "complete"
+    assert run.meta().status == "complete"
     picks = run.table("draft_picks")
     assert list(picks["pick"]) == list(range(1, roster.size * n + 1)) and not picks["player_id"].duplicated().any()
     order = draft_rules.snake(draft_rules.draft_order([t.name for t in league.teams], league.draft.order, league.seed),
@@ -307,7 +308,7 @@ def test_llm_teams_draft_by_queue_through_the_fake_server_masked(prepared_2024, 
         league = League.model_validate(d)
         run_engine(league, prepared_2024, tmp_path / "run")
     run = RunDir(tmp_path / "run")
-    assert run.meta()["status"] == "complete"
+    assert run.meta().status == "complete"
     calls = [c for c in run.llm_calls() if c["decision"] == "draft_queue"]
     llm = {f"M{i}" for i in range(4)}
     records = [r for r in queue_records(tmp_path / "run") if r["team"] in llm]

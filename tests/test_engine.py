@@ -26,7 +26,7 @@ def test_full_season_real_data(prepared_2024, tmp_path):
     league = demo_league(seed=2)
     state, _ = run_engine(league, prepared_2024, tmp_path / "run")
     run = RunDir(tmp_path / "run")
-    assert run.meta()["status"] == "complete" and state.phase == "week:17"
+    assert run.meta().status == "complete" and state.phase == "week:17"
     picks = run.table("draft_picks")
     assert len(picks) == 120 and picks["player_id"].is_unique
     lineups = run.table("lineups")

@@ -171,7 +171,7 @@ def test_sequential_llm_league_plays_against_the_local_server(prepared_2024, tmp
                    prepared_2024, tmp_path / "run")
         requests, most = srv.requests, srv.max_inflight
     run = RunDir(tmp_path / "run")
-    assert run.meta()["status"] == "complete"
+    assert run.meta().status == "complete"
     assert most == 1  # one request at a time
     llm = [d for d in run.decisions() if d["agent"].startswith("llm:")]
     assert len(run.llm_calls()) == requests == len(llm)

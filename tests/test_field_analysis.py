@@ -11,6 +11,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from ffbench_lib.records import field as field_record
 from ffbench_lib.analysis import field, metrics, power, ratings
 from ffbench_lib.config.league import parse_config
 from ffbench_lib.analysis.power import format_report, load_pilot, pair_table
@@ -37,10 +38,10 @@ def field_batch(prepared_2024, tmp_path_factory):
     out = tmp_path_factory.mktemp("field") / "batch"
     for agent, strategy in CANDIDATES.items():
         for s in SEEDS:
-            run_engine(_league(strategy, s), prepared_2024, out / field.candidate_dir(agent) / f"seed-{s}")
-    manifest = field.Manifest(name="t", seat=SEAT, reference=REFERENCE, reference_dir=field.candidate_dir(REFERENCE),
-                              candidates={a: field.candidate_dir(a) for a in CANDIDATES}, seeds=SEEDS)
-    (out / field.MANIFEST).write_text(manifest.model_dump_json())
+            run_engine(_league(strategy, s), prepared_2024, out / field_record.candidate_dir(agent) / f"seed-{s}")
+    manifest = field_record.Manifest(name="t", seat=SEAT, reference=REFERENCE, reference_dir=field_record.candidate_dir(REFERENCE),
+                              candidates={a: field_record.candidate_dir(a) for a in CANDIDATES}, seeds=SEEDS)
+    (out / field_record.MANIFEST).write_text(manifest.model_dump_json())
     return out
 
 
@@ -51,7 +52,7 @@ def test_duplicate_scores_subtract_the_reference_on_the_same_seed(field_batch):
     assert set(zip(seat["agent"], seat["seed"])) == {(a, s) for a in CANDIDATES for s in SEEDS}
     # the seat team's own final record, read straight from each run's standings table
     for r in seat.itertuples():
-        st = pd.read_parquet(field_batch / field.candidate_dir(r.agent) / f"seed-{r.seed}" / "standings.parquet")
+        st = pd.read_parquet(field_batch / field_record.candidate_dir(r.agent) / f"seed-{r.seed}" / "standings.parquet")
         final = st[(st["week"] == st["week"].max()) & (st["team"] == SEAT)].iloc[0]
         assert final["agent"] == r.agent and r.points_for == pytest.approx(final["points_for"])
         assert r.wins == final["wins"]
@@ -201,7 +202,7 @@ def test_runs_of_another_batch_are_refused(field_batch, tmp_path):
 
 
 def test_a_broken_manifest_is_named(tmp_path):
-    (tmp_path / field.MANIFEST).write_text('{"name": "x"}')
+    (tmp_path / field_record.MANIFEST).write_text('{"name": "x"}')
     r = _cli(tmp_path)
     assert r.returncode == 2 and "Traceback" not in r.stderr and "field.json: not a field manifest" in r.stderr
     # the batch refuses a corrupt manifest until it is deleted: the fix says so
@@ -211,8 +212,8 @@ def test_a_broken_manifest_is_named(tmp_path):
 def _copy_batch(field_batch, to, **manifest):
     """A copy of the field batch with its manifest changed (a second batch, an earlier spec, another reference)."""
     shutil.copytree(field_batch, to)
-    m = field.read_manifest(to).model_copy(update=manifest)
-    (to / field.MANIFEST).write_text(m.model_dump_json())
+    m = field_record.read_manifest(to).model_copy(update=manifest)
+    (to / field_record.MANIFEST).write_text(m.model_dump_json())
     return to
 
 
@@ -312,7 +313,7 @@ def test_power_refuses_two_field_batches_and_names_a_path_without_runs(field_bat
 def test_a_reference_that_is_not_a_candidate_stays_outside_the_family(field_batch, tmp_path):
     """bot:adp as the yardstick only: its pairs stay in the tables, marked, and m counts the candidates' pairs."""
     batch = _copy_batch(field_batch, tmp_path / "yardstick",
-                        candidates={a: d for a, d in field.read_manifest(field_batch).candidates.items()
+                        candidates={a: d for a, d in field_record.read_manifest(field_batch).candidates.items()
                                     if a != REFERENCE})
     loaded = field.load(batch)
     scores = field.duplicate_scores(field.seat_results(loaded.runs, loaded.manifest), loaded.manifest)
@@ -412,7 +413,7 @@ def test_a_hand_edited_seat_or_reference_is_refused(field_batch, tmp_path):
 
 
 def test_power_out_is_checked_before_the_work(field_batch, tmp_path):
-    for out, said in ((tmp_path, "is a folder"), (field_batch / field.MANIFEST / "p.csv", "is a file, not a folder")):
+    for out, said in ((tmp_path, "is a folder"), (field_batch / field_record.MANIFEST / "p.csv", "is a file, not a folder")):
         r = _cli(field_batch, "--out", out)
         assert r.returncode == 2 and said in r.stderr and r.stdout == ""
         assert len(r.stderr.strip().splitlines()) == 1 and ".tmp" not in r.stderr

@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 import yaml
 
-from ffbench_lib.analysis import field
+from ffbench_lib.records import field as field_record
 from ffbench_lib.runs.batch import field_plan, load_batch, run_batch
 from ffbench_lib.config.league import ConfigError
 from ffbench_lib.runs.rundir import RunDir
@@ -57,8 +57,8 @@ def field_batch(tmp_path_factory, data_dir):
 def test_field_batch_writes_manifest_and_one_league_per_candidate_and_seed(field_batch):
     f, out, summary = field_batch
     assert summary["complete"] == 8 and summary["failed"] == [] and summary["design"] == "field"
-    manifest = field.Manifest.model_validate_json((out / field.MANIFEST).read_text())
-    assert manifest == field.Manifest(
+    manifest = field_record.Manifest.model_validate_json((out / field_record.MANIFEST).read_text())
+    assert manifest == field_record.Manifest(
         name="t", seat="VORP-1", reference="bot:vorp", reference_dir="runs/reference", seeds=[0, 1],
         candidates={"bot:adp": "runs/bot-adp", "bot:random": "runs/bot-random",
                     "bot:recent_form": "runs/bot-recent_form"})
@@ -67,10 +67,10 @@ def test_field_batch_writes_manifest_and_one_league_per_candidate_and_seed(field
     assert sorted(zip(runs["candidate"], runs["seed"])) == sorted(
         (c, s) for c in ("bot:adp", "bot:random", "bot:recent_form", "reference") for s in (0, 1))
     dirs = [out / d / f"seed-{s}" for d in [*manifest.candidates.values(), manifest.reference_dir] for s in (0, 1)]
-    assert all(RunDir(d).meta()["status"] == "complete" for d in dirs)
+    assert all(RunDir(d).meta().status == "complete" for d in dirs)
     assert (out / "configs" / "bot-adp" / "seed-0.yaml").is_file()
     assert (out / "notebooks" / "reference" / "seed-1.ipynb").is_file()
-    found = field.find_manifest([dirs[0]])
+    found = field_record.find_manifest([dirs[0]])
     assert found is not None and found[0] == manifest and found[1] == out.resolve()
 
 
@@ -102,14 +102,14 @@ def test_field_leagues_of_a_seed_share_schedule_draft_order_and_opponents(field_
 def test_field_rerun_skips_complete_runs(field_batch, data_dir, monkeypatch):
     f, out, _ = field_batch
     monkeypatch.setenv("FFBENCH_DATA_DIR", str(data_dir))
-    manifest = (out / field.MANIFEST).read_text()
+    manifest = (out / field_record.MANIFEST).read_text()
     before = (out / "runs" / "bot-adp" / "seed-0" / "run.json").stat().st_mtime_ns
     summary = run_batch(f, progress=False)
     assert summary["complete"] == 8
     runs = pd.read_csv(out / "batch_runs.csv")
     assert runs["skipped"].all() and (runs["seconds"] == 0).all()
     assert (out / "runs" / "bot-adp" / "seed-0" / "run.json").stat().st_mtime_ns == before
-    assert (out / field.MANIFEST).read_text() == manifest
+    assert (out / field_record.MANIFEST).read_text() == manifest
 
 
 @pytest.mark.slow
@@ -170,7 +170,7 @@ def test_corrupt_manifest_is_named_and_rewritten_once_deleted(field_batch, data_
     rewrites it from the spec and reuses the runs (their configs match)."""
     f, out, _ = field_batch
     monkeypatch.setenv("FFBENCH_DATA_DIR", str(data_dir))
-    manifest = out / field.MANIFEST
+    manifest = out / field_record.MANIFEST
     good = manifest.read_text()
     try:
         manifest.write_text(text)
@@ -192,7 +192,7 @@ def test_reference_among_candidates_reuses_their_runs(tmp_path, data_dir, monkey
     f = field_spec(tmp_path, reference=BOTS["adp"], candidates=[BOTS["random"], BOTS["adp"]])
     summary = run_batch(f, progress=False)
     assert summary["complete"] == 4 and summary["runs"] == 4
-    manifest = json.loads((tmp_path / "batch" / field.MANIFEST).read_text())
+    manifest = json.loads((tmp_path / "batch" / field_record.MANIFEST).read_text())
     assert manifest["reference"] == "bot:adp" and manifest["reference_dir"] == "runs/bot-adp"
     assert list(manifest["candidates"]) == ["bot:random", "bot:adp"]  # the spec's order (Manifest), not sorted
     assert not (tmp_path / "batch" / "runs" / "reference").exists()

@@ -7,7 +7,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from ffbench_lib.analysis import metrics, stats
+from ffbench_lib.analysis import metrics
+from ffbench_lib.core import stats
 from ffbench_lib.present import plots
 from ffbench_lib.config.league import LLMSettings, Roster
 from ffbench_lib.runs.rundir import table_frame

@@ -62,7 +62,7 @@ def test_draft_belongs_to_the_drafting_model_and_the_season_to_the_season_model(
     draft_decisions = [d for d in rd.decisions() if d["decision"] in ("draft_pick", "draft_shortlist")
                        and d["team"] == team]
     assert draft_decisions and {d["agent"] for d in draft_decisions} == {"llm:anthropic/claude-opus-4.1"}
-    assert rd.meta()["checks"]["draft_agents"][team] == "llm:anthropic/claude-opus-4.1"
+    assert rd.meta().checks["draft_agents"][team] == "llm:anthropic/claude-opus-4.1"
     data = metrics.load_runs(two_runs / LATEST)
     dq = metrics.draft_quality(data)
     row = dq[dq["team"] == team].iloc[0]
@@ -86,7 +86,7 @@ def test_projections_joined_by_player_id_never_zero(two_runs):
     injury = RunDir(two_runs / INJURY)
     missing = injury.table("draft_picks")
     missing = sorted(missing.loc[missing["proj_points"].isna(), "player_name"])
-    assert missing and injury.meta()["checks"]["drafted_without_projection"] == missing
+    assert missing and injury.meta().checks["drafted_without_projection"] == missing
     ds = metrics.draft_summary(metrics.load_runs(two_runs / INJURY))
     team = ds[ds["unprojected"] > 0].iloc[0]
     assert not math.isnan(team["proj_points"])  # the sum of the projected players, the others counted apart
@@ -108,7 +108,7 @@ def test_trade_sides_made_by_the_old_engine_are_not_the_models(two_runs):
     assert list(mine["made_by"]) == ["agent"]
     # every accepted trade's proposal step is in trade_steps, under the trade's own negotiation id
     assert set(data["trades"]["negotiation"]) <= set(steps.loc[steps["step"] == 1, "negotiation"])
-    assert RunDir(two_runs / LATEST).meta()["checks"]["trade_sides_not_the_models"] == int(
+    assert RunDir(two_runs / LATEST).meta().checks["trade_sides_not_the_models"] == int(
         (tv["made_by"] != "agent").sum())
 
 
@@ -185,7 +185,7 @@ def test_a_folder_that_is_not_a_recorded_run_is_refused(data_dir, tmp_path, caps
 def test_standings_the_weekly_results_do_not_reproduce_are_refused(data_dir, tmp_path, two_runs):
     # all five reference runs reproduce their final standings (checks.final_standings_match), so a mismatch
     # means the recorded run is not whole; a refused import leaves an earlier import in --out as it was
-    assert RunDir(two_runs / LATEST).meta()["checks"]["final_standings_match"] is True
+    assert RunDir(two_runs / LATEST).meta().checks["final_standings_match"] is True
     sim = _copy(data_dir, tmp_path)
     path = sim / "season_results" / "final_standings_2024.csv"
     final = pd.read_csv(path)
@@ -274,7 +274,7 @@ def test_a_season_the_data_lacks_is_refused_before_anything_is_written(data_dir,
 def test_an_unresolved_player_keeps_the_logged_position_in_every_table(two_runs):
     # "T.Jones" matches no 2024 player; the weekly results call him an RB, and so do the rosters and bench
     rd = RunDir(two_runs / INJURY)
-    assert "T.Jones" in rd.meta()["checks"]["unresolved_names"]
+    assert "T.Jones" in rd.meta().checks["unresolved_names"]
     for table in ("lineups", "bench", "rosters"):
         df = rd.table(table)
         assert set(df.loc[df["player_id"] == "ffb:T.Jones", "position"]) == {"RB"}, table

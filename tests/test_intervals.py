@@ -9,7 +9,8 @@ import pandas as pd
 import pytest
 from scipy import stats as sps
 
-from ffbench_lib.analysis import contamination, metrics, stats
+from ffbench_lib.analysis import contamination, metrics
+from ffbench_lib.core import stats
 from ffbench_lib.present import plots
 
 
@@ -210,7 +211,7 @@ def test_contamination_uses_the_one_rule_and_names_it():
     d = seeds.loc[seeds["agent"] == "llm:m", "points_diff"]
     row = changes.set_index("agent").loc["llm:m"]
     assert (row["ci_low"], row["ci_high"]) == pytest.approx(sps.ttest_1samp(d, 0).confidence_interval())
-    fig = contamination.figure(seeds, changes)
+    fig = plots.contamination_figure(seeds, changes)
     ax1, ax2 = fig.axes[:2]
     assert "mean over 6 seeds, 95% t-interval" in ax1.get_xlabel()
     legend = " ".join(t.get_text() for t in ax2.get_legend().get_texts())

@@ -5,7 +5,9 @@ import pytest
 
 from ffbench_lib.sport import scoring
 from ffbench_lib.config.league import ConfigError, dump_config, parse_config
-from ffbench_lib.data import DataError, get_source, schema
+from ffbench_lib.data import schema
+from ffbench_lib.data.base import DataError
+from ffbench_lib.data.sources import get_source
 from ffbench_lib.data.parity import REASONS, dst_parity, parity_summary
 from ffbench_lib.data.prepare import check_inputs, input_problems, prepare_season
 
@@ -117,7 +119,7 @@ def test_prepared_kickers_and_defenses(prepared_kd_2024):
     assert list(p.weekly.columns) == [*schema.weekly_columns(ALL), "fantasy_points"]
     pl = p.players.set_index("player_id")
     dst = pl[pl["position"] == "DST"]
-    assert len(dst) == 32 and set(dst["team"]) == schema.NFL_TEAMS and dst["in_draft_pool"].all()
+    assert len(dst) == 32 and set(dst["team"]) == schema.NFL.team_codes and dst["in_draft_pool"].all()
     assert (dst["prev_games"] == 17).all() and dst["bye_week"].notna().all()
     assert dst["rookie"].sum() == 0
     # ADP from FantasyPros where it lists them (D/ST rows are named by team), else NaN

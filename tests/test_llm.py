@@ -48,7 +48,7 @@ def test_full_llm_season_and_ledger(prepared_2024, tmp_path):
         state, _ = run_engine(league, prepared_2024, tmp_path / "run")
         requests = srv.requests
     run = RunDir(tmp_path / "run")
-    assert run.meta()["status"] == "complete"
+    assert run.meta().status == "complete"
     calls = run.llm_calls()
     assert len(calls) == requests > 400  # one ledger line per HTTP call, no faults here
     decisions = run.decisions()
@@ -79,7 +79,7 @@ def test_fault_season_accounts_for_every_fault_and_replays_from_cache(prepared_2
     assert sum(injected.values()) > 0.25 * requests and set(injected) == {
         "429", "500", "slow", "malformed", "prose", "fence", "hallucinated", "illegal", "empty", "truncated"}
     run = RunDir(tmp_path / "run")
-    assert run.meta()["status"] == "complete"
+    assert run.meta().status == "complete"
     calls = run.llm_calls()
     attempts = {a["id"]: a for c in calls for a in (c["attempts"] or [])}
     assert len(attempts) == sum(len(c["attempts"]) for c in calls) and len(received) == requests
@@ -117,7 +117,7 @@ def test_replay_only_miss_fails_clearly(prepared_2024, tmp_path, data_dir):
     league = llm_league("http://127.0.0.1:9/v1", tmp_path / "empty-cache", replay_only=True)
     with pytest.raises(ReplayMiss, match="replay_only: no recorded answer"):
         run_engine(league, prepared_2024, tmp_path / "run")
-    assert RunDir(tmp_path / "run").meta()["status"] == "failed"
+    assert RunDir(tmp_path / "run").meta().status == "failed"
     cfg = tmp_path / "replay.yaml"
     cfg.write_text(json.dumps(league.model_dump(mode="json")))
     r = subprocess.run([sys.executable, "-m", "ffbench_lib", "run", str(cfg), "--out", str(tmp_path / "cli"), "--quiet"],
@@ -162,12 +162,12 @@ def test_budget_stops_cleanly_and_resumes_identically(prepared_2024, tmp_path):
         limit = round(full_state.llm_cost_usd * 0.6, 6)
         capped = llm_league(srv.api_base, tmp_path / "cache-b", n_llm=4, weeks=6, budget_usd=limit)
         state, _ = run_engine(capped, prepared_2024, tmp_path / "capped")
-        meta = RunDir(tmp_path / "capped").meta()
+        meta = RunDir(tmp_path / "capped").meta().dump()
         assert meta["status"] == "stopped_budget" and meta["budget"]["spent_usd"] >= limit
         assert state.phase.startswith(("draft:", "drafted", "week:")) and state.phase != "week:6"  # a checkpoint
         more = llm_league(srv.api_base, tmp_path / "cache-b", n_llm=4, weeks=6, budget_usd=100)
         run_engine(more, prepared_2024, tmp_path / "capped", resume=True)
-    assert RunDir(tmp_path / "capped").meta()["status"] == "complete"
+    assert RunDir(tmp_path / "capped").meta().status == "complete"
     a, b = digests(tmp_path / "whole"), digests(tmp_path / "capped")
     for name in ("decisions.jsonl", "lineups.parquet", "standings.parquet", "draft_picks.parquet"):
         assert a[name] == b[name], name

@@ -48,7 +48,7 @@ def test_configuration_errors_stop_the_run(prepared_2024, tmp_path, fault, words
         assert srv.requests == 1  # not retried, not repaired: the first call stops the run
     assert "team 'M0' (openai/fake-model-0)" in str(err.value)
     run = RunDir(tmp_path / "run")
-    assert run.meta()["status"] == "failed"
+    assert run.meta().status == "failed"
     [line] = run.llm_calls()
     assert line["error"] and line["retries"] == 0 and len(line["attempts"]) == 1
     assert not list((tmp_path / "cache").rglob("*.json"))  # never cached: a fixed key must call again
@@ -66,7 +66,7 @@ def test_rejected_key_names_api_key_env_and_cli_exits_nonzero(prepared_2024, tmp
                                 "FFBENCH_CACHE_DIR": str(tmp_path / "prep")}, timeout=600)
     assert r.returncode != 0 and "Traceback" not in r.stderr
     assert "rejected the API key from FFBENCH_TEST_KEY" in r.stderr and "M0" in r.stderr
-    assert RunDir(tmp_path / "cli").meta()["status"] == "failed"
+    assert RunDir(tmp_path / "cli").meta().status == "failed"
 
 
 def test_fallback_rate_guard_stops_a_run_the_engine_played(prepared_2024, tmp_path):
@@ -75,7 +75,7 @@ def test_fallback_rate_guard_stops_a_run_the_engine_played(prepared_2024, tmp_pa
         with pytest.raises(FatalLLMError, match=r"repaired 20 of its 20 decisions .*max_fallback_rate 25%"):
             run_engine(league, prepared_2024, tmp_path / "run")
     run = RunDir(tmp_path / "run")
-    assert run.meta()["status"] == "failed"
+    assert run.meta().status == "failed"
     assert len(run.decisions()) >= 20 and run.file("llm_summary.parquet").exists()
 
 
@@ -86,7 +86,7 @@ def test_nested_and_huge_answers_are_invalid_bounded_and_logged(prepared_2024, t
         requests, injected = srv.requests, dict(srv.injected)
     assert injected["nested"] > 0 and injected["huge"] > 0
     run = RunDir(tmp_path / "run")
-    assert run.meta()["status"] == "complete"
+    assert run.meta().status == "complete"
     calls = run.llm_calls()
     assert len(calls) == requests  # every call has its ledger line, also the unreadable ones
     nested = [c for c in calls if c["problems"] and "nested more than" in c["problems"][0]]
@@ -126,7 +126,7 @@ def test_context_overflow_is_a_configuration_error(prepared_2024, tmp_path):
                                                 r"\([\d,]+ by litellm's estimate\).*window is 1,000 tokens.*Set "
                                                 r"max_prompt_tokens"):
             run_engine(league, prepared_2024, tmp_path / "run")
-    assert RunDir(tmp_path / "run").meta()["status"] == "failed"
+    assert RunDir(tmp_path / "run").meta().status == "failed"
 
 
 def test_prompt_budget_shortens_other_teams_tables(prepared_2024, tmp_path):
@@ -140,7 +140,7 @@ def test_prompt_budget_shortens_other_teams_tables(prepared_2024, tmp_path):
         run_engine(league, prepared_2024, tmp_path / "run")
         assert srv.injected["context"] == 0
     run = RunDir(tmp_path / "run")
-    assert run.meta()["status"] == "complete"
+    assert run.meta().status == "complete"
     calls = run.llm_calls()
     [propose] = [c for c in calls if c["decision"] == "propose_trade"]
     assert propose["trimmed"] and propose["prompt_tokens_estimated"] <= budget
@@ -261,7 +261,7 @@ def test_an_error_that_is_not_the_providers_stops_the_run(prepared_2024, tmp_pat
     assert msg.startswith("team 'M0' (openai/fake-model-0): the call could not be made (TypeError: ")
     assert "multiple values for keyword argument 'api_key'" in msg and "configuration error" in msg
     run = RunDir(tmp_path / "run")
-    assert run.meta()["status"] == "failed" and not [d for d in run.decisions() if d["team"] == "M0"]
+    assert run.meta().status == "failed" and not [d for d in run.decisions() if d["team"] == "M0"]
     [line] = run.llm_calls()
     assert line["error"].startswith("team 'M0'") and line["attempts"][0]["error"] == "TypeError"
     assert line["request_params"]["api_key"] == "***"
@@ -279,7 +279,7 @@ def test_transient_errors_are_still_retried_and_bad_answers_still_reasked(prepar
         injected = srv.injected
     assert injected["slow"] and injected["500"] + injected["429"] and injected["malformed"] + injected["empty"]
     run = RunDir(tmp_path / "run")
-    assert run.meta()["status"] == "complete"
+    assert run.meta().status == "complete"
     errors = {a["error"] for c in run.llm_calls() for a in c["attempts"] if a["error"]}
     expected = {"slow": "Timeout", "500": "InternalServerError", "429": "RateLimitError"}
     assert errors == {name for fault, name in expected.items() if injected.get(fault)}

@@ -51,7 +51,7 @@ def test_a_missing_key_stops_the_run_at_once_naming_team_model_and_variable(prep
     assert f"team 'M0' ({model})" in msg and "no API key" in msg and var in msg
     [call] = RunDir(tmp_path / "run").llm_calls()  # one call, one attempt: never retried as a server fault
     assert len(call["attempts"]) == 1 and call["retries"] == 0 and call["attempts"][0]["retried"] is False
-    assert RunDir(tmp_path / "run").meta()["status"] == "failed"
+    assert RunDir(tmp_path / "run").meta().status == "failed"
 
 
 def test_a_missing_key_through_the_cli_names_every_team_and_how_to_go_on(tmp_path, capsys):
@@ -243,7 +243,7 @@ def test_a_budget_is_kept_by_the_servers_own_count(prepared_2024, tmp_path):
         run_engine(league, prepared_2024, tmp_path / "run")
         assert srv.injected["context"] == 0
     run = RunDir(tmp_path / "run")
-    assert run.meta()["status"] == "complete"
+    assert run.meta().status == "complete"
     calls = run.llm_calls()
     [cal] = [c for c in calls if c.get("calibration", {}).get("ratio")]
     assert cal["decision"] == "token_calibration" and cal["calibration"]["ratio"] > 1.1

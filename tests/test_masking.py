@@ -19,7 +19,7 @@ from ffbench_lib.game.masking import PSEUDONYM, Masker, MaskingError, natural
 from ffbench_lib.game.rules.lineup import start_value
 from ffbench_lib.game.views import Firewall, canonical_json
 
-from engine_helpers import REPO, demo_league, run_engine, same_run
+from engine_helpers import REPO, ScriptedAgent, demo_league, run_engine, same_run
 from test_firewall import decisions, perturb
 
 NFL_TEAM_NAMES = (
@@ -236,6 +236,41 @@ def test_views_are_masked_by_value_and_answers_mapped_back(prepared_2024):
     late = next(p for p in fw.catalog.position if p not in m.players)  # first plays after the league's weeks?
     with pytest.raises(MaskingError, match="no pseudonym"):
         m.view({"players": [{"id": late}]})
+
+
+def test_the_masked_agent_wrapper_masks_readers_only_and_a_view_it_cannot_mask_stops_the_run(prepared_2024):
+    """MaskedAgent (agents.masked): a name reader sees pseudonyms and its answer maps back, a real id in it is a
+    problem of the answer; bots are not wrapped, nothing twice; a view that would leak raises out of the loop's
+    ask (the run stops) while the agent's own error is still a repaired answer."""
+    from ffbench_lib.agents.masked import MaskedAgent, masked as mask_seats
+    from ffbench_lib.game.loop import SeasonLoop
+
+    league = masked(demo_league(), "players")
+    loop = SeasonLoop(league, prepared_2024, {})
+    m = Masker(loop.fw, league)
+    rb, wr = loop.catalog.pool("RB")[0], loop.catalog.pool("WR")[0]
+
+    class Reader(ScriptedAgent):
+        masked_views = True
+
+    reader, bot_team = Reader("ADP-1", 1, {"set_lineup": lambda v: {"lineup": {"RB": [v["my_roster"][0]["id"]],
+                                                                               "WR": [wr]}}}), "VORP-1"
+    bots = build_agents(league, league.seed)
+    seats = mask_seats({**bots, "ADP-1": reader}, m)
+    assert isinstance(seats["ADP-1"], MaskedAgent) and seats[bot_team] is bots[bot_team]
+    assert seats["ADP-1"].agent_id == "scripted" and mask_seats(seats, m)["ADP-1"] is seats["ADP-1"]
+    loop.seats = seats
+    view = {"my_roster": [loop.fw.player_card(rb)]}
+    answer, problems = asyncio.run(loop.ask("ADP-1", "set_lineup", view))
+    assert reader.seen[-1][1]["my_roster"][0]["id"] == m.players[rb]  # it saw the pseudonym
+    assert answer["lineup"] == {"RB": [rb], "WR": ["unmasked:" + wr]}
+    assert len(problems) == 1 and "only pseudonyms are accepted" in problems[0]
+    late = next(p for p in loop.catalog.position if p not in m.players)
+    with pytest.raises(MaskingError, match="no pseudonym"):
+        asyncio.run(loop.ask("ADP-1", "set_lineup", {"players": [{"id": late}]}))
+    reader.script["set_lineup"] = lambda v: 1 / 0
+    assert asyncio.run(loop.ask("ADP-1", "set_lineup", view)) == (
+        None, ["agent error: ZeroDivisionError: division by zero"])
 
 
 def test_free_text_from_another_model_loses_real_names_and_teams(prepared_2024):

@@ -8,7 +8,7 @@ import pytest
 
 from ffbench_lib.analysis import metrics
 from ffbench_lib.runs.runner import SimulatedCrash
-from ffbench_lib.game.recorder import COLUMNS
+from ffbench_lib.records.tables import COLUMNS
 from ffbench_lib.game.rules import playoffs as po
 from ffbench_lib.runs.rundir import CheckpointError, RunDir
 from ffbench_lib.game.state import LeagueState, Record
@@ -113,7 +113,7 @@ def season(prepared_2024, tmp_path_factory):
 def test_a_season_with_playoffs_crowns_one_champion(season):
     state, out = season
     run = RunDir(out)
-    assert run.meta()["status"] == "complete" and state.phase == "week:17"
+    assert run.meta().status == "complete" and state.phase == "week:17"
     # regular season only in the records, standings and matchups
     st, m = run.table("standings"), run.table("matchups")
     assert set(st["week"]) == set(m["week"]) == set(range(1, 15)) and set(state.schedule) == {str(w) for w in range(1, 15)}

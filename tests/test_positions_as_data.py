@@ -1,5 +1,7 @@
 """Positions and slots are data: the league config's roster section is the only source of positions, slots,
-flex eligibility and caps (issue 11). No position literal remains in code outside config.py."""
+flex eligibility and caps (issue 11), and the sport module (``ffbench_lib/sport/``) the only one of the sport's
+facts (issue 26): no position, team code, player-id pattern or injury status is written in code outside it (team
+codes, ids and statuses also in the NFL data readers, which read source formats)."""
 import re
 import ast
 import io
@@ -11,15 +13,27 @@ import numpy as np
 import pytest
 import yaml
 
-from ffbench_lib.config.league import KNOWN_POSITIONS, ConfigError, League, Roster, dump_config, load_config, parse_config
+from ffbench_lib.config.league import ConfigError, League, Roster, dump_config, load_config, parse_config
 from ffbench_lib.game.rules.draft import legal_positions
 from ffbench_lib.game.rules.lineup import OUT_VALUE, best_lineup, legal_lineups, random_lineup, slot_counts, start_value, validate_and_repair
 from ffbench_lib.game.rules.roster import draft_pick_problem, unmet_starters
+from ffbench_lib.sport import SPORTS, sport
 
 REPO = Path(__file__).resolve().parents[1]
 PACKAGE = REPO / "ffbench_lib"
+KNOWN_POSITIONS = sport("nfl").positions
 #: today's positions plus the ones issue 12 adds: none may appear as a literal in code
 POSITION_WORDS = {*KNOWN_POSITIONS, "QB", "RB", "WR", "TE", "K", "DST"}
+#: the one home of every sport fact
+SPORT_DIR = PACKAGE / "sport"
+#: the NFL data readers: they read source formats (nflverse and SportsData.io team codes, gsis ids), so they may
+#: name team codes and ids; base.py holds the nflverse id crosswalk reader
+NFL_READERS = {PACKAGE / "data" / f for f in ("nflverse.py", "sportsdataio.py", "defense.py", "projection_files.py",
+                                             "schema.py", "base.py")}
+#: every sport's team codes and aliases and injury statuses (and a few more the tests know), exact as written
+TEAM_WORDS = {c for s in SPORTS.values() for c in (*s.teams, *s.team_aliases)} | {"KC", "SF", "LAR", "JAC"}
+STATUS_WORDS = {st for s in SPORTS.values() for st in s.injury_statuses} | {"Out", "Questionable", "Doubtful"}
+ID_PATTERNS = [s.player_id_pattern for s in SPORTS.values()] + [r"00-\d{7}"]
 TEAMS = [{"name": n, "agent": {"kind": "bot", "strategy": "adp"}} for n in ("a", "b")]
 
 
@@ -53,11 +67,52 @@ def test_the_literal_scanner_sees_code_not_prose():
     assert position_literals(src) == [(3, "'QB'"), (3, '"TE"'), (4, "DST"), (5, "WR")]
 
 
-def test_no_position_literal_outside_config():
-    """Positions come from the league's roster (or config.KNOWN_POSITIONS where no league exists)."""
+def sport_literals(source: str) -> list[tuple[int, str]]:
+    """(line, literal) of every string literal in code that is a team code or alias, an injury status, a player-id
+    pattern (as regex text) or a player id of that pattern (``"00-0000000"``). Comments, docstrings and f-strings
+    are not literals."""
+    docs = {(n.lineno, n.col_offset) for n in ast.walk(ast.parse(source))
+            if isinstance(n, ast.Expr) and isinstance(n.value, ast.Constant) and isinstance(n.value.value, str)}
+    out = []
+    for tok in tokenize.generate_tokens(io.StringIO(source).readline):
+        if tok.type != tokenize.STRING or tok.start in docs:
+            continue
+        try:
+            value = ast.literal_eval(tok.string)
+        except (ValueError, SyntaxError):
+            continue  # an f-string: not a plain literal
+        if isinstance(value, str) and (value in TEAM_WORDS or value in STATUS_WORDS or any(
+                pat in value or re.search(pat, value) for pat in ID_PATTERNS)):
+            out.append((tok.start[0], tok.string))
+    return out
+
+
+def test_the_sport_literal_scanner_sees_code_not_prose():
+    src = ('"""A docstring naming KC, Out and 00-0033873."""\n'
+           "# a comment: 'SF' 'Out'\n"
+           "x = ('KC', \"Out\", 'Kansas City')\n"
+           "y = re.compile(r'00-\\d{7}|sdio:\\d+')\n"
+           "z = '00-0000000' + f'{team}'\n")
+    assert sport_literals(src) == [(3, "'KC'"), (3, '"Out"'), (4, "r'00-\\d{7}|sdio:\\d+'"), (5, "'00-0000000'")]
+
+
+def test_no_sport_fact_literal_outside_the_sport_module():
+    """Team codes, player-id patterns and injury statuses come from the sport (``league.sport_spec`` or
+    ``sport("nfl")``); only the sport module and the NFL data readers (source formats) name them."""
     found = []
     for path in sorted(PACKAGE.rglob("*.py")):
-        if path == PACKAGE / "config.py":
+        if path.is_relative_to(SPORT_DIR) or path in NFL_READERS:
+            continue
+        for line, tok in sport_literals(path.read_text(encoding="utf-8")):
+            found.append(f"{path.relative_to(REPO)}:{line}: {tok}")
+    assert not found, "sport facts in code (read them from the Sport spec):\n" + "\n".join(found)
+
+
+def test_no_position_literal_outside_the_sport_module():
+    """Positions come from the league's roster (or the sport's ``positions`` where no league exists)."""
+    found = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        if path.is_relative_to(SPORT_DIR):
             continue
         for line, tok in position_literals(path.read_text(encoding="utf-8")):
             found.append(f"{path.relative_to(REPO)}:{line}: {tok}")
@@ -102,7 +157,7 @@ def test_dump_config_is_flat_for_every_params_file():
 
 
 def test_config_differences_names_a_changed_slot():
-    from ffbench_lib.runs.runner import config_differences
+    from ffbench_lib.config.diff import config_differences
 
     a = parse_config({"teams": TEAMS})
     b = parse_config({"teams": TEAMS, "roster": {"WR": 3}})
@@ -123,7 +178,7 @@ def problems(roster: dict) -> list[str]:
      "roster: superflex_positions must include every flex position (SUPERFLEX is the wider slot)"),
     ({"SUPERFLEX": 1, "superflex_positions": ["QB", "K"]},
      "roster.superflex_positions[1]: 'K' is not a position of this league; the league's positions are QB, RB, WR, TE"),
-    ({"qb": 1}, "roster.qb: unknown key (check the spelling against the config reference in README.md)"),
+    ({"qb": 1}, "roster.qb: unknown key (check the spelling against the config reference in docs/configuration.md)"),
     ({"slots": {"QB": 1}}, "roster.slots: unknown key; give each position's starting slots as its own key"),
     ({"QB": 9}, "roster.QB: Input should be less than or equal to 3 (got 9)"),
     ({"WR": -1}, "roster.WR: Input should be greater than or equal to 0 (got -1)"),

@@ -6,9 +6,10 @@ import pandas as pd
 import pytest
 from scipy import stats
 
+from ffbench_lib.records import field as field_record
 from ffbench_lib.analysis import field
 from ffbench_lib.analysis.power import cost_per_seed, seeds_range
-from ffbench_lib.analysis.stats import power, seeds_needed
+from ffbench_lib.core.stats import power, seeds_needed
 
 SIMS = 4000
 
@@ -68,8 +69,8 @@ def _full_league_diffs(rng, n):
     return strong - weak
 
 
-MANIFEST = field.Manifest(name="synthetic", seat="Seat", reference="bot:ref", reference_dir="runs/bot-ref",
-                          candidates={a: field.candidate_dir(a) for a in SKILL}, seeds=list(range(200)))
+MANIFEST = field_record.Manifest(name="synthetic", seat="Seat", reference="bot:ref", reference_dir="runs/bot-ref",
+                          candidates={a: field_record.candidate_dir(a) for a in SKILL}, seeds=list(range(200)))
 
 
 def test_field_mode_needs_fewer_seeds_than_a_full_league():

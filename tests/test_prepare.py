@@ -6,7 +6,8 @@ import pandas as pd
 import pytest
 
 from ffbench_lib.sport import scoring
-from ffbench_lib.data import get_source, schema
+from ffbench_lib.data import schema
+from ffbench_lib.data.sources import get_source
 from ffbench_lib.data.download import download, parse_seasons
 from ffbench_lib.data.nflverse import NflverseDir
 from ffbench_lib.data.prepare import TABLES, load_prepared, prepare_season

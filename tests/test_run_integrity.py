@@ -18,7 +18,8 @@ import yaml
 from ffbench_lib.config.league import load_config
 from ffbench_lib.runs.runner import Engine, ResumeMismatch, SimulatedCrash
 from ffbench_lib.runs.rundir import CheckpointError, RunDir, RunLocked, exclusive
-from ffbench_lib.runs.season import run_season, run_sync
+from ffbench_lib.core.aio import run_sync
+from ffbench_lib.runs.season import run_season
 from ffbench_lib.game.state import LeagueState
 from ffbench_lib.testing.fake_openai import FakeOpenAIServer
 
@@ -185,12 +186,12 @@ def test_fallback_guard_counts_across_a_resume(prepared_2024, tmp_path):
 
     with pytest.raises(FatalLLMError, match="ADP-1"):
         run_engine(league, prepared_2024, tmp_path / "whole", agents=agents())
-    stopped = RunDir(tmp_path / "whole").meta()["phase"]
+    stopped = RunDir(tmp_path / "whole").meta().phase
     with pytest.raises(SimulatedCrash):
         run_engine(league, prepared_2024, tmp_path / "run", agents=agents(), crash_after="week:3")
     with pytest.raises(FatalLLMError, match="ADP-1"):
         run_engine(league, prepared_2024, tmp_path / "run", agents=agents(), resume=True)
-    assert RunDir(tmp_path / "run").meta()["phase"] == stopped != "week:14"
+    assert RunDir(tmp_path / "run").meta().phase == stopped != "week:14"
     assert digests(tmp_path / "whole")["decisions.jsonl"] == digests(tmp_path / "run")["decisions.jsonl"]
 
 
@@ -372,7 +373,7 @@ def test_resume_may_raise_the_budget_and_records_it(prepared_2024, tmp_path):
     raised = tmp_path / "raised.yaml"
     raised.write_text(yaml.safe_dump(league_dict(seed=3, weeks=3, budget_usd=5.0)))
     run_engine(load_config(raised), prepared_2024, tmp_path / "run", resume=True)
-    meta = RunDir(tmp_path / "run").meta()
+    meta = RunDir(tmp_path / "run").meta().dump()
     assert meta["status"] == "complete" and meta["budget"] == {"limit_usd": 5.0, "spent_usd": 0.0}
     assert meta["resumes"] == [{"from_status": "running", "from_phase": "week:1",
                                 "changes": {"llm.budget_usd": [None, 5.0]}}]
@@ -480,7 +481,7 @@ def test_budget_stops_inside_the_draft_and_resumes_identically(prepared_2024, tm
                                    tmp_path / "c1")
         r = cli(cli_env, "run", capped, "--out", tmp_path / "run", "--quiet")
         assert r.returncode == 3, r.stderr
-        meta = RunDir(tmp_path / "run").meta()
+        meta = RunDir(tmp_path / "run").meta().dump()
         assert meta["status"] == "stopped_budget" and meta["phase"].startswith("draft:"), meta
         assert limit <= meta["budget"]["spent_usd"] < limit + round_cost + 1e-9
         assert meta["budget"]["limit_usd"] == limit
@@ -488,7 +489,7 @@ def test_budget_stops_inside_the_draft_and_resumes_identically(prepared_2024, tm
         more = write_league_dict(tmp_path / "more.yaml", {**d, "llm": {**d["llm"], "budget_usd": 100.0}},
                                  tmp_path / "c1")
         run_engine(load_config(more), prepared_2024, tmp_path / "run", resume=True)
-    meta = RunDir(tmp_path / "run").meta()
+    meta = RunDir(tmp_path / "run").meta().dump()
     assert meta["status"] == "complete" and meta["budget"]["limit_usd"] == 100.0
     assert meta["resumes"][0]["changes"] == {"llm.budget_usd": [limit, 100.0]}
     assert yaml.safe_load((tmp_path / "run" / "config.yaml").read_text())["llm"]["budget_usd"] == 100.0
@@ -537,9 +538,10 @@ def test_guard_settings_may_change_on_resume_and_count_decisions_only():
     """The guard's settings only decide whether to stop, like the budget: a resume may change them (the guard's
     own message suggests it). Superseded proposals and on-deck re-asks are not decisions for any fallback rate."""
     from ffbench_lib.config.league import parse_config
-    from ffbench_lib.runs.runner import config_differences
+    from ffbench_lib.config.diff import config_differences
     from ffbench_lib.llm import FatalLLMError
-    from ffbench_lib.llm.guard import FallbackGuard, is_decision
+    from ffbench_lib.records.decision import is_decision
+    from ffbench_lib.runs.guard import FallbackGuard
 
     stored = league_dict(seed=1)
     raised = parse_config(league_dict(seed=1, max_fallback_rate=0.9, fallback_min_decisions=40))

@@ -8,6 +8,7 @@ import shutil
 import pytest
 
 from engine_helpers import demo_league, run_engine
+from ffbench_lib.records import field as field_record
 from ffbench_lib.analysis import field, metrics
 
 
@@ -25,7 +26,7 @@ def test_batch_folder_and_field_batch_folder_expand_to_their_runs(two_runs, tmp_
     assert [p.name for p in metrics.expand_paths(batch)] == ["seed-0", "seed-1"]
     fb = tmp_path / "fieldbatch"  # out/runs/<candidate>/seed-N
     shutil.copytree(two_runs, fb / "runs" / "bot-vorp")
-    (fb / field.MANIFEST).write_text(field.Manifest(
+    (fb / field_record.MANIFEST).write_text(field.Manifest(
         name="f", seat="VORP-1", reference="bot:vorp", reference_dir="runs/bot-vorp",
         candidates={"bot:vorp": "runs/bot-vorp"}, seeds=[0, 1]).model_dump_json())
     assert [p.parent.name + "/" + p.name for p in metrics.expand_paths(fb)] == ["bot-vorp/seed-0", "bot-vorp/seed-1"]
@@ -48,7 +49,7 @@ def test_a_path_without_runs_is_named_even_beside_good_ones(two_runs, tmp_path):
 def test_runs_a_field_batch_no_longer_lists_are_left_out_and_named(two_runs, tmp_path):
     fb = tmp_path / "fieldbatch"
     shutil.copytree(two_runs, fb / "runs" / "bot-vorp")
-    (fb / field.MANIFEST).write_text(json.dumps({
+    (fb / field_record.MANIFEST).write_text(json.dumps({
         "name": "f", "seat": "VORP-1", "reference": "bot:vorp", "reference_dir": "runs/bot-vorp",
         "candidates": {"bot:vorp": "runs/bot-vorp"}, "seeds": [0]}))
     with pytest.warns(UserWarning, match=r"1 run\(s\) excluded \(1 not in its field.json\): bot-vorp/seed-1"):

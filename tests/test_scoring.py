@@ -3,7 +3,8 @@ import pandas as pd
 import pytest
 
 from ffbench_lib.sport import scoring
-from ffbench_lib.data import get_source, schema
+from ffbench_lib.data import schema
+from ffbench_lib.data.sources import get_source
 
 
 @pytest.mark.parametrize("season", [2021, 2022, 2023, 2024])

@@ -75,7 +75,7 @@ def demo_2025(data_dir, tmp_path_factory):
 
 def test_demo_league_plays_the_2025_season_through_the_cli(demo_2025):
     run = demo_2025["run"]
-    meta = run.meta()
+    meta = run.meta().dump()
     assert meta["status"] == "complete" and meta["season"] == 2025
     st = run.table("standings")
     assert sorted(st["week"].unique()) == list(range(1, 18))
@@ -235,13 +235,13 @@ def test_knowledge_cutoff_after_the_season_warns_in_run_and_run_json(llm_runs):
     for text in ("openai/fake-model", "knowledge_cutoff 2026-02", "2025 season ended 2026-01-04",
                  "lists no 2025 playoff games", "information.masking", "ffbench probe"):
         assert text in w, w
-    [entry] = r["run"].meta()["knowledge_cutoffs"]
+    [entry] = r["run"].meta().dump()["knowledge_cutoffs"]
     assert entry["may_know_results"] is True and entry["warning"].startswith("warning: model openai/fake-model")
     assert (entry["knowledge_cutoff"], entry["season_end"], entry["teams"]) == ("2026-02", "2026-01-04", ["LLM"])
     # an earlier cutoff: nothing printed, but run.json records the comparison
     old = llm_runs[2024]
     assert "warning" not in old["stderr"]
-    [entry] = old["run"].meta()["knowledge_cutoffs"]
+    [entry] = old["run"].meta().dump()["knowledge_cutoffs"]
     assert entry["may_know_results"] is False and entry["warning"] is None
     assert (entry["knowledge_cutoff"], entry["season_end"]) == ("2024-06", "2025-02-09")
 

@@ -14,7 +14,7 @@ import pyarrow.parquet as pq
 import pytest
 import yaml
 
-from ffbench_lib.core import secrets
+from ffbench_lib.core import atomic, secrets
 from ffbench_lib.core.atomic import write_csv, write_json, write_parquet, write_text
 from ffbench_lib.runs.notebooks import execute
 from ffbench_lib.runs.rundir import RunDir
@@ -98,7 +98,7 @@ def test_canary_keys_never_written_or_printed(canary_env, data_dir, tmp_path, ca
                            {"config": str(nb_cfg), "seed": 2, "out": str(tmp_path / "nbrun"), "progress": False},
                            timeout_s=600)
         assert srv.injected["500"] > 0 and srv.injected["canary_in_prompt"] == 0
-    assert run.meta()["status"] == "complete" and RunDir(tmp_path / "nbrun").meta()["status"] == "complete"
+    assert run.meta().status == "complete" and RunDir(tmp_path / "nbrun").meta().status == "complete"
     # the keys really were echoed (and masked) in answers, error bodies, the tables and the cache
     steps = run.table("trade_steps")
     assert steps["rationale"].str.contains("request auth: Bearer ***", regex=False).any()
@@ -179,7 +179,7 @@ def test_executed_notebook_file_is_scrubbed(tmp_path, monkeypatch):
                                                            "traceback": [f"Bearer {value}\u00e9"]}]}]}
         path = tmp_path / "out.ipynb"
         path.write_text(json.dumps(nb, ensure_ascii=False, indent=1))
-        secrets.scrub_file(path)
+        atomic.scrub_file(path)
         back = json.loads(path.read_text())
         assert value not in path.read_text() and back["cells"][0]["outputs"][0]["evalue"] == "401 ***"
     finally:
@@ -212,7 +212,7 @@ def test_credentials_in_extra_that_slip_past_validation_are_never_written(prepar
             secrets._REGISTERED.difference_update({header, body})
     assert any(body in s for s in seen)  # the arguments were really used
     run = RunDir(tmp_path / "run")
-    assert run.meta()["status"] == "complete"
+    assert run.meta().status == "complete"
     calls = run.llm_calls()
     assert calls and all(c["request_params"]["extra_headers"] == {"X-Api-Token": "***"} and
                          c["request_params"]["extra_body"] == {"user": "***"} for c in calls)

@@ -1,4 +1,4 @@
-"""The environment variables ffbench reads: declared once, read afresh, bad values named, all in the README."""
+"""The environment variables ffbench reads: declared once, read afresh, bad values named, all in the docs."""
 from __future__ import annotations
 
 import re
@@ -32,10 +32,11 @@ def test_only_settings_reads_the_environment_for_ffbench_variables():
     assert offenders == [], "read these through ffbench_lib.core.settings.settings(): " + ", ".join(offenders)
 
 
-def test_readme_lists_every_variable():
-    readme = (REPO / "README.md").read_text()
-    missing = [v for v in sorted(DECLARED) if not re.search(rf"^\| `{v}` \|", readme, re.M)]
-    assert missing == [], f"README.md has no table row for {missing}; paste `python -m ffbench_lib.core.settings`"
+def test_the_docs_list_every_variable():
+    reference = (REPO / "docs" / "configuration.md").read_text()
+    missing = [v for v in sorted(DECLARED) if not re.search(rf"^\| `{v}` \|", reference, re.M)]
+    assert missing == [], (f"docs/configuration.md has no table row for {missing}; regenerate it: "
+                           "python -m ffbench_lib.config.reference > docs/configuration.md")
 
 
 def test_the_table_has_one_row_per_variable_with_its_description():

@@ -12,7 +12,8 @@ from ffbench_lib.present import plots
 from ffbench_lib.agents.prompts import messages
 from ffbench_lib.config.league import League, Roster
 from ffbench_lib.game.decisions import roster_from_rules
-from ffbench_lib.game.rules.lineup import best_lineup, legal_lineups, lineup_value, random_lineup, slot_counts, validate_and_repair
+from ffbench_lib.game.rules.lineup import best_lineup, legal_lineups, random_lineup, slot_counts, validate_and_repair
+from ffbench_lib.sport.lineup import lineup_value
 from ffbench_lib.game.rules.roster import draft_pick_problem, unmet_starters
 from ffbench_lib.runs.rundir import RunDir
 from ffbench_lib.testing.fake_openai import FakeOpenAIServer
@@ -194,7 +195,7 @@ def sf_season(prepared_2024, tmp_path_factory):
 def _legal_season(league, out):
     """Every week every team started a full legal lineup of its own players, all chosen by the bots."""
     run = RunDir(out)
-    assert run.meta()["status"] == "complete"
+    assert run.meta().status == "complete"
     lineups, rosters = run.table("lineups"), run.table("rosters")
     assert (lineups["decided_by"] == "agent").all() and lineups["player_id"].notna().all()
     held = rosters.groupby(["week", "team"])["player_id"].apply(set)
@@ -248,7 +249,7 @@ def test_llm_team_fills_superflex_against_the_fake_server(prepared_2024, tmp_pat
         d["llm"] = {"backoff_s": 0.01, "cache_dir": str(tmp_path / "cache")}
         run_engine(League.model_validate(d), prepared_2024, tmp_path / "run")
     run = RunDir(tmp_path / "run")
-    assert run.meta()["status"] == "complete"
+    assert run.meta().status == "complete"
     mine = [d for d in run.decisions() if d["team"] == "LLM" and d["decision"] == "set_lineup"]
     assert len(mine) == 3 and {d["decided_by"] for d in mine} == {"agent"}
     assert all(len(d["applied"]["SUPERFLEX"]) == 1 and d["applied"]["SUPERFLEX"][0] for d in mine)

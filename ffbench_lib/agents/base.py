@@ -1,8 +1,8 @@
 """The agent interface: one method, ``async decide(kind, view) -> answer``.
 
 ``kind`` names a decision type of :mod:`ffbench_lib.game.decisions` (its module documents the answer's shape and
-what is legal); ``view`` is the plain dict the engine built for it (:mod:`ffbench_lib.game.views`); the answer is a
-plain dict, with a free-text ``rationale``. An answer is a proposal, not an action: the engine judges it with
+what is legal); ``view`` is the plain dict the season loop built for it (:mod:`ffbench_lib.game.views`); the answer is a
+plain dict, with a free-text ``rationale``. An answer is a proposal, not an action: the loop judges it with
 the decision type's ``resolve`` and repairs or rejects it. A human seat, a bot and a model are all agents.
 """
 from __future__ import annotations
@@ -24,8 +24,9 @@ class Agent(ABC):
     """One team's manager. ``agent_id`` names the model or bot in every output (metrics key on it)."""
 
     agent_id: str = "agent"
-    #: Whether masked mode (``information.masking``) shows this agent pseudonyms instead of real players and teams:
-    #: every agent that reads names (a model, a human) must; bots, which decide by numbers alone, need not.
+    #: Whether masked mode (``information.masking``) shows this agent pseudonyms instead of real players and teams
+    #: (the run seats it behind :class:`ffbench_lib.agents.masked.MaskedAgent`): every agent that reads names (a
+    #: model, a human) must; bots, which decide by numbers alone, need not.
     masked_views: bool = True
 
     def __init__(self, team: str, seed: int):

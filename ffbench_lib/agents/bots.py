@@ -21,16 +21,24 @@ from typing import Callable
 
 import numpy as np
 
-from ffbench_lib.config.league import VORP_FLEX_SHARE, Roster, flex_slots
+from ffbench_lib.config.league import Roster, flex_slots
 from ffbench_lib.game.decisions import market_from_view as trade_market
 from ffbench_lib.game.decisions import roster_from_rules
 from ffbench_lib.game.rules.draft import legal_players
-from ffbench_lib.game.rules.lineup import best_lineup, lineup_value, random_lineup, start_value
+from ffbench_lib.game.rules.lineup import best_lineup, random_lineup, start_value
+from ffbench_lib.sport.lineup import lineup_value
 from ffbench_lib.game.rules.roster import unmet_starters
 from ffbench_lib.game.rules.trades import Offer, OfferSpace
 from ffbench_lib.game.decisions.waiver_claims import legal_swaps
 from ffbench_lib.game.decisions.ir_moves import OUT, IRMoves, ir_eligible, legal_moves
 from ffbench_lib.agents.base import Agent, Answer
+from ffbench_lib.sport import sport
+
+#: A bot default, not a rule (the sport's ``bot_flex_share``): the share of FLEX slots each position fills in a
+#: typical league, for the vorp bot's replacement levels; a flex position missing there (a superflex QB) counts
+#: as a major one.
+VORP_FLEX_SHARE = sport("nfl").bot_flex_share
+VORP_FLEX_SHARE_UNLISTED = sport("nfl").bot_flex_share_unlisted
 
 
 def roster_rules(view: dict) -> Roster:
@@ -272,13 +280,13 @@ class VORPBot(_Bot):
     @staticmethod
     def flex_shares(pos: str, rules: dict) -> dict[str, float]:
         """The share of each flex slot ``pos`` fills. FLEX: :data:`VORP_FLEX_SHARE` (an unlisted flex position:
-        0.45). A wider slot (SUPERFLEX) goes to the positions it adds over FLEX (the quarterback, a major flex
-        position there), split evenly; one that adds none is shared like FLEX."""
+        :data:`VORP_FLEX_SHARE_UNLISTED`). A wider slot (SUPERFLEX) goes to the positions it adds over FLEX (the
+        quarterback, a major flex position there), split evenly; one that adds none is shared like FLEX."""
         out = {}
         for slot, eligible in flex_slots(rules).items():
             added = [p for p in eligible if p not in rules["flex_positions"]]
             out[slot] = ((1 / len(added) if pos in added else 0.0) if added
-                         else VORP_FLEX_SHARE.get(pos, 0.45 if pos in eligible else 0.0))
+                         else VORP_FLEX_SHARE.get(pos, VORP_FLEX_SHARE_UNLISTED if pos in eligible else 0.0))
         return out
 
     def replacement(self, view: dict) -> dict[str, float]:

@@ -1,5 +1,6 @@
 """Agents for a league's teams, and their wiring to a run: LLM agents get the run's settings, replay cache,
-budget and ledger here, so the engine knows nothing of models, caches or providers."""
+budget and ledger here, so the engine knows nothing of models, caches or providers (masked mode wraps the
+agents that read names: :func:`ffbench_lib.agents.masked.masked`)."""
 from __future__ import annotations
 
 from dataclasses import dataclass

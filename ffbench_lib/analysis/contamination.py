@@ -19,21 +19,22 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
-import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
-import seaborn as sns
 import yaml
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import ValidationError
 from pydantic_core import to_jsonable_python
 from scipy import stats as sps
 
-from ffbench_lib.analysis import metrics, stats
+from ffbench_lib.analysis import metrics
+from ffbench_lib.core import stats
 from ffbench_lib.config.league import ConfigError, League, parse_config
-from ffbench_lib.runs.runner import config_differences
+from ffbench_lib.config.diff import config_differences
 from ffbench_lib.analysis.metrics import Runs
-from ffbench_lib.present.plots import agent_palette, short
-from ffbench_lib.runs.rundir import RunDir
+from ffbench_lib.analysis.field_labels import short
+from ffbench_lib.records.load import RunFiles
+from ffbench_lib.records.probe import ProbeFile
+from ffbench_lib.records.run import RunMeta, RunMetaError
 
 #: config keys a masked twin may differ in besides the masking itself (a batch names its league after itself)
 IGNORED_KEYS = ("information.masking", "name")
@@ -62,7 +63,7 @@ class Paired:
     season: int
 
 
-def _side(runs, label: str) -> list[tuple[Path, dict, dict]]:
+def _side(runs, label: str) -> list[tuple[Path, RunMeta, dict]]:
     try:
         paths = metrics.expand_paths(runs)
     except FileNotFoundError as exc:
@@ -71,7 +72,10 @@ def _side(runs, label: str) -> list[tuple[Path, dict, dict]]:
         raise ContaminationError(f"{label}: {exc}{hint}") from None
     out = []
     for p in paths:
-        meta = RunDir(p).meta()
+        try:
+            meta = RunFiles(p).meta()
+        except RunMetaError as exc:
+            raise ContaminationError(f"{label}: {exc}") from None
         cfg_file = p / "config.yaml"
         cfg = yaml.safe_load(cfg_file.read_text(encoding="utf-8")) if cfg_file.exists() else None
         if not isinstance(cfg, dict):
@@ -121,13 +125,13 @@ def _masking(cfg: dict) -> str:
     return str((cfg.get("information") or {}).get("masking") or "off")
 
 
-def _check_complete(side: list[tuple[Path, dict, dict]], label: str) -> None:
+def _check_complete(side: list[tuple[Path, RunMeta, dict]], label: str) -> None:
     bad = []
     for p, meta, _ in side:
-        status = meta.get("status") or "unknown"
+        status = meta.status
         if status == "complete":
             continue
-        reason = str(meta.get("reason") or "no reason recorded")
+        reason = str(meta.reason or "no reason recorded")
         why = ("stopped by the fallback guard: its LLM team's decisions were mostly engine repairs"
                if "max_fallback_rate" in reason else f"{status}: {reason[:160]}")
         bad.append(f"{p} ({why})")
@@ -137,10 +141,10 @@ def _check_complete(side: list[tuple[Path, dict, dict]], label: str) -> None:
             "finish them (ffbench run --resume, or re-run the batch) or leave their seed out of both sides")
 
 
-def _by_seed(side: list[tuple[Path, dict, dict]], label: str) -> dict[int, tuple[Path, dict, dict]]:
-    out: dict[int, tuple[Path, dict, dict]] = {}
+def _by_seed(side: list[tuple[Path, RunMeta, dict]], label: str) -> dict[int, tuple[Path, RunMeta, dict]]:
+    out: dict[int, tuple[Path, RunMeta, dict]] = {}
     for item in side:
-        seed = item[1].get("seed")
+        seed = item[1].seed
         if seed in out:
             raise ContaminationError(f"{label}: seed {seed} appears twice ({out[seed][0]} and {item[0]}); give one "
                                      "run per seed on each side")
@@ -190,10 +194,10 @@ def load_pairs(unmasked, masked) -> Paired:
             raise ContaminationError(
                 f"seed {seed}: the configs of {up} and {mp} differ in more than the masking ({what}"
                 f"{' ...' if len(diff) > 3 else ''}); pair runs of one league (a batch and its twin with overrides)")
-        if umeta.get("data_fingerprint") != mmeta.get("data_fingerprint"):
+        if umeta.data_fingerprint != mmeta.data_fingerprint:
             raise ContaminationError(
                 f"seed {seed}: {up} and {mp} were played on different prepared data (data_fingerprint "
-                f"{umeta.get('data_fingerprint')} vs {mmeta.get('data_fingerprint')}); re-run one of them on the "
+                f"{umeta.data_fingerprint} vs {mmeta.data_fingerprint}); re-run one of them on the "
                 "other's data")
     seeds = sorted(u)
     with warnings.catch_warnings():  # nothing is excluded: every run was checked complete above
@@ -213,8 +217,8 @@ def load_pairs(unmasked, masked) -> Paired:
     ids = {side: dict(zip(d["meta"]["path"], d["meta"]["run_id"])) for side, d in (("u", data_u), ("m", data_m))}
     pairs = pd.DataFrame([{"seed": s, "unmasked_run_id": ids["u"][str(u[s][0])],
                            "masked_run_id": ids["m"][str(m[s][0])], "unmasked_path": str(u[s][0]),
-                           "masked_path": str(m[s][0]), "same_code": u[s][1].get("code_fingerprint") ==
-                           m[s][1].get("code_fingerprint")} for s in seeds])
+                           "masked_path": str(m[s][0]), "same_code": u[s][1].code_fingerprint ==
+                           m[s][1].code_fingerprint} for s in seeds])
     return Paired(data_u, data_m, pairs, modes[0], int(seasons[0]))
 
 
@@ -303,27 +307,6 @@ def rank_agreement(seeds: pd.DataFrame, value: str = "points") -> dict:
 
 
 # ------------------------------------------------------------------------------------------------ probe
-class ProbeModel(BaseModel):
-    model_config = ConfigDict(extra="allow")
-
-    model: str
-    agent_id: str
-    recall_advantage: float | None = None
-    ci_low: float | None = None
-    ci_high: float | None = None
-    n: int = 0
-    coverage: float | None = None
-    remembers: bool | None = None
-    verdict: str = ""
-
-
-class ProbeFile(BaseModel):
-    model_config = ConfigDict(extra="allow")
-
-    season: int
-    models: list[ProbeModel]
-
-
 PROBE_COLUMNS = ["agent", "probe_recall_advantage", "probe_ci_low", "probe_ci_high", "probe_n", "probe_remembers",
                  "probe_verdict"]
 
@@ -542,57 +525,6 @@ def _verdict(changes: pd.DataFrame, agreement: dict | None, value: str, min_seed
     return Verdict("cannot tell", head, reasons)
 
 
-# ------------------------------------------------------------------------------------------------ figure
-def figure(seeds: pd.DataFrame, changes: pd.DataFrame, value: str = "points",
-           tolerance: float = TOLERANCE) -> plt.Figure:
-    """Left: per agent, mean unmasked and masked ``value`` with 95% CIs (:func:`stats.mean_ci`, named). Right: the
-    paired change per
-    seed (dots), its mean with CI and the band of changes that do not matter (+-``tolerance`` of the unmasked
-    mean, as :func:`verdict` uses it); a model the probe says remembers the season is marked (probe: remembers)."""
-    long = pd.concat([seeds.assign(condition=c, v=seeds[f"{value}_{c}"]) for c in ("unmasked", "masked")])
-    ci = stats_by_condition(seeds, value)
-    order = list(changes["agent"])
-    remembers = set(changes.loc[changes.get("probe_remembers", pd.Series(dtype=object)).eq(True), "agent"]) \
-        if "probe_remembers" in changes else set()
-    labels = {a: short(a) + (" (probe: remembers)" if a in remembers else "") for a in order}
-    fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(12, max(3.5, 0.5 * len(order) + 1.8)), sharey=True)
-    colors = {"unmasked": "#4C72B0", "masked": "#C44E52"}
-    for i, cond in enumerate(("unmasked", "masked")):
-        c = ci[ci["condition"] == cond].set_index("agent").reindex(order)
-        y = np.arange(len(order)) + (i - 0.5) * 0.3
-        ax1.errorbar(c["mean"], y, xerr=[c["mean"] - c["ci_low"].fillna(c["mean"]),
-                                         c["ci_high"].fillna(c["mean"]) - c["mean"]],
-                     fmt="o", color=colors[cond], capsize=3, label=cond)
-    sns.stripplot(data=long.assign(label=long["agent"].map(labels)), x="v", y="label", hue="condition",
-                  order=[labels[a] for a in order], palette=colors, dodge=True, size=3, alpha=0.35, legend=False,
-                  ax=ax1)
-    n = int(changes["n"].max()) if len(changes) else 0
-    what = "season points (regular season)" if value == "points" else "win share"
-    ax1.set(xlabel=f"{what}: mean over {n} seeds, {stats.ci_label(ci['ci_method'])}", ylabel="",
-            title="Unmasked vs masked")
-    ax1.legend(frameon=False, loc="lower right")
-    palette = agent_palette(order)
-    sns.stripplot(data=seeds.assign(label=seeds["agent"].map(labels)), x=f"{value}_diff", y="label",
-                  order=[labels[a] for a in order], hue="agent", palette=palette, size=4, alpha=0.6, legend=False,
-                  ax=ax2)
-    c = changes.set_index("agent").reindex(order)
-    y = np.arange(len(order))
-    for yy, base in zip(y, c[f"{value}_unmasked"].abs() * tolerance):
-        ax2.fill_betweenx([yy - 0.35, yy + 0.35], -base, base, color="0.9", lw=0,
-                          label=f"within \u00b1{tolerance:.0%} of unmasked" if yy == 0 else None)
-    ax2.errorbar(c["mean_diff"], y, xerr=[c["mean_diff"] - c["ci_low"].fillna(c["mean_diff"]),
-                                          c["ci_high"].fillna(c["mean_diff"]) - c["mean_diff"]],
-                 fmt="D", color="0.15", capsize=4,
-                 label=f"mean change over {n} paired seeds, {stats.ci_label(changes['ci_method'])}")
-    ax2.axvline(0, color="0.5", lw=1, ls="--")
-    ax2.set(xlabel=f"masked - unmasked {what}, per seed (dots)", ylabel="",
-            title="Change under masking (left of 0: worse without real names)")
-    ax2.legend(frameon=False, fontsize=8, bbox_to_anchor=(0.5, -0.18), loc="upper center", ncol=2)
-    sns.despine(fig)
-    fig.tight_layout()
-    return fig
-
-
 def stats_by_condition(seeds: pd.DataFrame, value: str = "points") -> pd.DataFrame:
     """Mean and CI (:func:`stats.mean_ci`) of ``value`` per agent in each condition (the left panel of
     :func:`figure`)."""
@@ -626,5 +558,5 @@ def compare(unmasked, masked, probe: str | Path | None = None, value: str = "poi
 
 
 __all__ = ["ContaminationError", "Paired", "Verdict", "load_pairs", "per_seed", "paired_test", "paired_changes",
-           "is_bot", "rank_agreement", "load_probe", "with_probe", "verdict", "figure", "stats_by_condition", "compare",
+           "is_bot", "rank_agreement", "load_probe", "with_probe", "verdict", "stats_by_condition", "compare",
            "MIN_SEEDS", "TOLERANCE"]

@@ -3,12 +3,12 @@ bots on the same seeds (same schedule, draft slot and bot seeds), one candidate 
 its result minus the reference agent's in that seat on that seed (the duplicate-bridge idea), so schedule, slot and
 opponent luck cancel.
 
-A field batch (``design: field``, written by :mod:`ffbench_lib.runs.batch`) keeps :data:`MANIFEST` beside its runs:
-which team is the seat, which agent is the reference, and where each candidate's runs are.
+A field batch (``design: field``, written by :mod:`ffbench_lib.runs.batch`) keeps its manifest (``field.json``,
+:mod:`ffbench_lib.records.field`) beside its runs: which team is the seat, which agent is the reference, and where
+each candidate's runs are.
 """
 from __future__ import annotations
 
-import re
 from itertools import combinations
 from pathlib import Path
 from typing import NamedTuple
@@ -16,111 +16,11 @@ from typing import NamedTuple
 import numpy as np
 import pandas as pd
 
-from pydantic import BaseModel, ConfigDict, Field
-
-#: the field batch's manifest, in the batch's ``out`` folder
-MANIFEST = "field.json"
-#: the folder (under ``runs/``) of the reference's leagues when the reference is not also a candidate
-REFERENCE_DIR = "reference"
+from ffbench_lib.analysis import metrics
+from ffbench_lib.analysis.field_labels import is_field_agent
+from ffbench_lib.records.field import MANIFEST, Manifest, find_manifest, read_manifest, run_dirs
 
 
-class Manifest(BaseModel):
-    """What an analysis needs to score a field batch (``field.json``)."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    design: str = "field"
-    name: str
-    seat: str = Field(description="the base league's team whose agent each candidate replaces")
-    reference: str = Field(description="agent id of the reference (its result per seed is subtracted)")
-    reference_dir: str = Field(description="folder of the reference's runs, relative to the batch folder")
-    candidates: dict[str, str] = Field(description="candidate agent id -> folder of its runs (relative to the "
-                                                   "batch folder), in the spec's order")
-    seeds: list[int]
-
-
-def slug(agent_id: str) -> str:
-    """A folder name for an agent id (``bot:adp`` -> ``bot-adp``, ``llm:openai/gpt-5`` -> ``llm-openai-gpt-5``)."""
-    return re.sub(r"[^A-Za-z0-9._-]+", "-", agent_id).strip("-.") or "agent"
-
-
-def candidate_dir(agent_id: str) -> str:
-    """Where a candidate's runs live, relative to the batch folder: ``runs/<slug>``."""
-    return f"runs/{slug(agent_id)}"
-
-
-#: how tables name the agents of a field batch's baseline teams (every team but the seat): ``field:bot:adp``. The
-#: baseline bots are often the same bots as the candidates; under one name a candidate's 10 seat-seasons would be
-#: pooled with the 90 baseline seasons of its namesake (and 40 leagues of 10 seeds counted as 40 independent runs).
-FIELD_PREFIX = "field:"
-#: (table, team column, agent column) of every table that names a team's agent
-AGENT_COLUMNS = (("trades", "proposer", "proposer_agent"), ("trades", "receiver", "receiver_agent"),
-                 ("trade_steps", "actor", "agent"))
-
-
-def relabel(tables: dict[str, pd.DataFrame], seat: str) -> dict[str, pd.DataFrame]:
-    """One field run's tables with every team but the seat playing as ``field:<agent>`` (see
-    :data:`FIELD_PREFIX`); tables without agents are returned as they are."""
-    out = {}
-    special = {t for t, _, _ in AGENT_COLUMNS}
-    for name, df in tables.items():
-        pairs = [(tc, ac) for t, tc, ac in AGENT_COLUMNS if t == name] if name in special else [("team", "agent")]
-        df = df.copy() if any(tc in df.columns and ac in df.columns for tc, ac in pairs) else df
-        for tc, ac in pairs:
-            if tc in df.columns and ac in df.columns and len(df):
-                base = df[tc] != seat
-                df.loc[base, ac] = FIELD_PREFIX + df.loc[base, ac].astype(str)
-        out[name] = df
-    return out
-
-
-def is_field_agent(agent) -> bool:
-    """A field batch's baseline team (not a candidate): ``field:bot:adp``."""
-    return str(agent).startswith(FIELD_PREFIX)
-
-
-def manifest_of(run_dir: str | Path) -> tuple[Manifest, Path] | None:
-    """The field manifest of the batch this run belongs to (``out/runs/<cand>/seed-N``: ``out/field.json``) and
-    the batch folder; None for a run of no field batch."""
-    for up in Path(run_dir).resolve().parents[1:3]:
-        if (up / MANIFEST).is_file():
-            return read_manifest(up), up
-    return None
-
-
-def read_manifest(folder: str | Path) -> Manifest:
-    """The manifest in a field batch folder; a broken one is a ValueError naming the file (no traceback)."""
-    f = Path(folder) / MANIFEST
-    try:
-        return Manifest.model_validate_json(f.read_text(encoding="utf-8"))
-    except ValueError as exc:  # pydantic's ValidationError is a ValueError
-        raise ValueError(f"{f}: not a field manifest ({str(exc).splitlines()[0]}); delete {f} and re-run the "
-                         "batch (it rewrites it from the spec; the runs are kept)") from None
-
-
-def stray(manifest: Manifest, folder: Path, run_dir: str | Path, seed) -> str | None:
-    """Why a run under a field batch's folder is not one of its runs (a seed or candidate the spec no longer
-    lists, a folder of its own), or None."""
-    parent = Path(run_dir).resolve().parent
-    dirs = {(folder / d).resolve() for d in (*manifest.candidates.values(), manifest.reference_dir)}
-    if parent not in dirs:
-        return f"not a candidate's or the reference's folder in {folder / MANIFEST}"
-    if seed not in manifest.seeds:
-        return f"seed {seed} is not in {folder / MANIFEST} (a run of an earlier spec)"
-    return None
-
-
-def find_manifest(run_dirs: list[str | Path]) -> tuple[Manifest, Path] | None:
-    """The field manifest of these runs (:func:`manifest_of` of the first run that has one) and the batch folder
-    it is in; None when the runs are not a field batch's."""
-    for d in run_dirs:
-        found = manifest_of(d)
-        if found is not None:
-            return found
-    return None
-
-
-# ------------------------------------------------------------------------------------------------ analysis
 class FieldRuns(NamedTuple):
     """A field batch as loaded: its manifest, its folder and :func:`metrics.load_runs` of its runs."""
     manifest: Manifest
@@ -128,17 +28,9 @@ class FieldRuns(NamedTuple):
     runs: dict
 
 
-def run_dirs(manifest: Manifest, folder: str | Path) -> list[Path]:
-    """The run folders of a field batch that exist: every candidate's and the reference's, per seed."""
-    dirs = dict.fromkeys([*manifest.candidates.values(), manifest.reference_dir])
-    return [p for d in dirs for s in manifest.seeds if (p := Path(folder) / d / f"seed-{s}").is_dir()]
-
-
 def load(batch_dir_or_run_dirs) -> FieldRuns:
     """A field batch folder (with ``field.json``), or run folders of one: its manifest and runs (complete runs
     only; unfinished ones are listed in ``runs["excluded"]``). ValueError when these are not a field batch's."""
-    from ffbench_lib.analysis import metrics
-
     items = [batch_dir_or_run_dirs] if isinstance(batch_dir_or_run_dirs, (str, Path)) else list(batch_dir_or_run_dirs)
     if len(items) == 1 and (Path(items[0]) / MANIFEST).is_file():
         folder = Path(items[0])
@@ -177,8 +69,6 @@ def seat_results(runs: dict, manifest: Manifest, folder: str | Path | None = Non
     (False when the agent's decisions were mostly engine fallbacks, :func:`metrics.agent_info`) and its fallback
     shares. The agent is the seat team's agent in the run; a run
     whose seat is played by an agent that is not a candidate (nor the reference) is refused."""
-    from ffbench_lib.analysis import metrics
-
     check_manifest(manifest)
     if folder is None:  # the batch folder of these runs: the folder/agent agreement is always checked
         found = find_manifest(list(runs["meta"]["path"]))
@@ -388,7 +278,7 @@ def pairwise(scores: pd.DataFrame, value: str = "dup", alpha: float = 0.05, conf
     and do not count in Holm's m (``attrs["outside_family"]`` lists it)."""
     from scipy import stats as sps
 
-    from ffbench_lib.analysis.stats import holm
+    from ffbench_lib.core.stats import holm
 
     ranked = scores[scores["ranked"]] if "ranked" in scores else scores
     yardstick = set(ranked.loc[~ranked["candidate"].astype(bool), "agent"]) if "candidate" in ranked else set()

@@ -13,14 +13,17 @@ from typing import Iterable
 
 import numpy as np
 import pandas as pd
-import yaml
 
-from ffbench_lib.analysis import field
-from ffbench_lib.config.league import AUTOPILOT, FLEX_SLOTS, KNOWN_POSITIONS, LLMSettings, Roster
-from ffbench_lib.llm.guard import is_decision
+from ffbench_lib.analysis.field_labels import FIELD_PREFIX, is_field_agent, relabel
+from ffbench_lib.config.league import AUTOPILOT, FLEX_SLOTS, LLMSettings, Roster
+from ffbench_lib.sport import sport
 from ffbench_lib.core.paths import from_root, outputs_dir
-from ffbench_lib.game.rules.lineup import best_lineup, lineup_value
-from ffbench_lib.runs.rundir import TABLES, RunDir, table_frame
+from ffbench_lib.sport.lineup import best_lineup, lineup_value
+from ffbench_lib.records.decision import is_decision
+from ffbench_lib.records.field import manifest_of, stray
+from ffbench_lib.records.load import RunFiles
+from ffbench_lib.records.run import RunMeta, RunMetaError
+from ffbench_lib.records.tables import TABLES
 
 Runs = dict[str, pd.DataFrame]
 
@@ -94,8 +97,8 @@ def resolve_runs(runs: str | Path | Iterable[str | Path]) -> list[Path]:
 
 def _status(run_json: Path) -> str | None:
     try:
-        return json.loads(run_json.read_text()).get("status")
-    except (OSError, ValueError, AttributeError):
+        return RunMeta.read(run_json).status
+    except RunMetaError:
         return None
 
 
@@ -120,14 +123,13 @@ def load_runs(runs: str | Path | Iterable[str | Path], complete_only: bool = Tru
     batches: dict[str | None, Path] = {}
     paths = resolve_runs(runs)
     for path, label in zip(paths, run_labels(paths)):
-        rd = RunDir(path)
+        rd = RunFiles(path)
         meta = rd.meta()
-        if complete_only and meta.get("status") != "complete":
-            excluded.append({"path": str(path), "status": meta.get("status") or "unknown",
-                             "reason": meta.get("reason") or "not complete"})
+        if complete_only and meta.status != "complete":
+            excluded.append({"path": str(path), "status": meta.status, "reason": meta.reason or "not complete"})
             continue
-        in_field = field.manifest_of(path)  # a field batch's run: its baseline teams play as field:<agent>
-        why = field.stray(*in_field, path, meta.get("seed")) if in_field else None
+        in_field = manifest_of(path)  # a field batch's run: its baseline teams play as field:<agent>
+        why = stray(*in_field, path, meta.seed) if in_field else None
         if why:
             excluded.append({"path": str(path), "status": STRAY, "reason": why})
             continue
@@ -137,10 +139,10 @@ def load_runs(runs: str | Path | Iterable[str | Path], complete_only: bool = Tru
             raise ValueError(f"{pa} and {pb} are runs of {'the field batch ' + a if a else 'no field batch'} and "
                              f"{'the field batch ' + b if b else 'no field batch'}: analyse one field batch at a "
                              "time, apart from other runs")
-        run_id = f"{meta['run_id']}@{label}"
-        cfg = yaml.safe_load(rd.file("config.yaml").read_text())
-        metas.append({"run_id": run_id, "path": str(path), "seed": meta.get("seed"), "season": meta.get("season"),
-                      "weeks": cfg.get("weeks"), "imported_from": meta.get("imported_from"),
+        run_id = f"{meta.run_id}@{label}"
+        cfg = rd.config()
+        metas.append({"run_id": run_id, "path": str(path), "seed": meta.seed, "season": meta.season,
+                      "weeks": cfg.get("weeks"), "imported_from": meta.imported_from,
                       "roster": json.dumps(cfg.get("roster", {})),
                       # the bracket's rounds (None: no playoffs), so a run stopped mid-bracket crowns nobody
                       "playoff_rounds": len((cfg.get("playoffs") or {}).get("round_weeks") or []) or None
@@ -151,14 +153,13 @@ def load_runs(runs: str | Path | Iterable[str | Path], complete_only: bool = Tru
                       "field_reference": bool(in_field and in_field[0].reference not in in_field[0].candidates
                                               and Path(path).resolve().parent
                                               == (in_field[1] / in_field[0].reference_dir).resolve())})
-        one = {name: (pd.read_parquet(f) if (f := rd.file(f"{name}.parquet")).exists() else table_frame(name, []))
-               .assign(run_id=run_id, seed=meta.get("seed")) for name in TABLES}
+        one = {name: rd.table_or_empty(name).assign(run_id=run_id, seed=meta.seed) for name in TABLES}
         if rd.file("llm_summary.parquet").exists():
             one["llm_summary"] = pd.read_parquet(rd.file("llm_summary.parquet")).assign(run_id=run_id)
         dec = [{**{k: r.get(k) for k in ("week", "pick", "team", "agent", "decision", "decided_by", "applied")},
                 "on_deck": bool(r.get("on_deck")), "queue_dry": bool(r.get("queue_dry"))} for r in rd.decisions()]
         one["decisions"] = pd.DataFrame(dec).assign(run_id=run_id) if dec else pd.DataFrame()
-        for name, df in (field.relabel(one, in_field[0].seat) if in_field else one).items():
+        for name, df in (relabel(one, in_field[0].seat) if in_field else one).items():
             tables[name].append(df)
     excluded_df = pd.DataFrame(excluded, columns=["path", "status", "reason"])
     if not metas:
@@ -189,13 +190,13 @@ def describe_runs(runs: Runs) -> str:
 
 def is_bot(agent) -> bool:
     """A bot (``bot:adp``, or a field batch's baseline ``field:bot:adp``): free, and cannot remember a season."""
-    return str(agent).removeprefix(field.FIELD_PREFIX).startswith("bot:")
+    return str(agent).removeprefix(FIELD_PREFIX).startswith("bot:")
 
 
 def is_human(agent) -> bool:
     """A person's team (``human:<name>``, from notebooks/10_play): free like a bot, but a person may remember the
     season being replayed."""
-    return str(agent).removeprefix(field.FIELD_PREFIX).startswith("human:")
+    return str(agent).removeprefix(FIELD_PREFIX).startswith("human:")
 
 
 def autopilot_bot(agent) -> str | None:
@@ -221,7 +222,7 @@ def describe_sample(runs: Runs | Iterable) -> str:
         meta = runs["meta"]
         ref = meta["field_reference"].fillna(False).astype(bool) if "field_reference" in meta else False
         cand = set(runs["standings"].loc[runs["standings"]["run_id"].isin(meta.loc[~ref, "run_id"]), "agent"])
-        k = sum(not field.is_field_agent(a) for a in cand)
+        k = sum(not is_field_agent(a) for a in cand)
         seeds = meta["seed"].nunique()
         where = f"the {known[0]} season" if len(known) == 1 else f"seasons {', '.join(map(str, known))}"
         plus = " and the reference" if bool(getattr(ref, "any", lambda: False)()) else ""
@@ -371,7 +372,7 @@ def points_by_slot(runs: Runs) -> pd.DataFrame:
     out["points"] = out["points"].round(2)
     wide = out.pivot_table(index=["run_id", "team", "agent"], columns="slot", values="points").reset_index(
     ).rename_axis(columns=None)
-    order = [s for s in (*KNOWN_POSITIONS, *FLEX_SLOTS) if s in wide]  # display order, as the figure stacks them
+    order = [s for s in (*sport("nfl").positions, *FLEX_SLOTS) if s in wide]  # display order, as the figure stacks them
     return wide[["run_id", "team", "agent", *order, *(c for c in wide.columns[3:] if c not in order)]]
 
 
@@ -441,7 +442,7 @@ def start_sit(runs: Runs) -> pd.DataFrame:
         roster = _roster(runs, run_id)
         positions = dict(zip(g["player_id"], g["position"]))
         values = {p: float(pts.get((run_id, week, team, p), 0.0)) for p in positions}
-        best = lineup_value(best_lineup(positions, values, roster), values)
+        best = lineup_value(best_lineup(positions, values, roster.slot_counts(), roster.slot_positions()), values)
         actual = float(started.get((run_id, week, team), 0.0))
         rows.append({"run_id": run_id, "week": week, "team": team, "agent": g["agent"].iloc[0],
                      "optimal_points": round(best, 2), "started_points": round(actual, 2),

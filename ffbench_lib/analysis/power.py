@@ -19,7 +19,7 @@ import numpy as np
 import pandas as pd
 
 from ffbench_lib.analysis import metrics
-from ffbench_lib.analysis.stats import POWER_TEST, not_ranked, power, runs_needed_wilcoxon, seeds_needed, tests_note
+from ffbench_lib.core.stats import POWER_TEST, not_ranked, power, runs_needed_wilcoxon, seeds_needed, tests_note
 
 VALUES = ("points_for", "win_rate", "wins")
 #: how every table and report labels a full-league sd estimated from a field pilot

@@ -37,7 +37,7 @@ import pandas as pd
 from scipy import stats as sps
 
 from ffbench_lib.analysis import metrics
-from ffbench_lib.analysis.stats import ci_method
+from ffbench_lib.core.stats import ci_method
 
 #: virtual tied games between every pair of agents in a fit (the regularisation; see the module docstring)
 PRIOR_TIES = 1.0
@@ -335,7 +335,7 @@ def leaderboard(runs: metrics.Runs, confidence: float = 0.95, n_resamples: int =
     wherever the rank goes. ``attrs["note"]`` says in words what was ranked and what was left out.
     ``win_rate``: :func:`metrics.agent_win_rate` (games against other agents, a tie half a win) averaged over
     the agent's runs, the number the win-rate figure shows."""
-    from ffbench_lib.analysis.stats import not_ranked
+    from ffbench_lib.core.stats import not_ranked
 
     r = ratings(runs, confidence, n_resamples, seed)
     info = metrics.agent_info(runs)

@@ -16,16 +16,24 @@ from typing import Annotated, Any, Iterable, Literal, Union
 
 import yaml
 from pydantic import (AnyHttpUrl, BaseModel, BeforeValidator, ConfigDict, Field, Strict, StringConstraints, TypeAdapter, ValidationError,
+                      ValidationInfo,
                       field_validator, model_serializer, model_validator)
 from pydantic_core import PydanticCustomError
 
-from ffbench_lib.sport import scoring
+from ffbench_lib.core import yamlsafe
+from ffbench_lib.core.paths import find_data_dir
 from ffbench_lib.core.secrets import credential_paths
+from ffbench_lib.sport import SPORTS, Sport, scoring
+from ffbench_lib.sport import sport as get_sport
 
 BOT_STRATEGIES = ("random", "adp", "vorp", "recent_form")
 DATA_SOURCES = ("nflverse", "sportsdataio")
 PROJECTION_SOURCES = ("builtin", "sportsdataio", "fantasypros")
-SEASONS = (2021, 2022, 2023, 2024, 2025)
+#: The sport whose positions a :class:`Roster` validates and whose stat groups :class:`Scoring` keeps: a roster
+#: or scoring section is validated before (and without) its league, so both read the default sport; a second
+#: sport would pass the league's sport down (pydantic validation context).
+DEFAULT_SPORT = "nfl"
+_SPORT = get_sport(DEFAULT_SPORT)
 
 
 #: A model's knowledge cutoff as providers publish it: a month (``2024-06``) or a day (``2024-06-30``).
@@ -195,19 +203,6 @@ class Team(_Strict):
     agent: AgentSpec
 
 
-#: The stat groups (``scoring.GROUPS``) each position scores: a league's rules keep the groups of its positions.
-#: positions with a fixed number of players in any season: one team defense per NFL team
-POSITION_SUPPLY = {"DST": 32}
-POSITION_STAT_GROUPS = {"QB": ("offense",), "RB": ("offense",), "WR": ("offense",), "TE": ("offense",),
-                        "K": ("kicking",), "DST": ("defense",)}
-
-
-def stat_groups(positions) -> tuple[str, ...]:
-    """The stat groups of ``positions``, in ``scoring.GROUPS`` order."""
-    have = {g for p in positions for g in POSITION_STAT_GROUPS.get(p, ())}
-    return tuple(g for g in scoring.GROUPS if g in have)
-
-
 class Scoring(_Strict):
     """A preset, explicit per-unit weights over it, and tiered rules (``points_allowed: [[0, 10], ..., [null, -4]]``);
     see :mod:`ffbench_lib.sport.scoring`."""
@@ -245,46 +240,32 @@ class Scoring(_Strict):
     def resolved(self, positions: tuple[str, ...] | None = None) -> dict[str, float]:
         """Weights (None: the preset's offensive rules and every explicit weight, as before K/DST; else the
         preset's K/DST rules too, and only the stats of ``positions``)."""
-        return scoring.resolve_weights(self.preset, self.weights, None if positions is None else stat_groups(positions))
+        return scoring.resolve_weights(self.preset, self.weights,
+                                       None if positions is None else _SPORT.stat_groups(positions))
 
     def resolved_tiers(self, positions: tuple[str, ...] | None = None) -> dict[str, list]:
-        return scoring.resolve_tiers(self.preset, self.tiers, None if positions is None else stat_groups(positions))
+        return scoring.resolve_tiers(self.preset, self.tiers,
+                                     None if positions is None else _SPORT.stat_groups(positions))
 
 
-#: Positions a league may use, in display order (a league's slots, views and tables follow it). A position
-#: is in a league when its roster names it or has default slots below. K: kickers; DST: team defenses and
-#: special teams, one team-level player per NFL team (id ``DST:<team>``).
-KNOWN_POSITIONS = ("QB", "RB", "WR", "TE", "K", "DST")
-#: starting slots of a roster that does not name the position; these positions are in every league
-DEFAULT_SLOTS = {"QB": 1, "RB": 2, "WR": 2, "TE": 1}
-#: most starting slots per position (a sanity bound on hand-written configs)
-MAX_SLOTS = {"QB": 3, "RB": 4, "WR": 5, "TE": 3, "K": 2, "DST": 2}
-#: most players of a position one team may hold, when the roster gives no caps
-DEFAULT_CAPS = {"QB": 3, "RB": 6, "WR": 6, "TE": 3, "K": 2, "DST": 2}
-#: positions eligible for FLEX when the roster does not say
-DEFAULT_FLEX = ("RB", "WR", "TE")
-#: positions eligible for SUPERFLEX (a wider flex slot: FLEX's positions and the quarterback) when the roster does not say
-DEFAULT_SUPERFLEX = ("QB", "RB", "WR", "TE")
-#: the flex slots, narrow to wide, and the roster key naming the positions each takes (views' ``rules`` too)
+#: The positions, their default and most slots, default caps and flex eligibility are the sport's
+#: (:class:`ffbench_lib.sport.Sport`); a position is in a league when its roster names it or has default slots.
+#: The flex slots, narrow to wide, and the roster key naming the positions each takes (views' ``rules`` too).
 FLEX_SLOTS = {"FLEX": "flex_positions", "SUPERFLEX": "superflex_positions"}
 
 
 def flex_slots(rules: dict) -> dict[str, list[str]]:
     """The flex slots a view's ``rules`` have (narrow to wide) and the positions each takes."""
     return {slot: rules[key] for slot, key in FLEX_SLOTS.items() if rules["roster_slots"].get(slot)}
-#: position codes some sources use for a known position (fullbacks and halfbacks score as running backs)
-POSITION_ALIASES = {"FB": "RB", "HB": "RB"}
-#: per-game rookie prior when no earlier rookie class is available, by NFL draft-round bucket (first round,
-#: rounds 2-3, later or undrafted); see :func:`ffbench_lib.data.projections.rookie_prior`
-ROOKIE_FALLBACK_PPG = {"QB": (12.0, 6.0, 2.0), "RB": (10.0, 5.5, 2.5), "WR": (8.5, 5.0, 2.0), "TE": (5.0, 3.0, 1.0),
-                       "K": (6.0, 6.0, 5.0)}
+
+
 _NOT_POSITIONS = ("FLEX", "SUPERFLEX", "BENCH", "IR")
 
 
 @lru_cache(maxsize=None)
 def _slot_count(pos: str) -> TypeAdapter:
     """The validator of one position's starting slots (built once: bots build a Roster for every decision)."""
-    return TypeAdapter(Annotated[int, Strict(), Field(ge=0, le=MAX_SLOTS.get(pos))])
+    return TypeAdapter(Annotated[int, Strict(), Field(ge=0, le=_SPORT.max_slots.get(pos))])
 
 
 def _field_problem(field: str, problem: str) -> PydanticCustomError:
@@ -299,15 +280,15 @@ class Roster(_Strict):
     BENCH and IR is a position's starting slots. It is read into :attr:`slots` and dumped flat again, so config.yaml keeps
     its shape."""
 
-    slots: dict[str, Count] = Field(default_factory=lambda: dict(DEFAULT_SLOTS),
-                                  description="starting slots per position, in KNOWN_POSITIONS order")
+    slots: dict[str, Count] = Field(default_factory=lambda: dict(_SPORT.default_slots),
+                                  description="starting slots per position, in the sport's position order")
     FLEX: Count = Field(1, ge=0, le=3)
     SUPERFLEX: Count = Field(0, ge=0, le=2, description="slots any of superflex_positions may fill (filled after FLEX)")
     BENCH: Count = Field(5, ge=0, le=10)
     IR: Count = Field(0, ge=0, le=4, description="injured-reserve slots: a player ruled Out may be moved there, "
                       "freeing his roster spot; he cannot start from IR")
-    flex_positions: tuple[str, ...] = DEFAULT_FLEX
-    superflex_positions: tuple[str, ...] = DEFAULT_SUPERFLEX
+    flex_positions: tuple[str, ...] = _SPORT.flex_slots["FLEX"]
+    superflex_positions: tuple[str, ...] = _SPORT.flex_slots["SUPERFLEX"]
     caps: dict[str, Count] = Field(default_factory=dict, description="most players of a position one team may hold")
 
     @model_validator(mode="before")
@@ -321,20 +302,21 @@ class Roster(_Strict):
                                  "e.g. QB: 1")
         rest = {k: v for k, v in data.items() if not (isinstance(k, str) and k.isupper() and k not in _NOT_POSITIONS)}
         given = {k: v for k, v in data.items() if k not in rest}
+        known, defaults = _SPORT.positions, _SPORT.default_slots
         for pos, n in given.items():
-            if pos not in KNOWN_POSITIONS:
-                raise _field_problem(pos, f"unknown position; the positions are {', '.join(KNOWN_POSITIONS)} "
+            if pos not in known:
+                raise _field_problem(pos, f"unknown position; the positions are {', '.join(known)} "
                                      "(a roster also takes FLEX, BENCH, IR, flex_positions and caps)")
             try:
                 given[pos] = _slot_count(pos).validate_python(n)
             except ValidationError as exc:
                 err = exc.errors()[0]
                 raise _field_problem(pos, f"{err['msg']} (got {_short(n)})") from None
-        slots = {p: given.get(p, DEFAULT_SLOTS.get(p)) for p in KNOWN_POSITIONS if p in given or p in DEFAULT_SLOTS}
+        slots = {p: given.get(p, defaults.get(p)) for p in known if p in given or p in defaults}
         rest["slots"] = slots
-        rest.setdefault("caps", {p: DEFAULT_CAPS[p] for p in slots if p in DEFAULT_CAPS})
-        rest.setdefault("flex_positions", tuple(p for p in DEFAULT_FLEX if p in slots))
-        rest.setdefault("superflex_positions", tuple(p for p in DEFAULT_SUPERFLEX if p in slots))
+        rest.setdefault("caps", {p: _SPORT.default_caps[p] for p in slots if p in _SPORT.default_caps})
+        for slot, key in FLEX_SLOTS.items():
+            rest.setdefault(key, tuple(p for p in _SPORT.flex_slots[slot] if p in slots))
         return rest
 
     @model_serializer(mode="wrap")
@@ -416,7 +398,7 @@ class Roster(_Strict):
         flexible = {p for ps in self.flex_slots().values() for p in ps}
         for pos, need in self.slots.items():
             # a position a league opts into (K, DST) that could never start: drafted for nothing
-            if need == 0 and pos not in DEFAULT_SLOTS and pos not in flexible and self.caps.get(pos, 1) > 0:
+            if need == 0 and pos not in _SPORT.default_slots and pos not in flexible and self.caps.get(pos, 1) > 0:
                 raise _field_problem(pos, f"0 starting slots and no flex slot takes {pos}, so a {pos} could never "
                                      f"start; give it a slot, add it to a flex slot's positions, or set caps.{pos}: 0")
             cap = self.caps.get(pos, self.size)
@@ -463,12 +445,10 @@ class DataConfig(_Strict):
     def resolved_dir(self) -> Path:
         if self.dir is not None:
             return self.dir
-        from ffbench_lib.core.paths import find_data_dir
-
         found = find_data_dir()
         if found is None:
             raise ConfigError(["data.dir: not set and FFBENCH_DATA_DIR is empty; set one of them to the data "
-                               "directory (see README, 'Data')"])
+                               "directory (see docs/data.md)"])
         return found
 
 
@@ -502,11 +482,6 @@ class Draft(_Strict):
 class Trades(_Strict):
     weeks: list[Count] = Field(default_factory=lambda: [4, 7, 10])
     max_players_per_side: Count = Field(2, ge=1, le=4)
-
-
-#: A bot default, not a rule: the share of FLEX slots each position fills in a typical league, for the vorp bot's
-#: replacement levels; a flex position missing here (a superflex QB) counts as a major one.
-VORP_FLEX_SHARE = {"RB": 0.45, "WR": 0.45, "TE": 0.1}
 
 
 class Waivers(_Strict):
@@ -573,16 +548,15 @@ def limit_clash(agents: Iterable[tuple[str, Any]]) -> tuple[str, str] | None:
     return None
 
 
-def _is_nfl_team(name: str) -> bool:
-    """Whether ``name`` holds an NFL team as masked mode's free-text scrubbing finds one (so ``validate`` refuses
-    what a masked run would): a code or alias as written (``KC Wolves``, ``JAC``), a full name or two-word city in
-    any case, a one-word city or nickname capitalised (``Chiefs Kingdom``; "chiefs" is an ordinary word)."""
-    from ffbench_lib.data.schema import NFL_TEAMS, TEAM_ALIASES, TEAM_NAMES  # at call time: schema imports this module
-
-    teams = {w.casefold() for full in TEAM_NAMES.values() for w in (full, *full.rsplit(" ", 1))}
+def _is_sport_team(name: str, spec: Sport) -> bool:
+    """Whether ``name`` holds one of the sport's teams as masked mode's free-text scrubbing finds one (so
+    ``validate`` refuses what a masked run would): a code or alias as written (``KC Wolves``, ``JAC``), a full name
+    or two-word city in any case, a one-word city or nickname capitalised (``Chiefs Kingdom``; "chiefs" is an
+    ordinary word)."""
+    teams = {w.casefold() for full in spec.teams.values() for w in (full, *full.rsplit(" ", 1))}
     words = [re.sub(r"(?:['\u2019\u2018\u02bc][sS]?)?\.*$", "", w)  # a possessive, trailing dots
              for w in re.findall(r"\w[\w'\u2019\u2018\u02bc.]*", name)]
-    return any(w in NFL_TEAMS or w in TEAM_ALIASES or any(
+    return any(w in spec.team_codes or w in spec.team_aliases or any(
         " ".join(words[i:j]).casefold() in teams and (j - i > 1 or w[:1].isupper()) for j in range(i + 1, i + 4))
         for i, w in enumerate(words))
 
@@ -626,8 +600,10 @@ class League(_Strict):
     """One league = one season of one set of teams; the seed picks draft order, schedule and bot randomness."""
 
     name: str = "league"
-    season: int = Field(2024, description="NFL season played")
-    weeks: Count = Field(17, ge=1, le=18)
+    sport: Literal["nfl"] = Field(DEFAULT_SPORT, description="the sport played: its positions, teams, seasons, "
+                                  "injury statuses and scoring presets (ffbench_lib/sport/); nfl is the only one")
+    season: int = Field(2024, description="season played (the year it starts in)")
+    weeks: Count = Field(17, ge=1, le=_SPORT.max_weeks)
     seed: int = Field(0, ge=0)
     schedule: Literal["random", "round_robin"] = "random"
     teams: list[Team] = Field(min_length=2)
@@ -648,7 +624,16 @@ class League(_Strict):
             out.pop("playoffs", None)
         if self.information == Information():  # likewise a league without masking
             out.pop("information", None)
+        if self.sport == DEFAULT_SPORT:  # and a league of the default sport (run ids and digests stay as they were)
+            out.pop("sport", None)
         return out
+
+    @field_validator("sport", mode="before")
+    @classmethod
+    def _sport_known(cls, v: Any) -> Any:
+        if isinstance(v, str) and v not in SPORTS:
+            raise ValueError(f"unknown sport; the sports are {', '.join(SPORTS)}")
+        return v
 
     @field_validator("seed", mode="before")
     @classmethod
@@ -664,9 +649,12 @@ class League(_Strict):
 
     @field_validator("season")
     @classmethod
-    def _season_known(cls, v: int) -> int:
-        if v not in SEASONS:
-            raise ValueError(f"no data for season {v}; allowed: {', '.join(map(str, SEASONS))}")
+    def _season_known(cls, v: int, info: ValidationInfo) -> int:
+        if "sport" not in info.data:  # the sport's own error says why
+            return v
+        seasons = get_sport(info.data["sport"]).seasons
+        if v not in seasons:
+            raise ValueError(f"no data for season {v}; allowed: {', '.join(map(str, seasons))}")
         return v
 
     @model_validator(mode="after")
@@ -706,22 +694,24 @@ class League(_Strict):
         both = sorted(set(self.scoring.weights) & set(self.scoring.tiers))
         if both:
             raise ValueError(f"scoring: {both[0]} has both a weight and tiers, which would both count; keep one")
-        for pos, supply in POSITION_SUPPLY.items():
+        spec = self.sport_spec
+        for pos, supply in spec.position_supply.items():
             need = len(self.teams) * self.roster.starting(pos)
             if need > supply:
                 raise _field_problem(f"roster.{pos}", f"{len(self.teams)} teams × {self.roster.starting(pos)} starting "
                                      f"{pos} need {need}, but there are only {supply}; lower the {pos} slots or the "
                                      "number of teams")
-        groups = set(stat_groups(self.roster.positions))
+        groups = set(spec.stat_groups(self.roster.positions))
         for where, given in (("weights", self.scoring.weights), ("tiers", self.scoring.tiers)):
             for stat in given:  # an explicit rule the league would silently ignore
                 if not set(scoring.STAT_GROUPS.get(stat, ())) & groups:
-                    owners = [p for p, g in POSITION_STAT_GROUPS.items() if set(g) & set(scoring.STAT_GROUPS[stat])]
+                    owners = [p for p, g in spec.position_stat_groups.items()
+                              if set(g) & set(scoring.STAT_GROUPS[stat])]
                     raise _field_problem(f"scoring.{where}.{stat}", f"a {'/'.join(owners)} stat, but the roster has no "
                                          f"{'/'.join(owners)}; add the position to the roster or remove the rule")
         weights, tiers = self.scoring_weights, self.scoring_tiers
         for pos in self.roster.positions:  # e.g. K under ffbench_v1, which has no kicking rules: every kick 0 points
-            stats = {s for g in POSITION_STAT_GROUPS.get(pos, ()) for s in scoring.GROUPS[g]}
+            stats = {s for g in spec.position_stat_groups.get(pos, ()) for s in scoring.GROUPS[g]}
             if not any(weights.get(s) for s in stats) and not stats & set(tiers):
                 raise ValueError(f"scoring: no rule scores a {pos} stat, so every {pos} would score 0; use a preset "
                                  f"with {pos} rules (ppr, half_ppr, standard) or give scoring.weights for them")
@@ -746,11 +736,17 @@ class League(_Strict):
                 raise _field_problem("information.masking", f"team {team.name} is played by a person, who would see "
                                      "pseudonyms instead of players; set information.masking: off to play it")
             what = ("a pseudonym" if PSEUDONYM.fullmatch(team.name) else
-                    "an NFL team" if mode == "players_and_teams" and _is_nfl_team(team.name) else None)
+                    f"an {self.sport_spec.title} team"
+                    if mode == "players_and_teams" and _is_sport_team(team.name, self.sport_spec) else None)
             if what:
                 raise _field_problem(f"teams[{i}].name", f"{team.name!r} reads as {what}, which information.masking: "
                                      f"{mode} would mask or map back; rename the team")
         return self
+
+    @property
+    def sport_spec(self) -> Sport:
+        """The facts of the league's sport (:mod:`ffbench_lib.sport`)."""
+        return get_sport(self.sport)
 
     @property
     def scoring_weights(self) -> dict[str, float]:
@@ -807,7 +803,7 @@ def _explain(err: dict[str, Any], model_fields: dict[str, Any] | None = None) ->
     if typ == "field_problem":  # a section-wide rule about one of its keys
         return f"{_loc((*err['loc'], err['ctx']['field']))}: {err['ctx']['problem']}"
     if typ == "extra_forbidden":
-        return f"{path}: unknown key (check the spelling against the config reference in README.md)"
+        return f"{path}: unknown key (check the spelling against the config reference in docs/configuration.md)"
     if typ in ("union_tag_invalid", "union_tag_not_found"):
         tags = [t.strip() for t in str((err.get("ctx") or {}).get("expected_tags", "")).split(",") if t.strip()]
         allowed = " or ".join([", ".join(tags[:-1]), tags[-1]] if len(tags) > 1 else tags)
@@ -871,116 +867,18 @@ def parse_config(data: Any, source: str | None = None, lines: dict[str, int] | N
 
 # ------------------------------------------------------------------------------------------------- YAML
 
-#: Limits for config files: they are small, so anything bigger is a mistake or an attack (alias bombs).
-MAX_YAML_BYTES = 1_000_000
-MAX_YAML_ALIASES = 100
-MAX_YAML_NODES = 100_000  # nodes after expanding every alias
-_MERGE_TAG = "tag:yaml.org,2002:merge"
-
-
-class _LimitedLoader(yaml.SafeLoader):
-    """SafeLoader that counts aliases and refuses duplicate keys (with their line numbers)."""
-
-    def __init__(self, stream: str):
-        super().__init__(stream)
-        self.aliases = 0
-        self._checked: set[int] = set()
-
-    def compose_node(self, parent, index):  # noqa: ANN001 - PyYAML's signature
-        if self.check_event(yaml.AliasEvent):
-            self.aliases += 1
-            if self.aliases > MAX_YAML_ALIASES:
-                raise yaml.composer.ComposerError(None, None, f"more than {MAX_YAML_ALIASES} aliases (*name); "
-                                                  "write the values out", self.peek_event().start_mark)
-        return super().compose_node(parent, index)
-
-    def construct_mapping(self, node, deep=False):  # noqa: ANN001
-        if isinstance(node, yaml.MappingNode) and id(node) not in self._checked:
-            self._checked.add(id(node))
-            seen: dict[Any, int] = {}
-            for key_node, _ in node.value:
-                if key_node.tag == _MERGE_TAG:
-                    continue
-                key = self.construct_object(key_node, deep=True)
-                try:
-                    if key in seen:  # also twice on one line: {kind: bot, strategy: vorp, strategy: adp}
-                        raise yaml.constructor.ConstructorError(
-                            None, None, f"duplicate key {key!r} (first at line {seen[key]}); keep one",
-                            key_node.start_mark)
-                    seen[key] = key_node.start_mark.line + 1
-                except TypeError:
-                    continue  # unhashable key: PyYAML reports it itself
-        return super().construct_mapping(node, deep)
-
-
-def _expanded_nodes(node: yaml.Node, memo: dict[int, int]) -> int:
-    """Number of nodes once every alias is expanded (shared nodes counted once per use)."""
-    if id(node) in memo:
-        return memo[id(node)]
-    n = 1
-    if isinstance(node, yaml.SequenceNode):
-        n += sum(_expanded_nodes(child, memo) for child in node.value)
-    elif isinstance(node, yaml.MappingNode):
-        n += sum(_expanded_nodes(k, memo) + _expanded_nodes(v, memo) for k, v in node.value)
-    memo[id(node)] = min(n, MAX_YAML_NODES + 1)
-    return memo[id(node)]
-
-
-def _node_lines(node: yaml.Node, path: str = "", out: dict[str, int] | None = None) -> dict[str, int]:
-    """``{"draft.shortlist_size": 7, "teams[0].agent": 12, ...}``: the line (1-based) of every key and list item,
-    as :func:`_loc` spells paths."""
-    out = {} if out is None else out
-    if len(out) > MAX_YAML_NODES:
-        return out
-    if isinstance(node, yaml.MappingNode):
-        for k, v in node.value:
-            if k.tag == _MERGE_TAG or not isinstance(k, yaml.ScalarNode):
-                continue
-            where = f"{path}.{k.value}" if path else str(k.value)
-            out.setdefault(where, k.start_mark.line + 1)
-            _node_lines(v, where, out)
-    elif isinstance(node, yaml.SequenceNode):
-        for i, v in enumerate(node.value):
-            out.setdefault(f"{path}[{i}]", v.start_mark.line + 1)
-            _node_lines(v, f"{path}[{i}]", out)
-    return out
-
-
 def load_yaml(path: str | os.PathLike[str], what: str = "league config", lines: dict[str, int] | None = None) -> Any:
-    """Parse one YAML file with limits (size, aliases, expansion) and no duplicate keys; the one loader for
-    league and batch files. Raises :class:`ConfigError` naming the file and line. ``lines``, if given, is filled
-    with the line of every key path (for validation messages)."""
+    """Parse one YAML file with :func:`ffbench_lib.core.yamlsafe.load_yaml` (limits, no duplicate keys); the one
+    loader for league and batch files. Raises :class:`ConfigError` naming the file and line. ``lines``, if given,
+    is filled with the line of every key path (for validation messages)."""
     p = Path(path)
     if not p.is_file():
         example = "params/batch_demo.yaml" if "batch" in what else "params/demo.yaml"
         raise ConfigError([f"file not found: {p} (give the path to a YAML file such as {example})"], what=what)
-    size = p.stat().st_size
-    if size > MAX_YAML_BYTES:
-        raise ConfigError([f"file is {size:,} bytes; a {what} is at most {MAX_YAML_BYTES:,}"], str(p), what)
-    raw = p.read_bytes()
     try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        line = raw[: exc.start].count(b"\n") + 1
-        raise ConfigError([f"not UTF-8 text (byte 0x{raw[exc.start]:02x} at line {line}); save the file as UTF-8"],
-                          str(p), what) from None
-    loader = _LimitedLoader(text)
-    try:
-        node = loader.get_single_node()
-        if node is not None and _expanded_nodes(node, {}) > MAX_YAML_NODES:
-            raise ConfigError([f"the file expands to more than {MAX_YAML_NODES:,} values through aliases "
-                               "(*name); write the values out"], str(p), what)
-        if node is not None and lines is not None:
-            lines.update(_node_lines(node))
-        return loader.construct_document(node) if node is not None else None
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
-        raise ConfigError([f"not valid YAML{where}: {getattr(exc, 'problem', None) or exc}"], str(p), what) from None
-    except RecursionError:
-        raise ConfigError(["not valid YAML: nested too deeply"], str(p), what) from None
-    finally:
-        loader.dispose()
+        return yamlsafe.load_yaml(p, what, lines)
+    except yamlsafe.YAMLFileError as exc:
+        raise ConfigError([exc.problem], exc.source, what) from None
 
 
 def load_config(path: str | os.PathLike[str], settings_overrides: "Iterable[str] | None" = None,

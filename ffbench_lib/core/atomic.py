@@ -69,3 +69,15 @@ def write_csv(path: str | os.PathLike[str], df: pd.DataFrame, **kwargs: Any) -> 
     with atomic_path(path) as tmp:
         scrub_frame(df).to_csv(tmp, index=False, **kwargs)
     return Path(path)
+
+
+def scrub_file(path: str | os.PathLike[str]) -> None:
+    """Mask credentials inside a file written by someone else (papermill's executed notebook)."""
+    p = Path(path)
+    if not p.is_file():
+        return
+    text = p.read_text(encoding="utf-8", errors="surrogateescape")
+    clean = scrub(text)
+    if clean != text:
+        with atomic_path(p) as tmp:
+            tmp.write_bytes(clean.encode("utf-8", errors="surrogateescape"))

@@ -29,7 +29,6 @@ import json
 import os
 import re
 import urllib.parse
-from pathlib import Path
 from typing import Any
 
 _SECRET_NAME = re.compile(r"(KEY|TOKEN|SECRET|PASSWORD|CREDENTIAL|JWT)", re.I)
@@ -346,17 +345,3 @@ def _series(values: list[Any], like):
     import pandas as pd
 
     return pd.Series(values, index=like.index, dtype=like.dtype, name=like.name)
-
-
-def scrub_file(path: str | os.PathLike[str]) -> None:
-    """Mask credentials inside a file written by someone else (papermill's executed notebook)."""
-    p = Path(path)
-    if not p.is_file():
-        return
-    text = p.read_text(encoding="utf-8", errors="surrogateescape")
-    clean = scrub(text)
-    if clean != text:
-        from ffbench_lib.core.atomic import atomic_path
-
-        with atomic_path(p) as tmp:
-            tmp.write_bytes(clean.encode("utf-8", errors="surrogateescape"))

@@ -12,12 +12,9 @@ from typing import Iterable
 
 import pandas as pd
 
-
-class DataError(RuntimeError):
-    """Missing or malformed data files; the message names the file and what to do."""
-
-
-REFETCH = "replace it with a complete copy (nflverse files: `ffbench data download --seasons ... --out DIR`)"
+from ffbench_lib.data.checks import checked_byes, checked_ppr_parity, checked_schedule, checked_weekly
+from ffbench_lib.data.errors import REFETCH, DataError
+from ffbench_lib.data.schema import normalize_team
 
 
 def csv_columns(path: Path, what: str) -> list[str]:
@@ -122,7 +119,6 @@ class DataSource(ABC):
         cw = cw[cw["gsis_id"].notna() & cw["gsis_id"].str.startswith("00-")]
         cw["fantasy_data_id"] = pd.to_numeric(cw["fantasy_data_id"], errors="coerce").astype("Int64")
         cw["name_key"] = cw["full_name"].map(name_key)
-        from ffbench_lib.data.schema import normalize_team
         cw["team"] = normalize_team(cw["team"])
         return cw.drop_duplicates(["gsis_id", "fantasy_data_id"]).reset_index(drop=True)
 
@@ -140,7 +136,6 @@ class DataSource(ABC):
     def weekly(self, season: int) -> pd.DataFrame:
         """Actual stats, one row per player-week (regular season), canonical columns; read and checked once
         per source object (callers must not modify it), our PPR points included (:meth:`ppr_parity`)."""
-        from ffbench_lib.data.checks import checked_ppr_parity, checked_weekly
         cache = self.__dict__.setdefault("_weekly_cache", {})
         if season not in cache:
             rows, where = self._weekly_rows(season)
@@ -164,7 +159,6 @@ class DataSource(ABC):
 
     def schedule(self, season: int) -> pd.DataFrame:
         """Regular-season games (``schema.SCHEDULE_COLUMNS``)."""
-        from ffbench_lib.data.checks import checked_schedule
         games, where = self._schedule_rows(season)
         return checked_schedule(games, f"{self.name} schedule {season}", where, self.last_week(season))
 
@@ -174,7 +168,6 @@ class DataSource(ABC):
 
     def byes(self, season: int) -> pd.DataFrame:
         """``season, team, bye_week``: one row per team."""
-        from ffbench_lib.data.checks import checked_byes
         byes, where = self._bye_rows(season)
         return checked_byes(byes, self.schedule(season), f"{self.name} byes {season}", where)
 

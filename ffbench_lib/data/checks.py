@@ -6,16 +6,16 @@ from typing import Callable, Mapping
 
 import pandas as pd
 
-from ffbench_lib.sport import scoring
+from ffbench_lib.sport import scoring, sport
 from ffbench_lib.sport.scoring import MAY_BE_NEGATIVE
 from ffbench_lib.data import schema
-from ffbench_lib.data.base import REFETCH, DataError
+from ffbench_lib.data.errors import REFETCH, DataError
 
 #: Regular-season weeks (18 since 2021; earlier seasons stop at 17).
 REG_WEEKS = range(1, 19)
 _EXAMPLES = 3
 #: Regular-season games that were never played (not byes): season -> {(team, week)}.
-CANCELLED = {2022: {("BUF", 17), ("CIN", 17)}}  # Damar Hamlin's cardiac arrest, 2 Jan 2023
+CANCELLED = sport("nfl").cancelled_games
 
 
 def _examples(df: pd.DataFrame, mask: pd.Series, col: str | None = None) -> str:

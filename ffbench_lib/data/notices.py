@@ -14,7 +14,7 @@ from datetime import date
 from typing import Any
 
 from ffbench_lib.config.league import League, LLMAgent
-from ffbench_lib.data import get_source
+from ffbench_lib.data.sources import get_source
 from ffbench_lib.data.base import DataError
 from ffbench_lib.data.nflverse import NflverseDir
 from ffbench_lib.data.prepare import unavailable_inputs

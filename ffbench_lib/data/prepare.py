@@ -29,7 +29,6 @@ from __future__ import annotations
 import hashlib
 import json
 import time
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Mapping, Sequence
 
@@ -37,56 +36,34 @@ import pandas as pd
 
 from ffbench_lib import __version__
 from ffbench_lib.data import projections
-from ffbench_lib.config.league import KNOWN_POSITIONS, POSITION_ALIASES, POSITION_STAT_GROUPS, stat_groups
+from ffbench_lib.sport import sport
 from ffbench_lib.core.atomic import write_json, write_parquet
 from ffbench_lib.core.paths import outputs_dir
 from ffbench_lib.sport.scoring import STAT_GROUPS, check_tiers, check_weights, fantasy_points, resolve_tiers, resolve_weights
-from ffbench_lib.data import get_source, schema
+from ffbench_lib.data import schema
+from ffbench_lib.data.sources import get_source
 from ffbench_lib.data.base import REFETCH, DataError, DataSource
+from ffbench_lib.data.prepared import TABLES, PreparedSeason
 from ffbench_lib.data.nflverse import NflverseDir
 from ffbench_lib.data.projection_files import fantasypros_season_projections, nflcom_weekly, preseason_adp
 from ffbench_lib.data.sportsdataio import SportsDataIODir
 
-TABLES = ("players", "weekly", "weekly_projections", "injuries", "byes", "schedule")
-
-@dataclass
-class PreparedSeason:
-    season: int
-    source: str
-    projection_source: str
-    scoring: dict[str, float]
-    players: pd.DataFrame
-    weekly: pd.DataFrame
-    weekly_projections: pd.DataFrame
-    injuries: pd.DataFrame
-    byes: pd.DataFrame
-    schedule: pd.DataFrame
-    manifest: dict = field(default_factory=dict)
-    tiers: dict = field(default_factory=dict)
-    positions: tuple[str, ...] = schema.DEFAULT_POSITIONS
-
-    def tables(self) -> dict[str, pd.DataFrame]:
-        return {name: getattr(self, name) for name in TABLES}
-
-    @property
-    def played_weeks(self) -> int:
-        """The last week whose games the data has: the schedule's last week unless the season is under way."""
-        return int(self.manifest.get("played_weeks", self.schedule["week"].max()))
-
+#: the sport whose sources are prepared (positions, aliases, stat groups)
+NFL = sport("nfl")
 
 # ------------------------------------------------------------------------------------------------- helpers
 
 def _positions(positions: Sequence[str]) -> tuple[str, ...]:
-    unknown = [p for p in positions if p not in KNOWN_POSITIONS]
+    unknown = [p for p in positions if p not in NFL.positions]
     if unknown:
         raise DataError(f"positions: unknown position(s) {', '.join(map(str, unknown))}; allowed: "
-                        f"{', '.join(KNOWN_POSITIONS)}")
-    return tuple(p for p in KNOWN_POSITIONS if p in positions)
+                        f"{', '.join(NFL.positions)}")
+    return tuple(p for p in NFL.positions if p in positions)
 
 
 def _fantasy_only(weekly: pd.DataFrame, positions: Sequence[str] = schema.DEFAULT_POSITIONS) -> pd.DataFrame:
     """The rows of the league's positions, with the league's columns (``schema.weekly_columns``)."""
-    w = weekly.assign(position=weekly["position"].replace(POSITION_ALIASES))
+    w = weekly.assign(position=weekly["position"].replace(dict(NFL.position_aliases)))
     w = w[w["position"].isin(positions)].reset_index(drop=True)
     return w[[c for c in schema.weekly_columns(positions) if c in w.columns]]
 
@@ -98,7 +75,7 @@ def _scored(weekly: pd.DataFrame, weights: Mapping[str, float], what: str = "wee
     # (A stat is looked for in the rows of the positions that have it: kickers' field goals in kickers' rows.)
     empty = []
     for s, v in {**{k: v for k, v in weights.items() if v != 0}, **{k: 1 for k in tiers or {}}}.items():
-        has = [p for p in positions if set(POSITION_STAT_GROUPS[p]) & set(STAT_GROUPS.get(s, ()))]
+        has = [p for p in positions if set(NFL.position_stat_groups[p]) & set(STAT_GROUPS.get(s, ()))]
         rows = w[w["position"].isin(has)] if set(positions) - set(schema.DEFAULT_POSITIONS) else w
         if len(rows) and (s not in rows or rows[s].isna().all()):
             empty.append(s)
@@ -379,7 +356,7 @@ def prepare_season(season: int, source: str = "nflverse", data_dir: str | Path |
     A season whose inputs are missing (see :func:`input_problems`) is refused before anything is written."""
     positions = _positions(positions)
     if isinstance(scoring, str):
-        groups = stat_groups(positions)
+        groups = NFL.stat_groups(positions)
         weights, tiers = resolve_weights(scoring, groups=groups), resolve_tiers(scoring, tiers, groups)
     else:
         weights, tiers = check_weights(scoring), check_tiers(tiers)

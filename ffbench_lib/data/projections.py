@@ -13,7 +13,10 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from ffbench_lib.config.league import ROOKIE_FALLBACK_PPG
+from ffbench_lib.sport import sport
+
+#: the sport whose rookie priors and draft rounds these projections use (the data layer reads the NFL)
+_SPORT = sport("nfl")
 
 #: Games of evidence that count as much as the position baseline (shrinkage strength).
 PRIOR_GAMES = 4.0
@@ -26,9 +29,11 @@ INSEASON_PRIOR_GAMES = 3.0
 
 
 def _round_bucket(draft_number: pd.Series) -> pd.Series:
-    """0: first round (pick <= 32), 1: rounds 2-3, 2: later or undrafted."""
+    """The rookie bucket of each draft pick (NFL: 0 first round, pick <= 32; 1 rounds 2-3; 2 later or
+    undrafted): the first bucket whose last pick (``Sport.rookie_bucket_picks``) is at or after it."""
     n = pd.to_numeric(draft_number, errors="coerce")
-    return pd.Series(np.where(n <= 32, 0, np.where(n <= 100, 1, 2)), index=draft_number.index)
+    bounds = _SPORT.rookie_bucket_picks
+    return pd.Series(np.select([n <= b for b in bounds], range(len(bounds)), len(bounds)), index=draft_number.index)
 
 
 def season_summary(weekly: pd.DataFrame) -> pd.DataFrame:
@@ -46,7 +51,7 @@ def rookie_prior(history: list[tuple[pd.DataFrame, pd.DataFrame]]) -> dict[tuple
     ``history`` holds (rookies of season s, weekly of season s) pairs for seasons before the projected one;
     rookies who never recorded a stat count as zero-point 8-game seasons (they were drafted, not used).
     """
-    prior = {(pos, b): v for pos, vals in ROOKIE_FALLBACK_PPG.items() for b, v in enumerate(vals)}
+    prior = {(pos, b): v for pos, vals in _SPORT.rookie_fallback_ppg.items() for b, v in enumerate(vals)}
     rows = []
     for rookies, weekly in history:
         if rookies.empty:

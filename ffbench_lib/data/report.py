@@ -4,7 +4,7 @@ from __future__ import annotations
 import pandas as pd
 
 from ffbench_lib.data.projections import accuracy
-from ffbench_lib.data.prepare import PreparedSeason
+from ffbench_lib.data.prepared import PreparedSeason
 
 SOURCES = ("builtin", "sportsdataio", "fantasypros")
 

@@ -9,13 +9,15 @@ from __future__ import annotations
 
 import pandas as pd
 
-from ffbench_lib.config.league import DEFAULT_SLOTS, KNOWN_POSITIONS, POSITION_STAT_GROUPS
+from ffbench_lib.sport import sport
 from ffbench_lib.sport.scoring import DEFENSE_STATS as _DEFENSE_SCORED, GROUPS, KICKING_STATS
 
+#: the sport whose sources these tables hold (positions, team codes and aliases are its facts)
+NFL = sport("nfl")
 #: the source rows that are fantasy players: every position a league may use
-FANTASY_POSITIONS = KNOWN_POSITIONS
+FANTASY_POSITIONS = NFL.positions
 #: the positions of a league that does not name others (what every prepared season had before K and DST)
-DEFAULT_POSITIONS = tuple(DEFAULT_SLOTS)
+DEFAULT_POSITIONS = tuple(NFL.default_slots)
 
 #: Identity and context columns of the weekly table.
 WEEKLY_KEYS = ("player_id", "player_name", "position", "team", "opponent_team", "season", "week", "season_type")
@@ -44,11 +46,11 @@ DEFENSE_STATS = tuple(s for s in _DEFENSE_SCORED if s not in WEEKLY_STATS)
 
 #: The stat columns a position adds to the weekly table (only in leagues that have the position): its stat
 #: groups' columns beyond the offensive ones (kickers: KICKING_STATS, team defenses: DEFENSE_STATS).
-POSITION_STATS = {p: tuple(dict.fromkeys(c for g in POSITION_STAT_GROUPS[p] for c in GROUPS[g] if c not in WEEKLY_STATS))
-                  for p in KNOWN_POSITIONS}
+POSITION_STATS = {p: tuple(dict.fromkeys(c for g in NFL.position_stat_groups[p] for c in GROUPS[g]
+                                         if c not in WEEKLY_STATS)) for p in NFL.positions}
 #: positions scored on kicking stats (their rows need a file with kicking columns), and the team-defense one
-KICKING_POSITIONS = tuple(p for p in KNOWN_POSITIONS if "kicking" in POSITION_STAT_GROUPS[p])
-DEFENSE_POSITION = next(p for p in KNOWN_POSITIONS if "defense" in POSITION_STAT_GROUPS[p])
+KICKING_POSITIONS = tuple(p for p in NFL.positions if "kicking" in NFL.position_stat_groups[p])
+DEFENSE_POSITION = next(p for p in NFL.positions if "defense" in NFL.position_stat_groups[p])
 #: positions whose weekly rows carry stats beyond the offensive columns
 EXTRA_STAT_POSITIONS = tuple(p for p, cols in POSITION_STATS.items() if cols)
 
@@ -61,7 +63,7 @@ WEEKLY_COLUMNS = WEEKLY_KEYS + WEEKLY_STATS + WEEKLY_EXTRA
 def weekly_columns(positions=DEFAULT_POSITIONS) -> tuple[str, ...]:
     """The weekly table's columns for a league of ``positions``: the offensive ones, plus the K and DST stats
     when the league has them (a league without them has exactly :data:`WEEKLY_COLUMNS`)."""
-    extra = tuple(dict.fromkeys(c for p in KNOWN_POSITIONS if p in positions for c in POSITION_STATS[p]))
+    extra = tuple(dict.fromkeys(c for p in NFL.positions if p in positions for c in POSITION_STATS[p]))
     return WEEKLY_KEYS + WEEKLY_STATS + extra + WEEKLY_EXTRA
 
 
@@ -85,12 +87,12 @@ def fumbles_lost(df: pd.DataFrame) -> pd.Series:
 
 
 def conform_weekly(df: pd.DataFrame) -> pd.DataFrame:
-    """Select and order the canonical weekly columns of every position (``weekly_columns(KNOWN_POSITIONS)``),
+    """Select and order the canonical weekly columns of every position (``weekly_columns(NFL.positions)``),
     adding missing ones as NaN, with stable dtypes; a league keeps ``weekly_columns(its positions)``."""
     out = df.copy()
     if "fumbles_lost" not in out.columns:
         out["fumbles_lost"] = fumbles_lost(out)
-    columns = weekly_columns(KNOWN_POSITIONS)
+    columns = weekly_columns(NFL.positions)
     for col in columns:
         if col not in out.columns:
             out[col] = pd.NA if col in WEEKLY_KEYS or col == "source_player_id" else float("nan")
@@ -113,28 +115,9 @@ INJURY_COLUMNS = ("season", "week", "player_id", "player_name", "team", "positio
 #: Schedule table (regular season only): one row per game.
 SCHEDULE_COLUMNS = ("season", "week", "game_id", "home_team", "away_team", "home_score", "away_score", "gameday")
 
-#: Other providers' team codes -> nflverse codes (nflverse writes the Rams as LA).
-TEAM_ALIASES = {"JAC": "JAX", "LAR": "LA", "WSH": "WAS", "OAK": "LV", "SD": "LAC", "STL": "LA"}
-
-
-NFL_TEAMS = frozenset("ARI ATL BAL BUF CAR CHI CIN CLE DAL DEN DET GB HOU IND JAX KC LA LAC LV MIA MIN NE NO "
-                      "NYG NYJ PHI PIT SEA SF TB TEN WAS".split())
-
-#: nflverse code -> the franchise's current full name (city, then nickname: the last word), for text that names
-#: teams (masked mode scrubs them from free text; team names must not read as one).
-TEAM_NAMES = {
-    "ARI": "Arizona Cardinals", "ATL": "Atlanta Falcons", "BAL": "Baltimore Ravens", "BUF": "Buffalo Bills",
-    "CAR": "Carolina Panthers", "CHI": "Chicago Bears", "CIN": "Cincinnati Bengals", "CLE": "Cleveland Browns",
-    "DAL": "Dallas Cowboys", "DEN": "Denver Broncos", "DET": "Detroit Lions", "GB": "Green Bay Packers",
-    "HOU": "Houston Texans", "IND": "Indianapolis Colts", "JAX": "Jacksonville Jaguars", "KC": "Kansas City Chiefs",
-    "LA": "Los Angeles Rams", "LAC": "Los Angeles Chargers", "LV": "Las Vegas Raiders", "MIA": "Miami Dolphins",
-    "MIN": "Minnesota Vikings", "NE": "New England Patriots", "NO": "New Orleans Saints", "NYG": "New York Giants",
-    "NYJ": "New York Jets", "PHI": "Philadelphia Eagles", "PIT": "Pittsburgh Steelers", "SEA": "Seattle Seahawks",
-    "SF": "San Francisco 49ers", "TB": "Tampa Bay Buccaneers", "TEN": "Tennessee Titans", "WAS": "Washington Commanders",
-}
-
 
 def normalize_team(teams: pd.Series) -> pd.Series:
-    """Team codes in nflverse spelling; free agents and unreadable codes become <NA>."""
-    t = teams.astype("string").str.strip().replace(TEAM_ALIASES).astype("string")
-    return t.where(t.isin(NFL_TEAMS)).astype("string")
+    """Team codes in nflverse spelling (:attr:`Sport.team_aliases` mapped to :attr:`Sport.teams`); free agents and
+    unreadable codes become <NA>."""
+    t = teams.astype("string").str.strip().replace(dict(NFL.team_aliases)).astype("string")
+    return t.where(t.isin(NFL.team_codes)).astype("string")

@@ -11,7 +11,6 @@ from functools import cached_property
 
 import pandas as pd
 
-from ffbench_lib.config.league import POSITION_ALIASES
 from ffbench_lib.data import schema
 from ffbench_lib.data.base import DataError, DataSource, check_season, csv_columns, name_key, read_csv
 from ffbench_lib.data.checks import CANCELLED, PPR_TOLERANCE
@@ -48,7 +47,7 @@ PROJECTION_REQUIRED = ("PlayerID", "SeasonType", "InjuryStatus", *KEY_MAP)
 #: the fix for a file of another season in a season's folder
 EXPORT_FIX = "the SportsData.io export of {season}"
 #: positions whose FantasyPointsPPR is a PPR line (everyone else's counts kicking or individual-defense points)
-PPR_POSITIONS = frozenset(schema.DEFAULT_POSITIONS) | {a for a, p in POSITION_ALIASES.items()
+PPR_POSITIONS = frozenset(schema.DEFAULT_POSITIONS) | {a for a, p in schema.NFL.position_aliases.items()
                                                         if p in schema.DEFAULT_POSITIONS}
 
 

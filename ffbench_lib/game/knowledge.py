@@ -17,7 +17,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ffbench_lib.data.prepare import PreparedSeason
+from ffbench_lib.data.prepared import PreparedSeason
+from ffbench_lib.sport import sport
 
 #: The only players-table columns any view may use: all known before the season starts.
 PRESEASON_COLUMNS = ("player_id", "player_name", "position", "team", "bye_week", "adp", "proj_points",
@@ -26,7 +27,7 @@ PRESEASON_COLUMNS = ("player_id", "player_name", "position", "team", "bye_week",
                      "in_draft_pool")
 RECENT_GAMES = 3
 #: the official injury-report status of a player ruled out of the week's game (scores 0; may go to IR)
-OUT = "Out"
+OUT = sport("nfl").out_status
 
 
 def rounded(x: Any) -> float | None:

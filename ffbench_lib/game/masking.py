@@ -2,9 +2,9 @@
 teams, so a model cannot draw on what it remembers of a season by name; statistics, projections, byes,
 opponents and injury statuses are unchanged.
 
-The engine asks every agent with ``Masker.view(view)`` and maps the answer back with ``Masker.answer``
-(:meth:`ffbench_lib.runs.runner.Engine.ask`); phases, the recorder, ``decisions.jsonl``, tables and metrics keep real
-ids and names. Masking is value-based: every string of a view (dict keys too) that is a real player id or name
+An agent that reads names is asked through :class:`ffbench_lib.agents.masked.MaskedAgent`, which shows it
+``Masker.view(view)`` and maps its answer back with ``Masker.answer``; phases, the recorder, ``decisions.jsonl``,
+tables and metrics keep real ids and names. Masking is value-based: every string of a view (dict keys too) that is a real player id or name
 (or, with ``players_and_teams``, an NFL team code or a team defense's name) is replaced; a player card's name
 follows its id, so two players of one name stay apart. A view holding a real id or name with no pseudonym is a
 bug and raises :class:`MaskingError`, never leaks.
@@ -43,11 +43,15 @@ import unicodedata
 from typing import Any
 
 from ffbench_lib.config.league import PSEUDONYM, ConfigError, League
-from ffbench_lib.data.schema import DEFENSE_POSITION, NFL_TEAMS, TEAM_ALIASES, TEAM_NAMES
+from ffbench_lib.sport import sport
+from ffbench_lib.game.seat import StopRun
 from ffbench_lib.game.views import Firewall
 
+#: The sport's ids, teams and team-level position (one sport today, so read once here).
+_SPORT = sport("nfl")
+DEFENSE_POSITION = _SPORT.positions_scoring("defense")[0]
 #: Real player ids (gsis, SportsData.io, team defenses): a view holding one without a pseudonym is a bug.
-REAL_ID = re.compile(r"00-\d{7}|sdio:\d+|DST:[A-Z]{2,3}")
+REAL_ID = re.compile(_SPORT.real_id_pattern)
 #: View keys whose lists the firewall sorts by real id: shown in pseudonym order instead.
 ID_ORDERED = frozenset({"players", "my_roster", "roster", "locked_players"})
 MODES = ("players", "players_and_teams")
@@ -84,8 +88,8 @@ def _key(name: str) -> tuple[tuple[str, ...], bool]:
     return tuple(words[:-1] if suffixed else words), suffixed
 
 
-class MaskingError(RuntimeError):
-    """A view held a real player (id or name) without a pseudonym: it would have leaked."""
+class MaskingError(StopRun, RuntimeError):
+    """A view held a real player (id or name) without a pseudonym: it would have leaked (the run stops)."""
 
 
 def _keyed(seed: int, kind: str, key: str) -> str:
@@ -158,11 +162,12 @@ class Masker:
         # an answer's real strings (never in its view): real ids, player names, and masking teams NFL team codes
         self._real = ({p for p in cat.position if teams_too or cat.position[p] != DEFENSE_POSITION}
                       | {cat.name[p] for p in cat.position if teams_too or cat.position[p] != DEFENSE_POSITION}
-                      | (set(codes) | NFL_TEAMS | set(TEAM_ALIASES) if teams_too else set())) - set(self._back)
+                      | (set(codes) | _SPORT.team_codes | set(_SPORT.team_aliases) if teams_too else set())
+                      ) - set(self._back)
         self._check_team_names(league)
 
     def _canon(self, code: str) -> str:
-        return TEAM_ALIASES.get(code, code)
+        return _SPORT.team_aliases.get(code, code)
 
     def _text_index(self, cat, teams_too: bool) -> None:
         """What free text is scrubbed of: normalised word tuples -> replacement (players: full names; masking teams:
@@ -179,11 +184,12 @@ class Masker:
                     self._suffixed.add(key)
         self._codes: dict[str, str] = {}
         if teams_too:
-            for code, full in TEAM_NAMES.items():
+            for code, full in _SPORT.teams.items():
                 fake = self.teams.get(code, TEAM)
                 for part in (full, *full.rsplit(" ", 1)):  # full name, city, nickname
                     found.setdefault(_key(part)[0], set()).add(fake)
-            self._codes = {c: self.teams.get(self._canon(c), TEAM) for c in (*NFL_TEAMS, *TEAM_ALIASES, *self.teams)}
+            self._codes = {c: self.teams.get(self._canon(c), TEAM)
+                           for c in (*_SPORT.team_codes, *_SPORT.team_aliases, *self.teams)}
         teams = set(self.teams.values()) | {TEAM}
         self._words = {k: next(iter(f)) if len(f) == 1 else TEAM if f <= teams else PLAYER for k, f in found.items()}
         self._longest = max(map(len, self._words), default=1)

@@ -5,7 +5,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from ffbench_lib.config.league import FLEX_SLOTS, KNOWN_POSITIONS, flex_slots
+from ffbench_lib.config.league import FLEX_SLOTS, flex_slots
+from ffbench_lib.sport import sport
 from ffbench_lib.sport.scoring import preset_name
 
 LEGACY = "v1"  # prompt version rendered byte-identically to its recordings; never gets later fixes
@@ -43,7 +44,7 @@ WEEK = [("id", "id"), ("name", "name"), ("pos", "pos"), ("team", "team"), ("opp"
 def slot_items(rules: dict) -> list[tuple[str, int]]:
     """Starting slots in display order (the config's position order, then FLEX, then SUPERFLEX), also for a
     view read back from a log, whose keys JSON sorted."""
-    order = {p: i for i, p in enumerate((*KNOWN_POSITIONS, *FLEX_SLOTS))}
+    order = {p: i for i, p in enumerate((*sport("nfl").positions, *FLEX_SLOTS))}
     return sorted(rules["roster_slots"].items(), key=lambda kv: order.get(kv[0], len(order)))
 
 

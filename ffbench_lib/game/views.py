@@ -22,7 +22,7 @@ import numpy as np
 import pandas as pd
 
 from ffbench_lib.config.league import League
-from ffbench_lib.data.prepare import PreparedSeason
+from ffbench_lib.data.prepared import PreparedSeason
 from ffbench_lib.game.knowledge import OUT, Knowledge, PlayerCatalog, SeasonFeed
 from ffbench_lib.game.knowledge import rounded as _r
 from ffbench_lib.game.rules.roster import unmet_starters

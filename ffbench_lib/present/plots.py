@@ -7,16 +7,18 @@ import matplotlib
 
 matplotlib.use("Agg") if not matplotlib.get_backend().lower().startswith(("module://", "nbagg", "ipympl")) else None
 import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 import seaborn as sns  # noqa: E402
 
 from ffbench_lib.core.atomic import atomic_path  # noqa: E402
-from ffbench_lib.config.league import KNOWN_POSITIONS, Roster  # noqa: E402
+from ffbench_lib.config.league import FLEX_SLOTS, Roster  # noqa: E402
+from ffbench_lib.sport import sport  # noqa: E402
+from ffbench_lib.analysis.field_labels import short  # noqa: E402
 
-#: one colour per known position, in order (seaborn "deep" without its orange, which marks FLEX; its last
-#: colour, khaki, marks SUPERFLEX)
-POSITION_COLORS = dict(zip(KNOWN_POSITIONS, ["#4C72B0", "#55A868", "#C44E52", "#8172B3", "#937860", "#DA8BC3",
-                                             "#8C8C8C", "#CCB974"]))
+_SPORT = sport("nfl")
+#: one colour per known position, in the sport's order (its colours; flex slots have their own)
+POSITION_COLORS = {p: _SPORT.colors[p] for p in _SPORT.positions}
 
 
 def save(fig: plt.Figure, folder: str | Path, name: str) -> None:
@@ -72,8 +74,8 @@ def projected_vs_actual(players: pd.DataFrame, actual: pd.Series, column: str = 
 
 
 # --------------------------------------------------------------------------------------------- analysis
-SLOT_ORDER = [*KNOWN_POSITIONS, "FLEX", "SUPERFLEX"]
-SLOT_COLORS = {**POSITION_COLORS, "FLEX": "#DD8452", "SUPERFLEX": "#CCB974"}
+SLOT_ORDER = [*_SPORT.positions, *FLEX_SLOTS]
+SLOT_COLORS = {**POSITION_COLORS, **{slot: _SPORT.colors[slot] for slot in FLEX_SLOTS}}
 
 
 def _rotate_x(ax: plt.Axes) -> None:
@@ -127,16 +129,6 @@ def _wrap(text: str, width: int = 40) -> str:
     return "\n".join(textwrap.wrap(text, width, break_on_hyphens=False))
 
 
-def short(agent: str) -> str:
-    """Axis label for an agent id: drop the 'llm:'/'bot:' kind and a provider prefix. A field batch's baseline
-    teams keep their mark (``field:bot:adp`` -> ``field: adp``): they must not read as the candidate ``adp``."""
-    from ffbench_lib.analysis.field import FIELD_PREFIX
-
-    if agent.startswith(FIELD_PREFIX):
-        return f"field: {short(agent.removeprefix(FIELD_PREFIX))}"
-    return agent.split(":", 1)[-1].split("/")[-1]
-
-
 DAGGER = "\u2020"
 HATCH = "///"
 
@@ -188,7 +180,7 @@ def interval_text(ci: pd.DataFrame, sample: str | None = None) -> tuple[str, str
     (``sample``, e.g. :func:`metrics.describe_sample`, else "N runs"), the interval's method
     (:func:`stats.ci_label`; from ``ci_method``, else the rule for each agent's n) and, when agents have different
     n, " (n=k)" per agent for its label."""
-    from ffbench_lib.analysis.stats import ci_label, ci_method
+    from ffbench_lib.core.stats import ci_label, ci_method
 
     n = int(ci["runs"].max()) if len(ci) else 0
     methods = ci["ci_method"] if "ci_method" in ci else ci["runs"].map(ci_method)
@@ -443,7 +435,7 @@ def standings_by_week(weekly: pd.DataFrame, palette: dict[str, str], info: pd.Da
 def _rating_marks(board: pd.DataFrame, info: pd.DataFrame | None) -> tuple[dict[str, str], set[str]]:
     """Labels and the not-ranked set for :func:`ratings.leaderboard` rows: a flagged agent (season or draft
     decisions mostly engine fallbacks) gets a dagger and its fallback share."""
-    from ffbench_lib.analysis.stats import not_ranked
+    from ffbench_lib.core.stats import not_ranked
 
     labels = agent_labels(info)
     unranked = set(board.loc[~board["ranked"].astype(bool), "agent"])
@@ -462,7 +454,7 @@ def leaderboard_figure(board: pd.DataFrame, palette: dict[str, str], info: pd.Da
     dagger, fallback share; or no games against other agents; or another group that never met the ranked agents:
     named, not drawn on their scale). The axis names the interval method and ``sample``
     (:func:`metrics.describe_sample`); each label shows the agent's runs ("n=1, no interval" for one run)."""
-    from ffbench_lib.analysis.stats import ci_label
+    from ffbench_lib.core.stats import ci_label
 
     labels, unranked = _rating_marks(board, info)
     rows = board.reset_index(drop=True)
@@ -510,7 +502,7 @@ def cost_vs_rating(board: pd.DataFrame, palette: dict[str, str], info: pd.DataFr
 
     import numpy as np
 
-    from ffbench_lib.analysis.stats import ci_label
+    from ffbench_lib.core.stats import ci_label
 
     title = "Cost vs rating"
     labels, unranked = _rating_marks(board, info)
@@ -708,3 +700,57 @@ def save_bump_animation(standings: pd.DataFrame, path: str | Path, fps: float = 
         finally:
             staged.unlink(missing_ok=True)
     return path
+
+
+def contamination_figure(seeds: pd.DataFrame, changes: pd.DataFrame, value: str = "points",
+           tolerance: float | None = None) -> plt.Figure:
+    """Left: per agent, mean unmasked and masked ``value`` with 95% CIs (:func:`ffbench_lib.core.stats.mean_ci`, named). Right: the
+    paired change per
+    seed (dots), its mean with CI and the band of changes that do not matter (+-``tolerance`` of the unmasked
+    mean, as :func:`contamination.verdict` uses it; default its ``TOLERANCE``); a model the probe says remembers the season is marked (probe: remembers)."""
+    from ffbench_lib.analysis import contamination
+    from ffbench_lib.core import stats
+
+    tolerance = contamination.TOLERANCE if tolerance is None else tolerance
+    long = pd.concat([seeds.assign(condition=c, v=seeds[f"{value}_{c}"]) for c in ("unmasked", "masked")])
+    ci = contamination.stats_by_condition(seeds, value)
+    order = list(changes["agent"])
+    remembers = set(changes.loc[changes.get("probe_remembers", pd.Series(dtype=object)).eq(True), "agent"]) \
+        if "probe_remembers" in changes else set()
+    labels = {a: short(a) + (" (probe: remembers)" if a in remembers else "") for a in order}
+    fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(12, max(3.5, 0.5 * len(order) + 1.8)), sharey=True)
+    colors = {"unmasked": "#4C72B0", "masked": "#C44E52"}
+    for i, cond in enumerate(("unmasked", "masked")):
+        c = ci[ci["condition"] == cond].set_index("agent").reindex(order)
+        y = np.arange(len(order)) + (i - 0.5) * 0.3
+        ax1.errorbar(c["mean"], y, xerr=[c["mean"] - c["ci_low"].fillna(c["mean"]),
+                                         c["ci_high"].fillna(c["mean"]) - c["mean"]],
+                     fmt="o", color=colors[cond], capsize=3, label=cond)
+    sns.stripplot(data=long.assign(label=long["agent"].map(labels)), x="v", y="label", hue="condition",
+                  order=[labels[a] for a in order], palette=colors, dodge=True, size=3, alpha=0.35, legend=False,
+                  ax=ax1)
+    n = int(changes["n"].max()) if len(changes) else 0
+    what = "season points (regular season)" if value == "points" else "win share"
+    ax1.set(xlabel=f"{what}: mean over {n} seeds, {stats.ci_label(ci['ci_method'])}", ylabel="",
+            title="Unmasked vs masked")
+    ax1.legend(frameon=False, loc="lower right")
+    palette = agent_palette(order)
+    sns.stripplot(data=seeds.assign(label=seeds["agent"].map(labels)), x=f"{value}_diff", y="label",
+                  order=[labels[a] for a in order], hue="agent", palette=palette, size=4, alpha=0.6, legend=False,
+                  ax=ax2)
+    c = changes.set_index("agent").reindex(order)
+    y = np.arange(len(order))
+    for yy, base in zip(y, c[f"{value}_unmasked"].abs() * tolerance):
+        ax2.fill_betweenx([yy - 0.35, yy + 0.35], -base, base, color="0.9", lw=0,
+                          label=f"within \u00b1{tolerance:.0%} of unmasked" if yy == 0 else None)
+    ax2.errorbar(c["mean_diff"], y, xerr=[c["mean_diff"] - c["ci_low"].fillna(c["mean_diff"]),
+                                          c["ci_high"].fillna(c["mean_diff"]) - c["mean_diff"]],
+                 fmt="D", color="0.15", capsize=4,
+                 label=f"mean change over {n} paired seeds, {stats.ci_label(changes['ci_method'])}")
+    ax2.axvline(0, color="0.5", lw=1, ls="--")
+    ax2.set(xlabel=f"masked - unmasked {what}, per seed (dots)", ylabel="",
+            title="Change under masking (left of 0: worse without real names)")
+    ax2.legend(frameon=False, fontsize=8, bbox_to_anchor=(0.5, -0.18), loc="upper center", ncol=2)
+    sns.despine(fig)
+    fig.tight_layout()
+    return fig

@@ -19,7 +19,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from ffbench_lib.analysis import metrics, ratings, stats
+from ffbench_lib.analysis import metrics, ratings
+from ffbench_lib.core import stats
 from ffbench_lib.present import plots
 from ffbench_lib.core.secrets import scrub_text
 
@@ -445,10 +446,10 @@ def build(runs, out: str | Path, progress: bool | None = None) -> Path:
     from ffbench_lib.core.atomic import write_text
     from ffbench_lib.runs.notebooks import NotebookError, execute
 
-    from ffbench_lib.runs.rundir import RunDir
+    from ffbench_lib.records.load import RunFiles
 
     paths = [str(p.resolve()) for p in metrics.expand_paths(runs)]
-    if not any(RunDir(p).meta().get("status") == "complete" for p in paths):
+    if not any(RunFiles(p).meta().status == "complete" for p in paths):
         raise FileNotFoundError(f"no complete runs in {runs!r} ({len(paths)} run folder(s), none finished): "
                                 "finish or resume them first")
     out = Path(out)

@@ -12,7 +12,7 @@ from pathlib import Path
 import pandas as pd
 
 from ffbench_lib.present import plots
-from ffbench_lib.runs.rundir import RunDir
+from ffbench_lib.records.load import RunFiles
 
 #: on tables inside the widget: names stay on one line (a box that does not fit moves below, whole)
 TABLE_STYLE = "border-collapse:collapse;white-space:nowrap;font-size:12px;line-height:1.5"
@@ -35,7 +35,7 @@ class StandingsReplay:
         self.colors = colors
         import ipywidgets as w
 
-        run = RunDir(run_dir)
+        run = RunFiles(run_dir)
         self.standings = run.table("standings")
         self.matchups = run.table("matchups")
         self.lineups = run.table("lineups")
@@ -55,7 +55,7 @@ class StandingsReplay:
         self.drafted_by = drafter if (drafter.reindex(season.index) != season).any() else None
         weeks = int(max(self.standings["week"].max(), self.playoffs["week"].max() if len(self.playoffs) else 0))
         meta = run.meta()
-        self.title = f"{meta.get('run_id', Path(run_dir).name)} ({meta.get('season', '')})".replace(" ()", "")
+        self.title = f"{meta.run_id} ({meta.season})"
         self._bump: plots.BumpChart | None = None  # drawn on first use; one PNG per week, kept
         self._pngs: dict[int, bytes] = {}
         self.slider = w.IntSlider(value=1, min=1, max=weeks, description="week", continuous_update=False)

@@ -4,7 +4,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from ffbench_lib.core.secrets import register_league, scrub, scrub_file
+from ffbench_lib.core.atomic import scrub_file
+from ffbench_lib.core.secrets import register_league, scrub
 
 REPO = Path(__file__).resolve().parents[2]
 NOTEBOOKS = REPO / "notebooks"

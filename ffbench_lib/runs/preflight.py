@@ -74,7 +74,7 @@ def sample_views(league: League, keep: int = 3) -> Sample:
     from ffbench_lib.data.prepare import prepared_for
     from ffbench_lib.runs.runner import Engine
     from ffbench_lib.runs.rundir import RunDir
-    from ffbench_lib.runs.season import run_sync
+    from ffbench_lib.core.aio import run_sync
 
     weeks = min(league.trades.weeks) if league.trades.weeks else 1
     weeks = max(1, min(weeks, league.regular_weeks))
@@ -442,7 +442,7 @@ def _yes(v: bool | None) -> str:
 
 
 def run_check(league: League, sample: Sample | None = None) -> list[dict[str, Any]]:
-    from ffbench_lib.runs.season import run_sync
+    from ffbench_lib.core.aio import run_sync
 
     return run_sync(check_league(league, sample))
 

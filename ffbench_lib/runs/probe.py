@@ -31,15 +31,17 @@ import numpy as np
 import pandas as pd
 
 from ffbench_lib.core.atomic import write_csv, write_json, write_text
-from ffbench_lib.config.league import DEFAULT_SLOTS, SEASONS, League, dump_config, load_config, parse_config
+from ffbench_lib.config.league import League, dump_config, load_config, parse_config
+from ffbench_lib.sport import sport
 from ffbench_lib.data.base import name_key as base_name_key
 from ffbench_lib.data.prepare import PreparedSeason, prepared_for
 from ffbench_lib.data.schema import DEFAULT_POSITIONS
 from ffbench_lib.llm import Budget, FatalLLMError, parse_json
 from ffbench_lib.game.render import scoring_name, scoring_values, table
+from ffbench_lib.records.probe import ProbeFile
 from ffbench_lib.runs.rundir import RunDir, exclusive
 from ffbench_lib.core.secrets import register_league, scrub
-from ffbench_lib.analysis.stats import ci_label, mean_ci
+from ffbench_lib.core.stats import ci_label, mean_ci
 
 #: the positions probed: the offensive ones every league has (kickers and defenses are not asked about)
 POSITIONS = DEFAULT_POSITIONS
@@ -48,7 +50,7 @@ SAMPLE_SEED = 13  # the sample's constant seed (issue 13): the same players for 
 BOOTSTRAP_SEED = 13
 PER_STRATUM = 3  # players drawn per position and stratum (all of them where a stratum has fewer)
 #: position depth: a position's default starting slots (RB and WR ranks run twice as deep as QB and TE ones)
-DEPTH = dict(DEFAULT_SLOTS)
+DEPTH = dict(sport("nfl").default_slots)
 #: stratum -> bounds (low, high] on the preseason position rank ``pre`` and the actual one ``act``, in units of
 #: DEPTH (None: unbounded); the first stratum whose bounds hold is a player's
 STRATA = {
@@ -357,8 +359,9 @@ def run_probe(config: str | Path | League, out: str | Path, season: int | None =
     from ffbench_lib.agents.llm import LLMAgent
     from ffbench_lib.agents.wiring import bind_agents, check_cache
 
-    if season is not None and season not in SEASONS:
-        raise ProbeError(f"--season {season}: no data for season {season}; allowed: {', '.join(map(str, SEASONS))}")
+    seasons = sport("nfl").seasons
+    if season is not None and season not in seasons:
+        raise ProbeError(f"--season {season}: no data for season {season}; allowed: {', '.join(map(str, seasons))}")
     league = config if isinstance(config, League) else load_config(config, season=season)
     league = league.model_copy(update={"season": season}) if season is not None else league
     models = _models(league)
@@ -389,7 +392,7 @@ def run_probe(config: str | Path | League, out: str | Path, season: int | None =
                 return [await a for a in asks]
             return list(await asyncio.gather(*asks))
 
-        from ffbench_lib.runs.season import run_sync
+        from ffbench_lib.core.aio import run_sync
 
         try:
             answers = run_sync(all_models())
@@ -416,6 +419,7 @@ def run_probe(config: str | Path | League, out: str | Path, season: int | None =
                   "weeks": [int(prepared.schedule["week"].min()), int(prepared.schedule["week"].max())],
                   "top5": {pos: {k: tops[k][pos] for k in tops} for pos in POSITIONS},
                   "cost_usd": round(budget.spent_usd, 6), "models": entries}
+        ProbeFile.model_validate(result)  # the file analysis reads (records.probe); the dict itself is written
         write_json(out / "probe.json", result)
     return {**result, "budget_stop": any(a.budget_stop for a in answers)}
 

@@ -2,7 +2,7 @@
 
 =========================  ==============================================================================
 ``config.yaml``            the fully resolved league config
-``run.json``               run id, seed, status (running / complete / failed / interrupted / stopped_budget /
+``run.json``               ``records.run.RunMeta`` (its ``format``): run id, seed, status (running / complete / failed / interrupted / stopped_budget /
                            waiting_for_week)
                            and its reason, phase, data fingerprint, budget, every resume and what it changed;
                            only when they apply: ``unavailable`` inputs of the season (``unavailable_notes``)
@@ -48,13 +48,15 @@ from zoneinfo import ZoneInfo
 from pathlib import Path
 from typing import Any, Iterator
 
-import pandas as pd
 from filelock import FileLock, Timeout
 
 from ffbench_lib.core.atomic import write_json, write_parquet, write_text
-from ffbench_lib.game.recorder import TABLES, table_frame
 from ffbench_lib.core.secrets import scrub
 from ffbench_lib.game.state import LeagueState, StateError
+from ffbench_lib.records.decision import DecisionLine
+from ffbench_lib.records.load import RunFiles
+from ffbench_lib.records.run import RunMeta, RunMetaError
+from ffbench_lib.records.tables import TABLES, table_frame
 
 LOGS = ("decisions.jsonl", "llm_calls.jsonl")
 LOCK = ".lock"
@@ -108,18 +110,14 @@ def exclusive(folder: str | os.PathLike[str], what: str = "run directory") -> It
         lock.release()
 
 
-class RunDir:
-    def __init__(self, path: str | os.PathLike[str]):
-        self.path = Path(path)
-
-    def file(self, name: str) -> Path:
-        return self.path / name
+class RunDir(RunFiles):
+    """A run directory to write; it reads as :class:`~ffbench_lib.records.load.RunFiles` does."""
 
     def exclusive(self):
         return exclusive(self.path)
 
     # -- writing ---------------------------------------------------------------------------------------
-    def start(self, config_yaml: str, meta: dict[str, Any]) -> None:
+    def start(self, config_yaml: str, meta: RunMeta) -> None:
         """A fresh run: whatever an earlier attempt wrote (killed before its first checkpoint) is replaced."""
         self.path.mkdir(parents=True, exist_ok=True)
         foreign = sorted(p.name for p in self.path.iterdir() if p.name not in (*OWN_FILES, HUMAN_ANSWERS, LOCK)
@@ -137,11 +135,14 @@ class RunDir:
     def write_config(self, config_yaml: str) -> None:
         write_text(self.file("config.yaml"), config_yaml)
 
-    def write_meta(self, meta: dict[str, Any]) -> None:
-        write_json(self.file("run.json"), meta)
+    def write_meta(self, meta: RunMeta) -> None:
+        write_json(self.file("run.json"), meta.dump())
 
     def append(self, log: str, record: dict[str, Any]) -> int:
-        """Append one JSON line to ``log`` (secrets scrubbed); returns the file's new length in bytes."""
+        """Append one JSON line to ``log`` (secrets scrubbed); returns the file's new length in bytes. A decision
+        is checked against :class:`DecisionLine` first; the dict itself is written, so the bytes stay its own."""
+        if log == "decisions.jsonl":
+            DecisionLine.model_validate(record)
         line = scrub(json.dumps(record, sort_keys=True, ensure_ascii=False, default=str)) + "\n"
         with open(self.file(log), "a", encoding="utf-8") as fh:
             fh.write(line)
@@ -191,18 +192,20 @@ class RunDir:
             write_parquet(self.file("llm_summary.parquet"), summarize(self.llm_calls(), self.decisions()))
 
     # -- reading -----------------------------------------------------------------------------------------
-    def exists(self) -> bool:
-        return self.file("run.json").exists()
-
-    def meta(self) -> dict[str, Any]:
-        return json.loads(self.file("run.json").read_text())
-
     def read_json(self, name: str) -> Any:
+        """A JSON file of the run to resume from, as stored; run.json must be a :class:`RunMeta` of a format this
+        code reads (a newer one is refused, never resumed and rewritten as format 1)."""
         try:
-            return json.loads(self.file(name).read_bytes())
+            raw = json.loads(self.file(name).read_bytes())
         except (OSError, ValueError) as exc:
             raise CheckpointError(f"cannot resume {self.path}: {name} is unreadable ({_short(exc)}); the directory "
                                   "is damaged: start the run again with another --out") from None
+        if name == "run.json":
+            try:
+                RunMeta.parse(raw, self.file(name))
+            except RunMetaError as exc:
+                raise CheckpointError(f"cannot resume {self.path}: {exc}") from None
+        return raw
 
     def load_state(self) -> LeagueState | None:
         """The checkpoint, type-checked (None before the first one). Nothing is changed on disk here."""
@@ -270,21 +273,6 @@ class RunDir:
                 os.fsync(fh.fileno())
         if not self.file("decisions.jsonl").exists():
             self.file("decisions.jsonl").touch()
-
-    def table(self, name: str) -> pd.DataFrame:
-        return pd.read_parquet(self.file(f"{name}.parquet"))
-
-    def decisions(self) -> list[dict[str, Any]]:
-        return self.read_log("decisions.jsonl")
-
-    def llm_calls(self) -> list[dict[str, Any]]:
-        return self.read_log("llm_calls.jsonl")
-
-    def read_log(self, log: str) -> list[dict[str, Any]]:
-        if not self.file(log).exists():
-            return []
-        with open(self.file(log), encoding="utf-8") as fh:
-            return [json.loads(line) for line in fh if line.strip()]
 
 
 def _short(exc: Exception) -> str:

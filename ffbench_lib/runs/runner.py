@@ -1,9 +1,9 @@
-"""The season loop: run directory, resume, checkpoints, budget and signals around the phases of
-:mod:`ffbench_lib.game.phases` (draft, then per week: the trade window on trade weeks, lineups and scoring).
-Agents are asked through :meth:`Engine.ask`; every answer is judged by its decision type and recorded by the
-run's :class:`~ffbench_lib.game.recorder.RunRecorder`. A checkpoint follows every draft
-round and every week, so ``resume`` continues a killed run and ends identical to an uninterrupted one; the budget
-is checked at each checkpoint, so a budget stop is always resumable. One process at a time runs a directory.
+"""A run's lifecycle around the season loop (:class:`~ffbench_lib.game.loop.SeasonLoop`, which plays the draft and
+the weeks): the run directory, opening and resume checks, fingerprints, run.json, the budget, the fallback guard,
+binding the agents (masked ones behind :class:`~ffbench_lib.agents.masked.MaskedAgent`), live mode and signals.
+:class:`Engine` is the loop with the run's hooks filled in. A checkpoint follows every draft round and every
+week, so ``resume`` continues a killed run and ends identical to an uninterrupted one; the budget is checked at
+each checkpoint, so a budget stop is always resumable. One process at a time runs a directory.
 A live run (``live=True``, ``ffbench live``) decides each week once the data has its injury report, checkpoints
 the decisions (``decided:<w>``) and commits to them in ``live.jsonl`` before scoring the week (flagged
 ``results_in_data`` when the results were in already); at the first week without results it stops
@@ -16,7 +16,6 @@ import asyncio
 import contextlib
 import errno
 import hashlib
-import re
 import signal
 import time
 from functools import lru_cache
@@ -28,25 +27,23 @@ import yaml
 from tqdm.auto import tqdm
 
 from ffbench_lib.agents import Agent
+from ffbench_lib.agents.masked import masked
 from ffbench_lib.agents.wiring import bind_agents, build_agents, check_cache
 from ffbench_lib.core.atomic import remove_stale_temps, write_json
-from ffbench_lib.config.league import ConfigError, League, dump_config, parse_config
+from ffbench_lib.config.diff import RESUMABLE, config_differences
+from ffbench_lib.config.league import ConfigError, League, dump_config
 from ffbench_lib.data.base import DataError
 from ffbench_lib.data.prepare import PreparedSeason, unplayed_weeks_problem
 from ffbench_lib.llm import Budget, FatalLLMError, ReplayMiss
-from ffbench_lib.llm.guard import FallbackGuard
+from ffbench_lib.runs.guard import FallbackGuard
 from ffbench_lib.data.notices import knowledge_cutoffs
+from ffbench_lib.game.loop import SeasonLoop, Stop
 from ffbench_lib.game.masking import Masker
-from ffbench_lib.game.phases import weekly_phases
-from ffbench_lib.game.phases.draft import run_draft
 from ffbench_lib.game.phases.playoffs import week_points
-from ffbench_lib.game.recorder import RunRecorder
-from ffbench_lib.game.rules import draft as draft_rules
-from ffbench_lib.game.rules.schedule import make_schedule
+from ffbench_lib.records.run import FORMAT, RunMeta
 from ffbench_lib.runs.rundir import CheckpointError, RunDir, RunDirError, RunExists, RunInterrupted
 from ffbench_lib.core.secrets import scrub
 from ffbench_lib.game.state import LeagueState
-from ffbench_lib.game.views import Firewall
 
 
 class SimulatedCrash(RuntimeError):
@@ -57,16 +54,13 @@ class ResumeMismatch(RunDirError):
     """``--resume`` with a config (or data) other than the run's: the result would be neither run."""
 
 
-#: Config keys a resume may change: how calls are made and paid for, never what shapes an answer or the game.
-RESUMABLE = ("llm.budget_usd", "llm.max_fallback_rate", "llm.fallback_min_decisions", "llm.replay_only", "llm.cache_dir", "llm.retries", "llm.backoff_s", "data.dir",
-             "data.prepared_dir", "teams[].agent.api_base", "teams[].agent.api_key_env", "teams[].agent.timeout_s",
-             "teams[].agent.max_concurrency")
-
 __all__ = ["Engine", "RunExists", "ResumeMismatch", "RunInterrupted", "SimulatedCrash", "build_agents",
            "config_differences"]
 
 
-class Engine:
+class Engine(SeasonLoop):
+    """The season loop as a run: into ``run_dir``, with ``agents`` (default: built from the league's teams)."""
+
     def __init__(self, league: League, prepared: PreparedSeason, run_dir: str | Path,
                  agents: dict[str, Agent] | None = None, progress: bool = True, live: bool = False):
         self.league = league
@@ -80,16 +74,16 @@ class Engine:
                                          season_weeks)
         if problem:
             raise DataError(problem)
+        self.decide_before_games = live  # a live run commits to a week's decisions before its games
         self._live_meta: dict[str, Any] = {}  # run.json "live": data updates, the week waited for (live runs only)
         self.rundir = RunDir(run_dir)
-        self.fw = Firewall(prepared, league)
-        self.catalog = self.fw.catalog  # static player facts: positions, names, projections
-        # masked mode: agents see pseudonyms (views masked, answers mapped back in ask); None: real names
+        # the loop re-raises these (an answer must never hide them); llm's errors cannot subclass game's StopRun
+        super().__init__(league, prepared, {}, reraise=(FatalLLMError, ReplayMiss))
+        # masked mode: agents that read names see pseudonyms (MaskedAgent); None: real names
         self.masker = Masker(self.fw, league) if league.information.masking != "off" else None
         self.agents = agents if agents is not None else build_agents(league, league.seed)
+        self.seats = masked(self.agents, self.masker)
         self.progress = progress
-        self.run_id = f"{league.name}-s{league.seed}"
-        self.rec: RunRecorder | None = None
         self.budget = Budget(league.llm.budget_usd)
         self._spent_usd = 0.0  # on live calls before the checkpoint a resume starts from (RunDir.live_cost)
         self._saved_logs: dict[str, int] = {}  # the logs' lengths at the last checkpoint on disk
@@ -100,12 +94,10 @@ class Engine:
         self._signal: int | None = None
         self.guard = FallbackGuard(league.llm.max_fallback_rate, league.llm.fallback_min_decisions)
         self._cutoffs = knowledge_cutoffs(league)  # models that may have read the season's results (run.json)
-        weekly = prepared.weekly  # actual points score the weeks; agents never see them (views use knowledge)
-        self.actual = {w: dict(zip(g["player_id"], g["fantasy_points"].astype(float)))
-                       for w, g in weekly.groupby("week")}
 
     # ------------------------------------------------------------------------------------------ plumbing
-    def _meta(self, status: str, state: LeagueState, reason: str | None = None) -> dict[str, Any]:
+    def _meta(self, status: str, state: LeagueState, reason: str | None = None) -> RunMeta:
+        """run.json as it stands (only the fields that apply are set, so the file keeps its keys)."""
         meta = {"run_id": self.run_id, "seed": self.league.seed, "season": self.league.season,
                 "status": status, "phase": state.phase, "data_fingerprint": self.prepared.manifest.get("fingerprint"),
                 "code_fingerprint": code_fingerprint(), "agents": state.agent_ids}
@@ -122,9 +114,9 @@ class Engine:
             meta.update(unavailable=m["unavailable"], unavailable_notes=m.get("unavailable_notes", {}))
         if self._cutoffs:  # only when a team's model has a knowledge_cutoff
             meta["knowledge_cutoffs"] = self._cutoffs
-        return meta
+        return RunMeta(format=FORMAT, **meta)
 
-    def _sink(self, state: LeagueState):
+    def decision_sink(self, state: LeagueState):
         def write(record: dict) -> None:
             state.log_bytes["decisions.jsonl"] = self.rundir.append("decisions.jsonl", record)
             self.guard.record(record)  # stops a run the engine mostly played
@@ -133,44 +125,6 @@ class Engine:
                 self._bar.set_postfix_str(f"{state.decisions} decisions", refresh=now - self._drawn >= 1.0)
                 self._drawn = now if now - self._drawn >= 1.0 else self._drawn
         return write
-
-    async def ask(self, team: str, kind: str, view: dict) -> tuple[Any, list[str]]:
-        """Ask a team's agent for a ``kind`` decision; an exception is an invalid answer (the decision type
-        then repairs), never a crashed run."""
-        # masked mode: an agent that reads names (not a bot: Agent.masked_views) sees pseudonyms and its answer is
-        # mapped back to real ids; masking is outside the try, so a view that would leak a real player stops the
-        # run instead of counting as a bad answer
-        agent = self.agents[team]
-        masker = self.masker if agent.masked_views else None
-        shown = view if masker is None else masker.view(view)
-        try:
-            answer = await agent.decide(kind, shown)
-            return (answer, []) if masker is None else masker.answer(answer)  # real ids, names: problems
-        except (FatalLLMError, ReplayMiss):
-            raise
-        except Exception as exc:  # noqa: BLE001 - any other agent failure is recorded and repaired
-            return None, [scrub(f"agent error: {type(exc).__name__}: {exc}")]
-
-    async def ask_all(self, asks: list[tuple[str, str, dict]]) -> list[tuple[Any, list[str]]]:
-        """Several independent decisions: all at once, or one by one with ``llm.sequential``."""
-        if self.league.llm.sequential:
-            return [await self.ask(*a) for a in asks]
-        return list(await asyncio.gather(*(self.ask(*a) for a in asks)))
-
-    def _new_state(self) -> LeagueState:
-        lg = self.league
-        teams = [t.name for t in lg.teams]
-        state = LeagueState(teams=teams, agent_ids={t: self.agents[t].agent_id for t in teams},
-                            draft_order=draft_rules.draft_order(teams, lg.draft.order, lg.seed),
-                            schedule=make_schedule(teams, lg.regular_weeks, lg.schedule, lg.seed))
-        for phase in self._stateful_phases():
-            state.extras[phase.name] = phase.init_state(lg, state)
-        return state
-
-    def _stateful_phases(self):
-        """The weekly phases this league plays that keep state of their own."""
-        lg = self.league
-        return [p for p in weekly_phases() if p.init_state and any(p.applies(lg, w) for w in range(1, lg.weeks + 1))]
 
     # --------------------------------------------------------------------------------------------- run
     async def run(self, resume: bool = False, crash_after: str | None = None) -> LeagueState:
@@ -222,44 +176,16 @@ class Engine:
             self._task.cancel()
 
     async def _play(self, state: LeagueState, crash_after: str | None) -> LeagueState:
-        lg, rounds = self.league, self.league.roster.size
+        rounds = self.league.roster.size
         self._bind_agents(state)
         self._task, self._signal = asyncio.current_task(), None
-        bar = tqdm(total=lg.weeks + 1, desc=self.run_id, unit="phase", disable=not self.progress, leave=False)
+        bar = tqdm(total=self.league.weeks + 1, desc=self.run_id, unit="phase", disable=not self.progress, leave=False)
         self._bar = bar if self.progress else None
         bar.update((state.rounds_done(rounds) == rounds) + state.last_completed_week())
-        status, reason = "complete", None
         try:
-            if state.rounds_done(rounds) < rounds:
-                if await run_draft(self, state, crash_after):
-                    bar.update(1)
-                else:
-                    status, reason = "stopped_budget", self._budget_reason()
-            for w in range(state.last_completed_week() + 1, lg.weeks + 1) if status == "complete" else ():
-                # a week decided earlier (live) only needs scoring, which asks nobody: a budget stop comes after it
-                if state.decided_week() != w:
-                    if self.budget.exceeded:
-                        status, reason = "stopped_budget", self._budget_reason()
-                        break
-                    if self.live and self._report_missing(w):  # decided with its report, as in a normal run
-                        status, reason = "waiting_for_week", self._wait(w, "injury_report")
-                        break
-                    if self.live:  # decide the week and checkpoint it: the commitment below is to these decisions
-                        await self._week(state, w, after_games=False)
-                        state.phase = f"decided:{w}"
-                        self.checkpoint(state, crash_after)
-                if self.live:  # every week a live run decides is committed to before it is scored
-                    self.rundir.commit_week(w, state.log_bytes.get("decisions.jsonl", 0), self._first_game_day(w),
-                                            results_in_data=w <= self.played)
-                    if w > self.played:
-                        status, reason = "waiting_for_week", self._wait(w, "results")
-                        break
-                for key in ("waiting_for_week", "waiting_for"):
-                    self._live_meta.pop(key, None)
-                await self._week(state, w, after_games=True if state.decided_week() == w else None)
-                state.phase = f"week:{w}"
-                self.checkpoint(state, crash_after)
-                bar.update(1)
+            status, reason = await self.play_season(state, crash_after)
+            if status == "stopped_budget":
+                reason = self._budget_reason()
         except SimulatedCrash:
             raise
         except (asyncio.CancelledError, KeyboardInterrupt):
@@ -276,15 +202,36 @@ class Engine:
             raise
         finally:
             self._task = None
+            self._bar = None
             bar.close()
         return self._stop(state, status, reason)
 
-    async def _week(self, state: LeagueState, w: int, after_games: bool | None) -> None:
-        """Week ``w``'s phases in order: all of them (None), or only those before (False) or after (True) its
-        games, so a live run can decide a week and score it once its results are in."""
-        for phase in weekly_phases():
-            if phase.applies(self.league, w) and after_games in (None, phase.after_games):
-                await phase.run(self, state, w)
+    # ------------------------------------------------------------------------------- the loop's hooks
+    @property
+    def over_budget(self) -> bool:
+        return self.budget.exceeded
+
+    def save_tables(self, state: LeagueState) -> None:
+        self.rundir.write_tables(state)
+
+    def phase_done(self, state: LeagueState) -> None:
+        if self._bar is not None:
+            self._bar.update(1)
+
+    def before_deciding(self, state: LeagueState, w: int) -> Stop | None:
+        if self.live and self._report_missing(w):  # decided with its report, as in a normal run
+            return "waiting_for_week", self._wait(w, "injury_report")
+        return None
+
+    def before_scoring(self, state: LeagueState, w: int) -> Stop | None:
+        if self.live:  # every week a live run decides is committed to before it is scored
+            self.rundir.commit_week(w, state.log_bytes.get("decisions.jsonl", 0), self._first_game_day(w),
+                                    results_in_data=w <= self.played)
+            if w > self.played:
+                return "waiting_for_week", self._wait(w, "results")
+        for key in ("waiting_for_week", "waiting_for"):
+            self._live_meta.pop(key, None)
+        return None
 
     def _stop(self, state: LeagueState, status: str, reason: str | None = None) -> LeagueState:
         """The tables and run.json as the run ends (complete) or stops early; an early stop leaves the
@@ -368,18 +315,15 @@ class Engine:
             return state, False
         if not resume:
             raise RunExists(f"{rd.path} already holds a run; pass --resume to continue it or choose another --out")
-        meta = rd.read_json("run.json")
-        if not isinstance(meta, dict):
-            raise CheckpointError(f"cannot resume {rd.path}: run.json is not a JSON object; the directory is "
-                                  "damaged: start the run again with another --out")
+        meta = RunMeta.parse(rd.read_json("run.json"), rd.file("run.json"))  # read_json refused what is not one
         changes = self._config_changes()
-        was, now = meta.get("data_fingerprint"), self.prepared.manifest.get("fingerprint")
+        was, now = meta.data_fingerprint, self.prepared.manifest.get("fingerprint")
         if was and now and was != now and not self.live:  # a live run's data grows week by week
-            live = "; it is a live run: continue it with `ffbench live`" if isinstance(meta.get("live"), dict) else ""
+            live = "; it is a live run: continue it with `ffbench live`" if meta.live is not None else ""
             raise ResumeMismatch(f"cannot resume {rd.path}: the prepared data changed since the run started "
                                  f"(fingerprint {was} -> {now}: other data files or another ffbench version); "
                                  f"resume with the same data, or start a new run with another --out{live}")
-        was_code = meta.get("code_fingerprint")
+        was_code = meta.code_fingerprint
         if was_code and was_code != code_fingerprint():
             raise ResumeMismatch(f"cannot resume {rd.path}: the ffbench code changed since the run started (code "
                                  f"fingerprint {was_code} -> {code_fingerprint()}), so the resumed run would be neither "
@@ -410,13 +354,12 @@ class Engine:
             raise CheckpointError(f"cannot resume {rd.path}: checkpoint.json does not fit the league or the logs: "
                                   f"{'; '.join(problems[:3])}{more}; it was damaged or edited: start the run again "
                                   "with another --out")
-        if state is not None and meta.get("status") == "complete" and state.phase == f"week:{lg.weeks}":
+        if state is not None and meta.status == "complete" and state.phase == f"week:{lg.weeks}":
             return state, True
         if self.live:
             self._live_update(meta, state, was, now)
-        earlier = meta.get("resumes")
-        self._resumes = [*(earlier if isinstance(earlier, list) else []),
-                         {"from_status": meta.get("status"), "from_phase": state.phase if state else "new",
+        self._resumes = [*meta.dump().get("resumes", []),
+                         {"from_status": meta.status, "from_phase": state.phase if state else "new",
                           "changes": changes}]
         if state is None:  # killed before the first checkpoint: start over
             state = self._new_state()
@@ -441,7 +384,7 @@ class Engine:
         except (KeyError, TypeError, ValueError, AttributeError) as exc:
             return [f"the recorded lineups cannot be scored again ({type(exc).__name__}: {exc})"]
 
-    def _live_update(self, meta: dict[str, Any], state: LeagueState | None, was: str | None, now: str | None) -> None:
+    def _live_update(self, meta: RunMeta, state: LeagueState | None, was: str | None, now: str | None) -> None:
         """A live run continued: its data may have grown (recorded in run.json's ``live.data_updates``), never
         shrunk below the weeks it has scored (the views of the next week need every week before it)."""
         scored = state.last_completed_week() if state else 0
@@ -449,7 +392,7 @@ class Engine:
             raise ResumeMismatch(f"cannot continue {self.rundir.path}: the data has results through week "
                                  f"{self.played}, but the run has scored week {scored} already; use the data it was "
                                  f"played with or newer (data.dir, FFBENCH_DATA_DIR)")
-        earlier = meta.get("live") if isinstance(meta.get("live"), dict) else {}
+        earlier = meta.dump().get("live", {})
         updates = list(earlier.get("data_updates", []))
         if was and now and was != now:
             updates.append({"at_phase": state.phase if state else "new", "fingerprint": [was, now],
@@ -477,9 +420,8 @@ class Engine:
         return diff
 
     def _bind_agents(self, state: LeagueState) -> None:
-        """The run's recorder, and the agents' context (ledger, cache, budget) for this state."""
+        """The agents' context (ledger, cache, budget) for this state (the loop makes the recorder)."""
         self.budget = Budget(self.league.llm.budget_usd, self._spent_usd)  # a resume: the ledger's sum, unrounded
-        self.rec = RunRecorder(state, self.run_id, self.league.season, self._sink(state))
 
         def log(record: dict) -> None:
             state.log_bytes["llm_calls.jsonl"] = self.rundir.append("llm_calls.jsonl", {"run_id": self.run_id,
@@ -537,35 +479,3 @@ def _check_prepared(league: League, prepared: PreparedSeason) -> None:
     if problems:
         raise ConfigError([f"the prepared season does not fit the league: {'; '.join(problems)}; prepare it for "
                            "this league (ffbench_lib.data.prepare.prepared_for(league))"], what="prepared season")
-
-
-def config_differences(stored: Any, league: League | dict[str, Any],
-                       include_resumable: bool = True) -> dict[str, list[Any]]:
-    """Config keys whose value differs between a run's stored config (config.yaml text or its parsed mapping) and
-    ``league``, as [stored, now]; without :data:`RESUMABLE` keys when ``include_resumable`` is False. One rule for
-    resuming a run and for a batch reusing one."""
-    raw = yaml.safe_load(stored) if isinstance(stored, str) else stored
-    try:
-        before = parse_config(raw).model_dump(mode="json")
-    except ConfigError:
-        before = raw if isinstance(raw, dict) else {}
-    now = league.model_dump(mode="json") if isinstance(league, League) else league
-    diff = _diff(_flatten(before), _flatten(now))
-    if include_resumable:
-        return diff
-    return {k: v for k, v in diff.items() if re.sub(r"\[\d+\]", "[]", k) not in RESUMABLE}
-
-
-def _flatten(obj: Any, prefix: str = "") -> dict[str, Any]:
-    """A config as ``{"llm.budget_usd": 2.0, "teams[3].agent.model": ...}`` (lists of mappings indexed)."""
-    if isinstance(obj, dict) and obj:
-        return {k: v for key, val in obj.items()
-                for k, v in _flatten(val, f"{prefix}.{key}" if prefix else str(key)).items()}
-    if isinstance(obj, list) and obj and all(isinstance(x, dict) for x in obj):
-        return {k: v for i, val in enumerate(obj) for k, v in _flatten(val, f"{prefix}[{i}]").items()}
-    return {prefix: obj}
-
-
-def _diff(before: dict[str, Any], now: dict[str, Any]) -> dict[str, list[Any]]:
-    return {k: [before.get(k), now.get(k)] for k in dict.fromkeys([*before, *now])
-            if k not in before or k not in now or before[k] != now[k]}

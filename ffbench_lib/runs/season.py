@@ -6,6 +6,7 @@ import signal
 import threading
 from pathlib import Path
 
+from ffbench_lib.core.aio import run_sync
 from ffbench_lib.config.league import League, load_config
 from ffbench_lib.data.prepare import prepared_for
 from ffbench_lib.runs.runner import Engine
@@ -47,19 +48,3 @@ async def _with_signals(engine: Engine, **kwargs):
     finally:
         for sig in installed:
             loop.remove_signal_handler(sig)
-
-
-def run_sync(coro):
-    """``asyncio.run`` that also works inside Jupyter, whose kernel already runs an event loop (then the
-    coroutine runs on a loop of its own in a worker thread)."""
-    try:
-        asyncio.get_running_loop()
-        in_loop = True
-    except RuntimeError:
-        in_loop = False
-    if not in_loop:  # decided outside the except block: an error of the run must not chain "no running loop"
-        return asyncio.run(coro)
-    import concurrent.futures
-
-    with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:
-        return pool.submit(asyncio.run, coro).result()

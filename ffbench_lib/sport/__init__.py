@@ -1,1 +1,6 @@
-"""The sport a league is played in: its scoring presets and (``nfl``) its facts. Reads only ``core``."""
+"""The sport a league is played in: the :class:`Sport` spec, its registry and the sports (``nfl``), and scoring
+presets. Reads only ``core``."""
+from ffbench_lib.sport.base import SPORTS, Sport, UnknownSport, register, sport
+from ffbench_lib.sport import nfl  # noqa: F401,E402  (registers the NFL)
+
+__all__ = ["SPORTS", "Sport", "UnknownSport", "register", "sport"]

@@ -6,7 +6,7 @@ value; the last bound is None). Points are a dot product over the stats table pl
 have the stat (a tier never scores a row whose stat is missing), so any source in the canonical schema is scored
 identically.
 
-Each stat belongs to stat groups (:data:`STAT_GROUPS`: offense, kicking, defense; ``config.POSITION_STAT_GROUPS``
+Each stat belongs to stat groups (:data:`STAT_GROUPS`: offense, kicking, defense; ``Sport.position_stat_groups``
 says which positions score which group): a league's resolved rules keep only the stats of its positions' groups,
 so a league without kickers or team defenses scores, shows and caches exactly the offensive rules.
 

@@ -44,7 +44,7 @@ from typing import Any
 
 import numpy as np
 
-from ffbench_lib.config.league import KNOWN_POSITIONS
+from ffbench_lib.sport import sport
 from ffbench_lib.data.schema import DEFAULT_POSITIONS
 from ffbench_lib.game.rules.lineup import start_value
 
@@ -56,8 +56,9 @@ STATUS_FAULTS = {
 }
 #: every fault ``faults`` may name: the default mix, then the opt-in ones
 ALL_FAULTS = (*FAULTS, *STATUS_FAULTS, "nested", "huge")
-ID = re.compile(r"^(00-\d{7}|sdio:\d+|DST:[A-Z]{2,3}|[A-Z]{1,3}-\d{2,})\s*\|")  # player ids (defenses, masked RB-041)
-ANY_ID = re.compile(r"00-\d{7}|\b(?:QB|RB|WR|TE|K|DST)-\d{2,}\b")  # an id in an answer, masked or not
+_SPORT = sport("nfl")  # its id patterns, made-up ids and injury statuses
+ID = re.compile("^(" + _SPORT.real_id_pattern + r"|[A-Z]{1,3}-\d{2,})\s*\|")  # player ids (defenses, masked RB-041)
+ANY_ID = re.compile(_SPORT.player_id_pattern + r"|\b(?:QB|RB|WR|TE|K|DST)-\d{2,}\b")  # an id in an answer, masked or not
 
 
 def _table(text: str, header_hint: str) -> list[dict[str, str]]:
@@ -323,10 +324,11 @@ class FakeOpenAIServer:
             text = f"```json\n{json.dumps(answer, indent=2)}\n```"
         elif fault == "hallucinated":
             if ANY_ID.search(text):
-                text = ANY_ID.sub("00-9999999", text)
+                text = ANY_ID.sub(_SPORT.made_up_id(9999999), text)
             else:  # an answer without ids (pass, accept): a trade with players nobody has
                 text = json.dumps({"action": "propose" if answer.get("action") == "pass" else "counter",
-                                   "to_team": "Nobody", "give": ["00-9999999"], "get": ["00-9999998"],
+                                   "to_team": "Nobody", "give": [_SPORT.made_up_id(9999999)],
+                                   "get": [_SPORT.made_up_id(9999998)],
                                    "rationale": "made-up players"})
         elif fault == "illegal":
             text = _illegal(answer)
@@ -433,13 +435,13 @@ def _ir_moves(prompt: str) -> dict[str, Any]:
                             "zero_flags": [f for f in r["flags"].split(",") if f not in ("-", "")]})
 
     to_ir: list[str] = []
-    for r in sorted((r for r in active if r["injury"] == "Out"), key=lambda r: r["id"]):
+    for r in sorted((r for r in active if r["injury"] == _SPORT.out_status), key=lambda r: r["id"]):
         others = [o for o in active if o["pos"] == r["pos"] and o["id"] != r["id"] and o["id"] not in to_ir]
         if len(to_ir) < free_slots and others:
             to_ir.append(r["id"])
     open_spots = spots - active_n + len(to_ir)
     back = []
-    for r in (r for r in ir if r["injury"] != "Out"):
+    for r in (r for r in ir if r["injury"] != _SPORT.out_status):
         if open_spots > 0:
             back.append({"player": r["id"], "drop": None})
             open_spots -= 1
@@ -454,11 +456,11 @@ def _ir_moves(prompt: str) -> dict[str, Any]:
 
 def _illegal(answer: dict[str, Any]) -> str:
     if "to_ir" in answer:  # IR players (or nobody known) to IR again, and an unknown player back
-        return json.dumps({"to_ir": [b["player"] for b in answer["from_ir"]] or ["00-0000000"],
-                           "from_ir": [{"player": "00-0000000", "drop": None}], "rationale": "everyone to IR"})
+        return json.dumps({"to_ir": [b["player"] for b in answer["from_ir"]] or [_SPORT.made_up_id(0)],
+                           "from_ir": [{"player": _SPORT.made_up_id(0), "drop": None}], "rationale": "everyone to IR"})
     if "claims" in answer:
         return json.dumps({"claims": [{"add": c["drop"], "drop": c["add"], "bid": -1} for c in answer["claims"]]
-                           or [{"add": "00-0000000", "drop": "00-0000000"}], "rationale": "backwards"})
+                           or [{"add": _SPORT.made_up_id(0), "drop": _SPORT.made_up_id(0)}], "rationale": "backwards"})
     if "lineup" in answer:
         everyone = [p for ids in answer["lineup"].values() for p in ids]
         return json.dumps({"lineup": {slot: everyone[: len(ids)] for slot, ids in answer["lineup"].items()},
@@ -466,9 +468,9 @@ def _illegal(answer: dict[str, Any]) -> str:
     if "shortlist" in answer:
         return json.dumps({"shortlist": answer["shortlist"][:1] * 3, "rationale": "same player thrice"})
     if "queue" in answer:
-        return json.dumps({"queue": [KNOWN_POSITIONS[0]] * 2, "rationale": "a position, not a player"})
+        return json.dumps({"queue": [_SPORT.positions[0]] * 2, "rationale": "a position, not a player"})
     if "player_id" in answer:
-        return json.dumps({"player_id": KNOWN_POSITIONS[0], "rationale": "a position, not a player"})
+        return json.dumps({"player_id": _SPORT.positions[0], "rationale": "a position, not a player"})
     return json.dumps({**answer, "action": "maybe"})
 
 

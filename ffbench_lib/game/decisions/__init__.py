@@ -1,7 +1,9 @@
 """Decision types as data: one module per kind, each registered in :data:`REGISTRY` (see :mod:`.base`).
 
-Adding a decision type = one module here (its view, answer model, ``validate`` and ``resolve``: the legal part
-of an answer and the repair of the rest, prompt fields), its prompt template, its bot policies and tests. The engine, the LLM agent and the bots look kinds up here."""
+Adding a decision type = one module here (its view and ``view_schema``, answer model, ``validate`` and ``resolve``:
+the legal part of an answer and the repair of the rest, prompt fields, the ``tables`` it is recorded in), its prompt
+template, its bot policies, the fake server's answer and tests; :func:`ffbench_lib.testing.conformance.check_kind`
+names whatever is missing. The engine, the LLM agent and the bots look kinds up here."""
 import importlib
 import pkgutil
 

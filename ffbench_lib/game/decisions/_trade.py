@@ -24,6 +24,7 @@ class TradeReply(Decision):
     default: ClassVar[str]
     actor_proposes: ClassVar[bool] = False
     Answer = OfferAnswer
+    tables = ("trade_steps", "trades")
 
     @classmethod
     def view(cls, fw, state, team, *, week: int, offer: dict, counterparty: str, history: list[dict] | None,

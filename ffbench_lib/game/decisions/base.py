@@ -2,7 +2,8 @@
 
 A decision type is a class registered with :func:`register`: its ``kind`` (the name agents are asked with and
 logs carry), its prompt ``template``, a pydantic ``Answer`` model (the answer's documented shape),
-``validate(answer, view)`` - the one place its legality lives: the engine judges with it and the LLM agent
+its ``view_schema`` (the view's keys, checked against every logged view), the run ``tables`` it is recorded
+in, ``validate(answer, view)`` - the one place its legality lives: the engine judges with it and the LLM agent
 re-asks with its problems - and ``resolve(answer, view)``: the legal part of the answer plus the repair of the
 rest, with who decided. A decision is judged against the view the team saw: the view holds everything
 legality depends on (rosters, caps, slots, the offer, players taken), so a bot, the LLM agent and the engine
@@ -47,6 +48,11 @@ class Decision:
     kind: ClassVar[str]
     template: ClassVar[str]
     Answer: ClassVar[type[AnswerModel]] = AnswerModel
+    #: the view's keys and types: a TypedDict decorated with ``_view_parts.VIEW`` (no unknown key), next to the kind
+    view_schema: ClassVar[type | None] = None
+    #: the run tables (besides ``decisions.jsonl``) the kind's outcomes are recorded in, each with its columns in the
+    #: recorder and its line in the run directory's docs (:func:`ffbench_lib.testing.conformance.check_kind`)
+    tables: ClassVar[tuple[str, ...]] = ()
 
     @classmethod
     def view(cls, fw: "Firewall", state: "LeagueState", team: str, **where: Any) -> dict:  # pragma: no cover

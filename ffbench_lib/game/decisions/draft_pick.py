@@ -4,11 +4,14 @@ Legal: a shortlisted player at a position the team may still draft. The repair i
 with the best preseason projection."""
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
+
+from pydantic import with_config
 
 from ffbench_lib.game.render import DETAIL, table
 from ffbench_lib.game.rules.draft import validate_pick
 from ffbench_lib.game.decisions.base import AnswerModel, Decision, Outcome, register
+from ffbench_lib.game.decisions._view_parts import VIEW, DetailCard, DraftBoard
 from ffbench_lib.game.decisions.draft_shortlist import draft_common
 
 
@@ -16,10 +19,21 @@ class PickAnswer(AnswerModel):
     player_id: str
 
 
+@with_config(VIEW)
+class DraftPickView(DraftBoard):
+    """The shortlist view plus the shortlisted players in detail."""
+
+    decision: Literal["draft_pick"]
+    shortlist_size: int
+    shortlist_detail: list[DetailCard]
+
+
 @register
 class DraftPick(Decision):
     kind = "draft_pick"
     Answer = PickAnswer
+    view_schema = DraftPickView
+    tables = ("draft_picks",)
 
     @classmethod
     def view(cls, fw, state, team, *, base: dict, shortlist: list[str]) -> dict:

@@ -8,10 +8,13 @@ left the repair is the best legal players on the board by preseason projection. 
 model knows beyond the board: the problem says he is not among the players shown (not that he is unavailable)."""
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
+
+from pydantic import with_config
 
 from ffbench_lib.game.render import table
 from ffbench_lib.game.decisions.base import AnswerModel, Decision, Outcome, register
+from ffbench_lib.game.decisions._view_parts import VIEW, DraftBoard, PickMade
 from ffbench_lib.game.decisions.draft_shortlist import DraftShortlist, board_fields, judge_board_list
 
 #: the problem of a queued id the board does not show (he may be available beyond it, or taken, or no player)
@@ -25,10 +28,23 @@ class QueueAnswer(AnswerModel):
     queue: list[str]
 
 
+@with_config(VIEW)
+class DraftQueueView(DraftBoard):
+    """The board (no shortlist size), how deep the queue must reach, and every pick so far."""
+
+    decision: Literal["draft_queue"]
+    queue_size: int
+    picks_before: int
+    at_turn: bool
+    picks_so_far: list[PickMade]
+
+
 @register
 class DraftQueue(Decision):
     kind = "draft_queue"
     Answer = QueueAnswer
+    view_schema = DraftQueueView
+    tables = ("draft_picks",)
 
     @classmethod
     def view(cls, fw, state, team, *, pick: int, rnd: int, picks_before: int, at_turn: bool = False) -> dict:

@@ -6,11 +6,14 @@ from __future__ import annotations
 
 import json
 import math
-from typing import Any
+from typing import Any, Literal
+
+from pydantic import with_config
 
 from ffbench_lib.game.render import CARD, table
 from ffbench_lib.game.rules.draft import NOT_AVAILABLE, legal_positions, supply_and_needs, validate_shortlist
 from ffbench_lib.game.decisions.base import AnswerModel, Decision, Outcome, register
+from ffbench_lib.game.decisions._view_parts import VIEW, DraftBoard
 
 
 class ShortlistAnswer(AnswerModel):
@@ -55,10 +58,20 @@ def legal_now(fw, state, team: str) -> list[str]:
     return legal_positions([fw.position[p] for p in state.rosters[team]], roster, supply, need)
 
 
+@with_config(VIEW)
+class DraftShortlistView(DraftBoard):
+    """The board, the roster and the positions the team on the clock (or on deck) may draft."""
+
+    decision: Literal["draft"]
+    shortlist_size: int
+
+
 @register
 class DraftShortlist(Decision):
     kind = "draft_shortlist"
     Answer = ShortlistAnswer
+    view_schema = DraftShortlistView
+    tables = ("draft_picks",)  # its shortlist column
 
     @classmethod
     def view(cls, fw, state, team, *, pick: int, rnd: int) -> dict:

@@ -15,14 +15,15 @@ are never traded (views show only active players) and are not dropped by waiver 
 moves with :func:`legal_moves`."""
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
-from pydantic import BaseModel
+from pydantic import BaseModel, with_config
 
 from ffbench_lib.game.knowledge import OUT  # the injury-report status that makes a player eligible for IR
 from ffbench_lib.game.render import WEEK, record, table
 from ffbench_lib.game.rules.roster import can_field_lineup, within_caps
 from ffbench_lib.game.decisions.base import AnswerModel, Decision, Outcome, register, roster_from_rules
+from ffbench_lib.game.decisions._view_parts import VIEW, Record, Week, WeekCard
 
 if TYPE_CHECKING:
     from ffbench_lib.game.state import LeagueState
@@ -97,10 +98,24 @@ def _item_problem(view: dict, kind: str, move: Any, to_ir: list[str], back: list
     return None
 
 
+@with_config(VIEW)
+class IRMovesView(Week):
+    """The active players and the IR players (each as seen before the week), the IR slots and active spots."""
+
+    decision: Literal["ir"]
+    ir_slots: int
+    active_spots: int
+    record: Record
+    my_roster: list[WeekCard]
+    ir: list[WeekCard]
+
+
 @register
 class IRMoves(Decision):
     kind = "ir_moves"
     Answer = IRAnswer
+    view_schema = IRMovesView
+    tables = ("ir_moves", "transactions")  # a drop for a player back from IR
 
     @classmethod
     def view(cls, fw: "Firewall", state: "LeagueState", team: str, *, week: int) -> dict:

@@ -4,11 +4,14 @@ Legal: equal numbers of players (1..max per side) the two teams own and have not
 rosters within caps and able to field a lineup. Anything illegal is a pass."""
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
+
+from pydantic import with_config
 
 from ffbench_lib.game.render import trade_parts
 from ffbench_lib.game.rules.trades import parse_offer
 from ffbench_lib.game.decisions.base import Decision, Outcome, market_from_view, register
+from ffbench_lib.game.decisions._view_parts import VIEW, Trade
 from ffbench_lib.game.decisions._trade import OfferAnswer
 
 
@@ -16,10 +19,19 @@ class ProposeAnswer(OfferAnswer):
     to_team: str | None = None
 
 
+@with_config(VIEW)
+class ProposeTradeView(Trade):
+    """``Firewall.trade_view`` of a team that may open a negotiation."""
+
+    decision: Literal["trade_propose"]
+
+
 @register
 class ProposeTrade(Decision):
     kind = "propose_trade"
     Answer = ProposeAnswer
+    view_schema = ProposeTradeView
+    tables = ("trade_steps", "trades")
 
     @classmethod
     def view(cls, fw, state, team, *, week: int, locked: set[str]) -> dict:

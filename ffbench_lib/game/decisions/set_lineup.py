@@ -5,21 +5,39 @@ entry is kept; the rest of the slots are filled with the best remaining players 
 marked ``fallback`` one by one."""
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
+
+from pydantic import with_config
+from typing_extensions import NotRequired
 
 from ffbench_lib.game.render import WEEK, flex, record, slot_items, slots, table
 from ffbench_lib.game.rules.lineup import start_value, validate_and_repair
 from ffbench_lib.game.decisions.base import AnswerModel, Decision, Outcome, register, roster_from_rules
+from ffbench_lib.game.decisions._view_parts import VIEW, PlayoffContext, Record, Week, WeekCard
 
 
 class LineupAnswer(AnswerModel):
     lineup: dict[str, list[str | None]]
 
 
+@with_config(VIEW)
+class SetLineupView(Week):
+    """``Firewall.lineup_view``: the active players; IR players in a league with IR slots; a playoff week's stakes."""
+
+    decision: Literal["lineup"]
+    record: Record
+    opponent_team: str | None
+    players: list[WeekCard]
+    ir: NotRequired[list[WeekCard]]
+    playoff: NotRequired[PlayoffContext]
+
+
 @register
 class SetLineup(Decision):
     kind = "set_lineup"
     Answer = LineupAnswer
+    view_schema = SetLineupView
+    tables = ("lineups", "bench", "rosters")
 
     @classmethod
     def view(cls, fw, state, team, *, week: int) -> dict:

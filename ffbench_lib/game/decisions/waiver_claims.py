@@ -15,14 +15,15 @@ place this legality lives: the processing re-checks claims with them and bots en
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING, Any, Iterator, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Iterator, Literal, Mapping, Sequence
 
-from pydantic import BaseModel
+from pydantic import BaseModel, with_config
 
 from ffbench_lib.config.league import Roster
 from ffbench_lib.game.render import WEEK, record, table
 from ffbench_lib.game.rules.roster import can_field_lineup, within_caps
 from ffbench_lib.game.decisions.base import AnswerModel, Decision, Outcome, register, roster_from_rules
+from ffbench_lib.game.decisions._view_parts import VIEW, Claims
 
 if TYPE_CHECKING:
     from ffbench_lib.game.state import LeagueState
@@ -142,10 +143,20 @@ def free_agent_ids(view: dict) -> list[str]:
     return [c["id"] for cards in view["free_agents"].values() for c in cards]
 
 
+@with_config(VIEW)
+class WaiverClaimsView(Claims):
+    """``claims_view`` of waivers (FAAB: ``budget_left``; rolling: ``priority``)."""
+
+    decision: Literal["waivers"]
+    mode: Literal["faab", "rolling"]
+
+
 @register
 class WaiverClaims(Decision):
     kind = "waiver_claims"
     Answer = ClaimsAnswer
+    view_schema = WaiverClaimsView
+    tables = ("waiver_claims", "transactions")
 
     mode: str | None = None  # None: the league's (faab / rolling)
 

@@ -1,10 +1,10 @@
-"""The season's phases, each a small module the engine's season loop calls in turn: the draft, then every week
-the weekly phases registered here in their order (injured reserve, waivers, the trade window, the playoff
-bracket, lineups, then scoring: the one phase that needs the week's games, ``after_games``).
+"""The season's phases, each a small module the season loop (:mod:`ffbench_lib.game.loop`) calls in turn: the
+draft, then every week the weekly phases registered here in their order (injured reserve, waivers, the trade
+window, the playoff bracket, lineups, then scoring: the one phase that needs the week's games, ``after_games``).
 
-A phase asks agents through the engine (``engine.ask``), judges every answer with its decision type
+A phase asks the teams' seats through the loop (``eng.ask``), judges every answer with its decision type
 (:mod:`ffbench_lib.game.decisions`) and records rows through the run's :class:`~ffbench_lib.game.recorder.RunRecorder`
-(``engine.rec``). A weekly phase registers with :func:`weekly`: when it applies, and, if it keeps state of its
+(``eng.rec``). A weekly phase registers with :func:`weekly`: when it applies, and, if it keeps state of its
 own across weeks (FAAB budgets, IR lists, the bracket), how a new league's state starts and how a checkpoint's is checked (kept in
 ``LeagueState.extras[name]``). Adding a phase = one module here; the season loop does not change."""
 from __future__ import annotations
@@ -17,23 +17,25 @@ from typing import TYPE_CHECKING, Any, Awaitable, Callable, Protocol
 if TYPE_CHECKING:
     from ffbench_lib.config.league import League
     from ffbench_lib.game.knowledge import PlayerCatalog
-    from ffbench_lib.llm import Budget
     from ffbench_lib.game.recorder import RunRecorder
-    from ffbench_lib.runs.rundir import RunDir
     from ffbench_lib.game.state import LeagueState
     from ffbench_lib.game.views import Firewall
 
 
 class Season(Protocol):
-    """What a phase uses of the run playing it (the engine): the league, the views, the recorder, and asking."""
+    """What a phase uses of the season loop playing it (:class:`ffbench_lib.game.loop.SeasonLoop`): the league,
+    the views, the recorder, asking, and the run's hooks (checkpoint, tables, budget) it may not import."""
 
     league: "League"
     fw: "Firewall"
     catalog: "PlayerCatalog"
     rec: "RunRecorder"
-    rundir: "RunDir"
-    budget: "Budget"
     actual: dict[int, dict[str, float]]  # week -> player -> actual points (scoring only; never in a view)
+
+    @property
+    def over_budget(self) -> bool: ...
+
+    def save_tables(self, state: "LeagueState") -> None: ...
 
     async def ask(self, team: str, kind: str, view: dict) -> tuple[Any, list[str]]: ...
 

@@ -31,7 +31,7 @@ async def run_draft(eng: Season, state: LeagueState, crash_after: str | None = N
     pending: dict[int, tuple[dict, asyncio.Task]] = {}
     for i in range(state.rounds_done(lg.roster.size) * n, len(seq)):
         pick, rnd, team = seq[i]
-        if i % n == 0 and eng.budget.exceeded:
+        if i % n == 0 and eng.over_budget:
             return False
         if pick in pending:
             view, task = pending.pop(pick)
@@ -84,7 +84,7 @@ async def run_queue_draft(eng: Season, state: LeagueState, crash_after: str | No
     seq = draft_rules.snake(state.draft_order, lg.roster.size)
     n = len(state.teams)
     for start in range(state.rounds_done(lg.roster.size) * n, len(seq), n):
-        if eng.budget.exceeded:
+        if eng.over_budget:
             return False
         picks = seq[start:start + n]
         rnd = picks[0][1]
@@ -121,7 +121,7 @@ def end_round(eng: Season, state: LeagueState, rnd: int, crash_after: str | None
     """A draft round is complete: its phase (the tables written after the last round), then a checkpoint."""
     state.phase = "drafted" if rnd == eng.league.roster.size else f"draft:{rnd}"
     if state.phase == "drafted":
-        eng.rundir.write_tables(state)
+        eng.save_tables(state)
     eng.checkpoint(state, crash_after)
 
 

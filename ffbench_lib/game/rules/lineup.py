@@ -10,6 +10,7 @@ from typing import Iterator, Mapping, Sequence
 import numpy as np
 
 from ffbench_lib.config.league import Roster
+from ffbench_lib.sport.lineup import best_lineup as fill_best
 
 #: a player on bye or ruled out this week: below any real projection (0 would tie a healthy player projected 0),
 #: so he starts only when nobody else can fill the slot
@@ -53,22 +54,8 @@ class LineupResult:
 
 def best_lineup(positions: Mapping[str, str], values: Mapping[str, float], roster: Roster,
                 exclude: Sequence[str] = ()) -> dict[str, list[str | None]]:
-    """The value-maximising legal lineup. Greedy is optimal here: each position's own slots take its best
-    players, then each flex slot, narrow to wide (FLEX, then SUPERFLEX), the best remaining eligible players.
-    By exchange: a better player of the same position benched or in a wider slot can swap with a worse one in
-    a narrower slot, and the worse one stays eligible where the better one was, because every narrower slot's
-    positions are within every wider one's (FLEX's within SUPERFLEX's, which the config checks). Ties break by
-    player id so the result is deterministic."""
-    counts = slot_counts(roster)
-    order = sorted((p for p in positions if p not in exclude), key=lambda p: (-values.get(p, 0.0), p))
-    out: dict[str, list[str | None]] = {}
-    used: set[str] = set()
-    for slot, ok in slot_positions(roster).items():  # positions, then the flex slots narrow to wide
-        n = counts[slot]
-        picks = [p for p in order if p not in used and positions[p] in ok][:n]
-        used.update(picks)
-        out[slot] = picks + [None] * (n - len(picks))
-    return out
+    """The value-maximising legal lineup under ``roster`` (:func:`ffbench_lib.sport.lineup.best_lineup`)."""
+    return fill_best(positions, values, slot_counts(roster), slot_positions(roster), exclude)
 
 
 def legal_lineups(positions: Mapping[str, str], roster: Roster) -> Iterator[dict[str, list[str]]]:
@@ -108,10 +95,6 @@ def random_lineup(positions: Mapping[str, str], roster: Roster, rng: np.random.G
         out[slot] = sorted(pool[i] for i in rng.choice(len(pool), size=min(n, len(pool)), replace=False))
         used.update(out[slot])
     return out
-
-
-def lineup_value(lineup: Mapping[str, list[str | None]], values: Mapping[str, float]) -> float:
-    return float(sum(values.get(p, 0.0) for ids in lineup.values() for p in ids if p is not None))
 
 
 def validate_and_repair(answer: object, positions: Mapping[str, str], values: Mapping[str, float],

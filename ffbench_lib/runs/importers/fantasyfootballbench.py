@@ -36,11 +36,11 @@ from typing import Any
 
 import pandas as pd
 
-from ffbench_lib.core.atomic import write_json
 from ffbench_lib.config.league import League, dump_config
 from ffbench_lib.data.base import DataError, name_key, resolve_names
 from ffbench_lib.data.prepare import prepare_season
 from ffbench_lib.game.recorder import RunRecorder
+from ffbench_lib.records.run import FORMAT, RunMeta
 from ffbench_lib.runs.rundir import RunDir
 from ffbench_lib.game.state import LeagueState
 
@@ -117,7 +117,7 @@ def recorded_season(sim: Path) -> int:
 
 def check_season_data(sim: Path, season: int, data_dir: str | Path | None) -> None:
     """DataError unless the data directory has the nflverse stats of the run's season."""
-    from ffbench_lib.data import get_source
+    from ffbench_lib.data.sources import get_source
 
     source = get_source("nflverse", data_dir)
     have = source.available_seasons()
@@ -442,7 +442,7 @@ def import_reference_run(sim_dir: str | Path, out: str | Path, data_dir: str | P
     season, weeks, results, final = recorded_weeks(sim)  # before the slow preparation: a bad folder fails fast
     check_season_data(sim, season, data_dir)
     prepared = prepare_season(season, "nflverse", data_dir, scoring="ffbench_v1")
-    from ffbench_lib.data import get_source
+    from ffbench_lib.data.sources import get_source
 
     names = _Names(prepared, get_source("nflverse", data_dir).id_crosswalk)
     points_of_week = {int(w): dict(zip(g["player_id"], g["fantasy_points"].astype(float)))
@@ -576,13 +576,13 @@ def import_reference_run(sim_dir: str | Path, out: str | Path, data_dir: str | P
     state.phase = f"week:{weeks[-1]}"
 
     rd = RunDir(out)
-    rd.start(dump_config(league), {})
+    meta = RunMeta(format=FORMAT, run_id=run_id, seed=seed, season=season, status="complete", phase=state.phase,
+                   imported_from=str(sim), agents=agent, unsupported_metrics=UNSUPPORTED, checks=checks)
+    rd.start(dump_config(league), meta.model_copy(update={"status": "running"}))  # complete once all is written
     for record in decisions:
         state.log_bytes["decisions.jsonl"] = rd.append("decisions.jsonl", record)
     state.rosters = {t: list(roster_now[t]) for t in teams}  # the rosters the season ended with, not the draft's
     rd.write_tables(state)
     rd.checkpoint(state)
-    write_json(rd.file("run.json"), {"run_id": run_id, "seed": seed, "season": season, "status": "complete",
-                                     "phase": state.phase, "imported_from": str(sim), "agents": agent,
-                                     "unsupported_metrics": UNSUPPORTED, "checks": checks})
+    rd.write_meta(meta)
     return Path(out)

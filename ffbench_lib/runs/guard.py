@@ -1,19 +1,12 @@
 """The fallback-rate guard: a run whose LLM team is mostly repaired by the engine measures the engine, not
-the model, so it stops (status ``failed``) instead of finishing with numbers that look like the model's."""
+the model, so it stops (status ``failed``) instead of finishing with numbers that look like the model's. It
+counts decisions as the metrics do (``records.decision.is_decision``), so it lives with the runs, not in ``llm``."""
 from __future__ import annotations
 
 from collections import Counter
 
 from ffbench_lib.llm.client import FatalLLMError
-
-
-def is_decision(record: dict) -> bool:
-    """Whether a decisions.jsonl record is a decision of its own for fallback rates (the guard's and the
-    metrics'): not an opening proposal superseded by an earlier trade, nor an on-deck shortlist or a valid draft
-    queue asked again because its players were taken meanwhile (none was the agent's to get right or wrong). A
-    dry queue the engine repaired counts: the invalid answer was the agent's, whatever the re-ask gives."""
-    dry_valid = record.get("queue_dry") and record.get("decided_by") == "agent"
-    return str(record.get("applied")) != "superseded" and not record.get("on_deck") and not dry_valid
+from ffbench_lib.records.decision import is_decision
 
 
 class FallbackGuard:

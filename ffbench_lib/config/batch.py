@@ -1,0 +1,116 @@
+"""A batch's specification (``ffbench batch FILE``): many seasons of one base league across seeds, a design
+(rotate, random, field) and where they run. Checked here as the user wrote it; :func:`ffbench_lib.runs.batch.load_batch`
+then checks it against the base league and the folder it would write."""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+from ffbench_lib.config.league import League
+
+
+class FieldSpec(BaseModel):
+    """``field:`` of a ``design: field`` batch. Agents stay as written (any value): they are checked against the
+    base league in :func:`load_batch`, with the league config's own messages (a string says the mapping's shape)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    seat: str | None = Field(None, description="the base team whose agent each candidate replaces (its name, and "
+                                               "so its schedule, draft slot and bot seeds, stay); default: the "
+                                               "base's first team")
+    reference: Any = Field(None, description="the agent whose result in the seat is subtracted; default: the "
+                                             "seat's agent in the base league")
+    candidates: list[Any] = Field(description="agent specs (as in a league's teams[].agent), 2 or more")
+
+
+class BatchSpec(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    name: str = "batch"
+    base: Path = Field(description="league YAML the runs start from (path relative to the batch file)")
+    agents: list[dict[str, Any]] | None = Field(None, description="replace the base teams: [{name, agent}, ...]")
+    seeds: list[Annotated[int, Field(ge=0)]] = Field(min_length=1)  # a league's seed is >= 0: refused up front
+    design: Literal["rotate", "random", "field"] = "rotate"
+    field: FieldSpec | None = Field(None, description="design: field only: seat, reference and candidates")
+    workers: int = Field(1, ge=1, le=32, description="local: worker processes; dask: workers of the embedded "
+                                                       "LocalCluster (ignored with a scheduler address)")
+    executor: Literal["local", "dask"] = Field("local", description="local: a process pool on this machine; dask: "
+                                                                    "one task per league on a Dask cluster")
+    scheduler: str | None = Field(None, description="executor: dask only: the address of an existing Dask "
+                                                    "scheduler (tcp://host:8786); unset: an embedded LocalCluster")
+    out: Path = Path("outputs/batches/batch")
+    kernel: str = "python3"
+    cell_timeout_s: int = Field(3600, gt=0)
+    analysis: bool = True
+    overrides: dict[str, Any] = Field(default_factory=dict,
+                                      description="config changes for every seed, merged into the base: mappings "
+                                                  "merge key by key at every depth (`llm: {budget_usd: 5}` keeps "
+                                                  "the base's other llm settings), lists and values replace "
+                                                  "(e.g. a masked twin: {information: {masking: players_and_teams}})")
+    seed_overrides: dict[int, dict[str, Any]] = Field(default_factory=dict,
+                                                      description="per-seed config changes, merged like overrides "
+                                                                  "(after them)")
+
+    @field_validator("field", mode="before")
+    @classmethod
+    def _field_mapping(cls, value: Any) -> Any:
+        """Say the shape, not pydantic's class name."""
+        if value is not None and not isinstance(value, (dict, FieldSpec)):
+            raise ValueError("expected a mapping with seat, reference, candidates")
+        return value
+
+    @model_validator(mode="after")
+    def _unique_seeds(self) -> "BatchSpec":
+        if len(set(self.seeds)) != len(self.seeds):
+            raise ValueError("seeds: a seed is listed twice")
+        stray = sorted(set(self.seed_overrides) - set(self.seeds))
+        if stray:
+            raise ValueError(f"seed_overrides: seed(s) {', '.join(map(str, stray))} not in seeds {self.seeds}; "
+                             "add them to seeds or remove their overrides")
+        for key, where in (("seed", "seeds"), ("name", "name")):
+            if key in self.overrides:
+                raise ValueError(f"overrides: sets `{key}`, which the batch sets from its `{where}`; set it there")
+        unknown = sorted(set(self.overrides) - set(League.model_fields))
+        if unknown:
+            raise ValueError(f"overrides: unknown config key(s) {', '.join(unknown)}; allowed: "
+                             f"{', '.join(k for k in League.model_fields if k not in ('seed', 'name'))}")
+        seeded = sorted(s for s, o in self.seed_overrides.items() if "seed" in o)
+        if seeded:  # each run's seed is its key in seeds; an override would only mislabel configs/seed-N.yaml
+            raise ValueError(f"seed_overrides: seed(s) {', '.join(map(str, seeded))} set `seed`, which the batch "
+                             "sets from seeds; list the seed you want in seeds instead")
+        return self
+
+    @model_validator(mode="after")
+    def _scheduler_needs_dask(self) -> "BatchSpec":
+        if self.scheduler is not None and self.executor != "dask":
+            raise ValueError(f"scheduler: set to {self.scheduler} but executor is local; use executor: dask "
+                             "(--executor dask) to run on that scheduler, or remove scheduler")
+        return self
+
+    @model_validator(mode="after")
+    def _field_design(self) -> "BatchSpec":
+        """A field batch keeps the base league's teams (only the seat's agent changes), so nothing may replace them."""
+        if self.design == "field" and self.field is None:
+            raise ValueError("field: design: field needs a field section (seat, reference, candidates); add it, or "
+                             "use design: rotate")
+        if self.field is not None and self.design != "field":
+            raise ValueError(f"field: only a design: field batch uses it (design is {self.design}); set design: field "
+                             "or remove field")
+        if self.design != "field":
+            return self
+        if len(self.seeds) < 2:
+            raise ValueError("seeds: a field batch needs at least 2 seeds to compare candidates (paired by seed)")
+        if self.agents is not None:
+            raise ValueError("agents: a field batch keeps the base league's teams and replaces only the agent of "
+                             "field.seat (listed in field.candidates); remove agents and put the league in base")
+        for key, changes in (("overrides", [self.overrides]), ("seed_overrides", self.seed_overrides.values())):
+            if any("teams" in c for c in changes):
+                raise ValueError(f"{key}: sets `teams`, which a field batch keeps from base (only field.seat's "
+                                 "agent changes); change the teams in the base file")
+            if any(isinstance(c.get("draft"), dict) and "order" in c["draft"] for c in changes):
+                raise ValueError(f"{key}: sets `draft.order`, which a field batch sets to rotate (the seat's draft "
+                                 "slot must move with the seed, or every candidate is judged from one slot); "
+                                 "remove it")
+        return self

@@ -1,0 +1,134 @@
+"""The sport is one module (issue 26): every fact of the NFL is a field of its ``Sport`` spec, a league names its
+sport, and an unknown one is a config error naming ``sport`` and the choices."""
+import ast
+import dataclasses
+import re
+import typing
+from pathlib import Path
+
+import pytest
+import yaml
+
+from ffbench_lib.config.league import ConfigError, League, Scoring, dump_config, load_config, parse_config
+from ffbench_lib.core import yamlsafe
+from ffbench_lib.sport import SPORTS, Sport, UnknownSport, register, scoring, sport
+
+PACKAGE = Path(__file__).resolve().parents[1] / "ffbench_lib"
+TEAMS = [{"name": n, "agent": {"kind": "bot", "strategy": "adp"}} for n in ("a", "b")]
+
+
+@pytest.mark.parametrize("name", sorted(SPORTS))
+def test_the_spec_is_complete(name):
+    s = sport(name)
+    assert s.name == name
+    for f in dataclasses.fields(Sport):
+        value = getattr(s, f.name)
+        assert value is not None and (value or isinstance(value, (int, float))), f"{name}: {f.name} is empty"
+    positions = set(s.positions)
+    assert len(positions) == len(s.positions)
+    assert set(s.default_slots) <= positions and set(s.max_slots) == positions == set(s.default_caps)
+    assert set(s.position_stat_groups) == positions
+    assert all(set(g) <= set(scoring.GROUPS) for g in s.position_stat_groups.values())
+    assert set(s.position_aliases.values()) <= positions and not set(s.position_aliases) & positions
+    assert set(s.position_supply) <= positions
+    wide = ()
+    for slot, eligible in s.flex_slots.items():  # narrow to wide: each slot's positions within the next one's
+        assert set(eligible) <= positions and set(wide) <= set(eligible), slot
+        wide = eligible
+    assert set(s.team_aliases.values()) <= s.team_codes and not set(s.team_aliases) & s.team_codes
+    assert all(full.split()[-1] for full in s.teams.values())  # city, then nickname
+    assert re.fullmatch(s.player_id_pattern, s.made_up_id(0)) and s.is_player_id(s.made_up_id(9999999))
+    assert re.fullmatch(s.real_id_pattern, s.made_up_id(1))
+    assert s.out_status in s.injury_statuses
+    assert all(t in s.team_codes and 1 <= w <= s.max_weeks for games in s.cancelled_games.values() for t, w in games)
+    assert set(s.scoring_presets) <= set(scoring.PRESETS)
+    assert list(s.seasons) == sorted(s.seasons) and s.season_name(s.seasons[0])
+    assert set(s.rookie_fallback_ppg) <= positions
+    assert all(len(v) == len(s.rookie_bucket_picks) + 1 for v in s.rookie_fallback_ppg.values())
+    assert set(s.bot_flex_share) <= positions and 0 < s.bot_flex_share_unlisted <= 1
+    assert positions | set(s.flex_slots) <= set(s.colors)
+    assert s.stat_groups(s.positions) == tuple(g for g in scoring.GROUPS
+                                               if any(g in gs for gs in s.position_stat_groups.values()))
+
+
+def test_nfl_facts():
+    nfl = sport("nfl")
+    assert nfl.positions == ("QB", "RB", "WR", "TE", "K", "DST") and nfl.calendar_unit == "week"
+    team_level = nfl.positions_scoring("defense")
+    assert team_level == ("DST",) and nfl.position_supply == {"DST": len(nfl.teams)} == {"DST": 32}
+    assert nfl.teams["KC"] == "Kansas City Chiefs" and nfl.team_aliases["LAR"] == "LA"
+    assert nfl.real_id_pattern == r"00-\d{7}|sdio:\d+|DST:[A-Z]{2,3}" and nfl.made_up_id(0) == "00-0000000"
+    assert nfl.season_name(2024) == "2024" and 2024 in nfl.seasons
+
+
+def test_the_spec_is_read_only():
+    nfl = sport("nfl")
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        nfl.positions = ()
+    with pytest.raises(TypeError):
+        nfl.default_slots["QB"] = 9
+    with pytest.raises(ValueError, match="registered twice"):
+        register(dataclasses.replace(nfl))
+
+
+def test_the_config_choices_are_the_registry():
+    """The League's sport literal and the scoring presets a config accepts are the registered ones."""
+    assert typing.get_args(League.model_fields["sport"].annotation) == tuple(SPORTS)
+    presets = typing.get_args(typing.get_args(Scoring.model_fields["preset"].annotation)[0])
+    assert set(presets) == {p for s in SPORTS.values() for p in s.scoring_presets}
+
+
+def test_a_league_names_its_sport():
+    lg = parse_config({"teams": TEAMS})
+    assert lg.sport == "nfl" and lg.sport_spec is sport("nfl")
+    assert parse_config({"teams": TEAMS, "sport": "nfl"}) == lg
+    # the default sport dumps as configs always did (config.yaml, run ids and digests unchanged) and round-trips
+    dumped = yaml.safe_load(dump_config(lg))
+    assert "sport" not in dumped and parse_config(dumped) == lg
+
+
+def test_an_unknown_sport_is_a_config_error(tmp_path):
+    with pytest.raises(ConfigError) as e:
+        parse_config({"teams": TEAMS, "sport": "nba"})
+    assert e.value.problems == ["sport: unknown sport; the sports are nfl (got 'nba')"]
+    f = tmp_path / "league.yaml"
+    f.write_text(yaml.safe_dump({"name": "x", "sport": "curling", "teams": TEAMS}, sort_keys=False))
+    with pytest.raises(ConfigError) as e:
+        load_config(f)
+    assert e.value.problems == ["line 2: sport: unknown sport; the sports are nfl (got 'curling')"]
+    with pytest.raises(UnknownSport, match=r"unknown sport 'nba'; the sports are nfl"):
+        sport("nba")
+
+
+def test_seasons_are_the_sports():
+    with pytest.raises(ConfigError) as e:
+        parse_config({"teams": TEAMS, "season": 2019})
+    assert e.value.problems == [f"season: no data for season 2019; allowed: "
+                                f"{', '.join(map(str, sport('nfl').seasons))} (got 2019)"]
+
+
+def _imports(path: Path) -> set[str]:
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    return {n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.module} | {
+        a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
+
+
+def test_the_yaml_loader_is_core_and_config_reads_no_data():
+    assert not {m for m in _imports(PACKAGE / "core" / "yamlsafe.py") if m.startswith("ffbench_lib")}
+    assert not {m for m in _imports(PACKAGE / "config" / "league.py") if m.startswith("ffbench_lib.data")}
+    for path in (PACKAGE / "sport").glob("*.py"):
+        assert all(m.startswith(("ffbench_lib.sport", "ffbench_lib.core")) for m in _imports(path)
+                   if m.startswith("ffbench_lib")), path
+
+
+def test_the_core_yaml_loader_names_file_and_line(tmp_path):
+    f = tmp_path / "x.yaml"
+    f.write_text("a: 1\nb: 2\na: 3\n")
+    with pytest.raises(yamlsafe.YAMLFileError) as e:
+        yamlsafe.load_yaml(f)
+    assert e.value.source == str(f) and "duplicate key 'a' (first at line 1)" in e.value.problem
+    assert "line 3" in e.value.problem
+    lines: dict[str, int] = {}
+    f.write_text("a: 1\nb:\n  - c: 2\n")
+    assert yamlsafe.load_yaml(f, lines=lines) == {"a": 1, "b": [{"c": 2}]}
+    assert lines == {"a": 1, "b": 2, "b[0]": 3, "b[0].c": 3}
