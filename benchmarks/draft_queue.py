@@ -25,7 +25,8 @@ from scipy import stats
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from llm_season import league as llm_league  # noqa: E402  the 10-LLM league of benchmarks/llm_season.py
 
-from ffbench_lib.config.league import League, load_config  # noqa: E402
+from ffbench_lib.config.league import League
+from ffbench_lib.config.load import load_config  # noqa: E402
 from ffbench_lib.data.prepare import prepared_for  # noqa: E402
 from ffbench_lib.runs.runner import Engine  # noqa: E402
 from ffbench_lib.runs.rundir import RunDir  # noqa: E402

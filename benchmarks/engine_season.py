@@ -17,7 +17,7 @@ import sys
 CHILD = r"""
 import asyncio, json, resource, statistics, sys, tempfile, time
 from pathlib import Path
-from ffbench_lib.config.league import load_config
+from ffbench_lib.config.load import load_config
 from ffbench_lib.data.prepare import prepared_for
 from ffbench_lib.runs.runner import Engine
 teams, weeks, repeat, waivers = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]

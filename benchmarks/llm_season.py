@@ -14,7 +14,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from ffbench_lib.config.league import League, load_config
+from ffbench_lib.config.league import League
+from ffbench_lib.config.load import load_config
 from ffbench_lib.llm.tokens import count_tokens
 from ffbench_lib.data.prepare import prepared_for
 from ffbench_lib.runs.runner import Engine

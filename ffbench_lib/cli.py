@@ -13,7 +13,8 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ffbench_lib.config.league import ConfigError, load_config
+from ffbench_lib.config.errors import ConfigError
+from ffbench_lib.config.load import load_config
 from ffbench_lib.core.secrets import scrub
 from ffbench_lib.core.settings import SettingsError, export, settings
 
@@ -94,7 +95,7 @@ def _assignments(args: argparse.Namespace) -> list[str]:
     ``KEY=VALUE`` texts, applied to the file before validation and so recorded in the run's config.yaml."""
     out: list[str] = []
     if getattr(args, "model", None):
-        from ffbench_lib.config.league import load_yaml, model_overrides
+        from ffbench_lib.config.load import load_yaml, model_overrides
 
         data = load_yaml(args.config)
         out += model_overrides(data if isinstance(data, dict) else {}, args.model, args.teams, args.api_base)

@@ -6,7 +6,7 @@ import hashlib
 from pathlib import Path
 
 from ffbench_lib.agents.bots import ADPBot
-from ffbench_lib.config.league import load_config
+from ffbench_lib.config.load import load_config
 from ffbench_lib.runs.runner import Engine, build_agents
 
 REPO = Path(__file__).resolve().parents[1]

@@ -11,7 +11,8 @@ import pytest
 import yaml
 
 from ffbench_lib.runs.batch import load_batch, run_batch, run_configs
-from ffbench_lib.config.league import ConfigError, League
+from ffbench_lib.config.errors import ConfigError
+from ffbench_lib.config.league import League
 from ffbench_lib.game.rules.draft import draft_order
 from ffbench_lib.testing.fake_openai import FakeOpenAIServer
 

@@ -16,7 +16,8 @@ import pytest
 import yaml
 
 from ffbench_lib.runs.batch import load_batch
-from ffbench_lib.config.league import ConfigError, load_config
+from ffbench_lib.config.errors import ConfigError
+from ffbench_lib.config.load import load_config
 from ffbench_lib.data.prepare import prepared_for
 from ffbench_lib.runs.runner import SimulatedCrash, code_fingerprint
 from ffbench_lib.runs.rundir import CheckpointError

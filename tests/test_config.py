@@ -6,7 +6,9 @@ from pathlib import Path
 import pytest
 import yaml
 
-from ffbench_lib.config.league import ConfigError, League, dump_config, load_config, parse_config
+from ffbench_lib.config.errors import ConfigError
+from ffbench_lib.config.league import League
+from ffbench_lib.config.load import dump_config, load_config, parse_config
 from ffbench_lib.sport import sport
 
 REPO = Path(__file__).resolve().parents[1]
@@ -142,7 +144,8 @@ def test_team_names_are_stripped():
 def test_token_counts_are_shown_and_credentials_hidden_in_messages(tmp_path):
     # a field named like a count of tokens is no credential: its bad value is shown; a key-like value is hidden
     # wherever it stands
-    from ffbench_lib.config.league import ConfigError, parse_config
+    from ffbench_lib.config.errors import ConfigError
+    from ffbench_lib.config.load import parse_config
 
     team = {"name": "a", "agent": {"kind": "llm", "model": "openai/x", "max_prompt_tokens": -5}}
     bot = {"name": "b", "agent": {"kind": "bot", "strategy": "adp"}}

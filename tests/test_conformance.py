@@ -12,7 +12,7 @@ from pydantic import with_config
 from typing_extensions import TypedDict
 
 from ffbench_lib.agents.bots import BOTS, RandomBot
-from ffbench_lib.config.league import parse_config
+from ffbench_lib.config.load import parse_config
 from ffbench_lib.game.decisions import REGISTRY
 from ffbench_lib.game.decisions.base import Decision, Outcome, register
 from ffbench_lib.game.decisions._view_parts import VIEW

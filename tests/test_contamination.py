@@ -17,7 +17,8 @@ from scipy import stats as sps
 from ffbench_lib.analysis import contamination as con
 from ffbench_lib.present import plots
 from ffbench_lib.runs.batch import load_batch, run_configs
-from ffbench_lib.config.league import ConfigError, Information, League
+from ffbench_lib.config.errors import ConfigError
+from ffbench_lib.config.league import Information, League
 from ffbench_lib.runs.runner import SimulatedCrash
 from ffbench_lib.llm import FatalLLMError
 from ffbench_lib.runs.notebooks import KERNEL_ARGS, NotebookError, execute

@@ -16,7 +16,7 @@ import pytest
 import yaml
 
 from ffbench_lib.runs.batch import load_batch, run_batch
-from ffbench_lib.config.league import ConfigError
+from ffbench_lib.config.errors import ConfigError
 
 from engine_helpers import REPO, digests, same_run
 

@@ -11,7 +11,8 @@ import pytest
 
 from engine_helpers import data_copy
 from ffbench_lib.sport import scoring
-from ffbench_lib.config.league import ConfigError, parse_config
+from ffbench_lib.config.errors import ConfigError
+from ffbench_lib.config.load import parse_config
 from ffbench_lib.data.base import DataError
 from ffbench_lib.data.sources import get_source
 from ffbench_lib.data.prepare import input_problems

@@ -13,7 +13,7 @@ import yaml
 
 from engine_helpers import REPO, digests
 from ffbench_lib.agents.bots import ADPBot
-from ffbench_lib.config.league import load_config, parse_config
+from ffbench_lib.config.load import load_config, parse_config
 from ffbench_lib.play.desk import COMPLETE, PlayDesk, question_text
 from ffbench_lib.play.forms import GenericForm
 from ffbench_lib.play.forms.draft import BOARD, DRAFT_BUTTON, DraftBoard

@@ -9,7 +9,9 @@ from collections import Counter
 import pytest
 
 from ffbench_lib.agents import make_bot
-from ffbench_lib.config.league import ConfigError, Roster, parse_config
+from ffbench_lib.config.errors import ConfigError
+from ffbench_lib.config.league import Roster
+from ffbench_lib.config.load import parse_config
 from ffbench_lib.runs.runner import RunExists, SimulatedCrash
 from ffbench_lib.game.rules import draft as draft_rules
 from ffbench_lib.game.rules.lineup import best_lineup, validate_and_repair

@@ -12,8 +12,8 @@ import pandas as pd
 import pytest
 
 from ffbench_lib.records import field as field_record
-from ffbench_lib.analysis import field, metrics, power, ratings
-from ffbench_lib.config.league import parse_config
+from ffbench_lib.analysis import field, field_labels, metrics, power, ratings
+from ffbench_lib.config.load import parse_config
 from ffbench_lib.analysis.power import format_report, load_pilot, pair_table
 
 from engine_helpers import REPO, demo_league, run_engine
@@ -228,7 +228,7 @@ def test_load_runs_plays_the_baseline_teams_as_field_agents(field_batch, tmp_pat
         assert len(df), "no rows to check"
         seat = df[team] == SEAT
         assert df.loc[seat, agent].isin(list(CANDIDATES)).all()
-        assert df.loc[~seat, agent].str.startswith(field.FIELD_PREFIX).all()
+        assert df.loc[~seat, agent].str.startswith(field_labels.FIELD_PREFIX).all()
 
     check(runs["standings"], "team", "agent")
     check(runs["matchups"], "team", "agent")

@@ -10,7 +10,7 @@ import yaml
 
 from ffbench_lib.records import field as field_record
 from ffbench_lib.runs.batch import field_plan, load_batch, run_batch
-from ffbench_lib.config.league import ConfigError
+from ffbench_lib.config.errors import ConfigError
 from ffbench_lib.runs.rundir import RunDir
 
 from engine_helpers import REPO

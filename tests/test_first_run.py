@@ -22,7 +22,7 @@ import yaml
 from engine_helpers import REPO, run_engine
 from ffbench_lib.analysis import metrics
 from ffbench_lib.agents.human import AnswersRefused
-from ffbench_lib.config.league import parse_config
+from ffbench_lib.config.load import parse_config
 from ffbench_lib.play.desk import PlayDesk
 from ffbench_lib.play.forms.draft import DraftBoard, needs_html
 from ffbench_lib.core.paths import from_root

@@ -15,7 +15,7 @@ import yaml
 
 from engine_helpers import REPO
 from ffbench_lib.agents.bots import ADPBot
-from ffbench_lib.config.league import parse_config
+from ffbench_lib.config.load import parse_config
 from ffbench_lib.game.decisions import REGISTRY, market_from_view, roster_from_rules
 from ffbench_lib.game.decisions.ir_moves import ir_eligible
 from ffbench_lib.play.desk import question_text

@@ -14,7 +14,8 @@ from engine_helpers import REPO, digests
 from ffbench_lib.agents.bots import ADPBot
 from ffbench_lib.agents.human import AnswerBook, league_digest, view_key
 from ffbench_lib.runs.batch import load_batch
-from ffbench_lib.config.league import ConfigError, dump_config, parse_config
+from ffbench_lib.config.errors import ConfigError
+from ffbench_lib.config.load import dump_config, parse_config
 from ffbench_lib.runs.runner import Engine
 from ffbench_lib.play.session import start_play
 

@@ -13,7 +13,9 @@ import pytest
 
 from ffbench_lib.agents import bots
 from ffbench_lib.agents.prompts import messages
-from ffbench_lib.config.league import ConfigError, Waivers, parse_config
+from ffbench_lib.config.errors import ConfigError
+from ffbench_lib.config.league import Waivers
+from ffbench_lib.config.load import parse_config
 from ffbench_lib.game.decisions import REGISTRY
 from ffbench_lib.game.decisions import waiver_claims
 from ffbench_lib.game.decisions.ir_moves import has_legal_move, legal_moves

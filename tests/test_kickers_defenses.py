@@ -4,7 +4,8 @@ import pandas as pd
 import pytest
 
 from ffbench_lib.sport import scoring
-from ffbench_lib.config.league import ConfigError, dump_config, parse_config
+from ffbench_lib.config.errors import ConfigError
+from ffbench_lib.config.load import dump_config, parse_config
 from ffbench_lib.data import schema
 from ffbench_lib.data.base import DataError
 from ffbench_lib.data.sources import get_source

@@ -183,7 +183,7 @@ def test_provider_concurrency_limit_holds(prepared_2024, tmp_path):
 
 
 def test_committed_llm_configs_are_valid():
-    from ffbench_lib.config.league import load_config
+    from ffbench_lib.config.load import load_config
 
     frontier = load_config(REPO / "params" / "league.yaml")
     assert all(t.agent.kind == "llm" for t in frontier.teams) and len({t.agent.model for t in frontier.teams}) == 10

@@ -10,7 +10,9 @@ import sys
 import pytest
 
 from ffbench_lib.core import secrets
-from ffbench_lib.config.league import ConfigError, League, parse_config
+from ffbench_lib.config.errors import ConfigError
+from ffbench_lib.config.league import League
+from ffbench_lib.config.load import parse_config
 from ffbench_lib.llm import MAX_ANSWER_CHARS, FatalLLMError
 from ffbench_lib.runs.rundir import RunDir
 from ffbench_lib.testing.fake_openai import FakeOpenAIServer

@@ -11,7 +11,9 @@ import pytest
 import yaml
 
 from ffbench_lib import cli
-from ffbench_lib.config.league import ConfigError, League, load_config, parse_config
+from ffbench_lib.config.errors import ConfigError
+from ffbench_lib.config.league import League
+from ffbench_lib.config.load import load_config, parse_config
 from ffbench_lib.llm import FatalLLMError
 from ffbench_lib.runs.rundir import RunDir
 from ffbench_lib.testing.fake_openai import FakeOpenAIServer

@@ -12,7 +12,9 @@ import pandas as pd
 import pytest
 
 from ffbench_lib.agents.bots import _weekly_value
-from ffbench_lib.config.league import ConfigError, Information, League, load_config
+from ffbench_lib.config.errors import ConfigError
+from ffbench_lib.config.league import Information, League
+from ffbench_lib.config.load import load_config
 from ffbench_lib.data.prepare import prepared_for
 from ffbench_lib.runs.runner import SimulatedCrash, build_agents
 from ffbench_lib.game.masking import PSEUDONYM, Masker, MaskingError, natural
@@ -522,7 +524,7 @@ def test_validate_refuses_team_names_a_masked_run_would_refuse(prepared_2024, na
     if what is None:
         League.model_validate(d)
         return
-    from ffbench_lib.config.league import parse_config
+    from ffbench_lib.config.load import parse_config
 
     with pytest.raises(ConfigError) as exc:
         parse_config(d)
@@ -532,7 +534,7 @@ def test_validate_refuses_team_names_a_masked_run_would_refuse(prepared_2024, na
 
 def test_unquoted_masking_off_in_yaml_is_off(tmp_path):
     """YAML reads `masking: off` as false: it means "off" (and dumps as a league without masking)."""
-    from ffbench_lib.config.league import dump_config
+    from ffbench_lib.config.load import dump_config
 
     text = (REPO / "params" / "demo.yaml").read_text()
     (tmp_path / "off.yaml").write_text(text + "\ninformation: {masking: off}\n")

@@ -13,7 +13,9 @@ import numpy as np
 import pytest
 import yaml
 
-from ffbench_lib.config.league import ConfigError, League, Roster, dump_config, load_config, parse_config
+from ffbench_lib.config.errors import ConfigError
+from ffbench_lib.config.league import League, Roster
+from ffbench_lib.config.load import dump_config, load_config, parse_config
 from ffbench_lib.game.rules.draft import legal_positions
 from ffbench_lib.game.rules.lineup import OUT_VALUE, best_lineup, legal_lineups, random_lineup, slot_counts, start_value, validate_and_repair
 from ffbench_lib.game.rules.roster import draft_pick_problem, unmet_starters

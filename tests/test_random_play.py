@@ -14,7 +14,7 @@ import pandas as pd
 import pytest
 
 from ffbench_lib.agents.bots import RandomBot
-from ffbench_lib.config.league import parse_config
+from ffbench_lib.config.load import parse_config
 from ffbench_lib.game.decisions import KINDS, REGISTRY
 from ffbench_lib.game.rules.roster import can_field_lineup, within_caps
 from ffbench_lib.runs.rundir import RunDir

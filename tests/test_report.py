@@ -18,7 +18,7 @@ from ffbench_lib.core.secrets import register
 
 from engine_helpers import REPO, ScriptedAgent, agents_with, demo_league, run_engine
 from ffbench_lib.agents.bots import ADPBot
-from ffbench_lib.config.league import parse_config
+from ffbench_lib.config.load import parse_config
 from ffbench_lib.play.desk import PlayDesk
 from ffbench_lib.runs.notebooks import NotebookError
 from ffbench_lib.play.session import start_play

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from ffbench_lib.config.league import load_config
+from ffbench_lib.config.load import load_config
 from ffbench_lib.runs.runner import Engine, ResumeMismatch, SimulatedCrash
 from ffbench_lib.runs.rundir import CheckpointError, RunDir, RunLocked, exclusive
 from ffbench_lib.core.aio import run_sync
@@ -537,7 +537,7 @@ def test_signal_marks_the_run_interrupted_and_says_how_to_resume(tmp_path, cli_e
 def test_guard_settings_may_change_on_resume_and_count_decisions_only():
     """The guard's settings only decide whether to stop, like the budget: a resume may change them (the guard's
     own message suggests it). Superseded proposals and on-deck re-asks are not decisions for any fallback rate."""
-    from ffbench_lib.config.league import parse_config
+    from ffbench_lib.config.load import parse_config
     from ffbench_lib.config.diff import config_differences
     from ffbench_lib.llm import FatalLLMError
     from ffbench_lib.records.decision import is_decision

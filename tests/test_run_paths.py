@@ -26,7 +26,7 @@ def test_batch_folder_and_field_batch_folder_expand_to_their_runs(two_runs, tmp_
     assert [p.name for p in metrics.expand_paths(batch)] == ["seed-0", "seed-1"]
     fb = tmp_path / "fieldbatch"  # out/runs/<candidate>/seed-N
     shutil.copytree(two_runs, fb / "runs" / "bot-vorp")
-    (fb / field_record.MANIFEST).write_text(field.Manifest(
+    (fb / field_record.MANIFEST).write_text(field_record.Manifest(
         name="f", seat="VORP-1", reference="bot:vorp", reference_dir="runs/bot-vorp",
         candidates={"bot:vorp": "runs/bot-vorp"}, seeds=[0, 1]).model_dump_json())
     assert [p.parent.name + "/" + p.name for p in metrics.expand_paths(fb)] == ["bot-vorp/seed-0", "bot-vorp/seed-1"]

@@ -106,7 +106,7 @@ def test_2025_views_carry_the_unavailable_injury_report(demo_2025):
 
 def test_other_seasons_have_no_marker(prepared_2024, tmp_path):
     """The 2024 prepared season and its views know nothing of the 2025 fallbacks."""
-    from ffbench_lib.config.league import load_config
+    from ffbench_lib.config.load import load_config
     from ffbench_lib.game.views import Firewall
 
     assert not {"unavailable", "unavailable_notes"} & set(prepared_2024.manifest)
@@ -288,7 +288,7 @@ def test_a_masked_league_is_told_to_probe(tmp_path):
 
 
 def test_cutoff_without_a_schedules_file_says_it_cannot_tell(data_dir, tmp_path):
-    from ffbench_lib.config.league import load_config
+    from ffbench_lib.config.load import load_config
     from ffbench_lib.data.notices import knowledge_cutoffs
 
     root = tmp_path / "data"

@@ -9,7 +9,9 @@ from pathlib import Path
 import pytest
 import yaml
 
-from ffbench_lib.config.league import ConfigError, League, Scoring, dump_config, load_config, parse_config
+from ffbench_lib.config.errors import ConfigError
+from ffbench_lib.config.league import League, Scoring
+from ffbench_lib.config.load import dump_config, load_config, parse_config
 from ffbench_lib.core import yamlsafe
 from ffbench_lib.sport import SPORTS, Sport, UnknownSport, register, scoring, sport
 

@@ -9,7 +9,8 @@ import pandas as pd
 import pytest
 
 from ffbench_lib.analysis import metrics
-from ffbench_lib.config.league import League, load_config
+from ffbench_lib.config.league import League
+from ffbench_lib.config.load import load_config
 from ffbench_lib.data.prepare import prepared_for
 from ffbench_lib.game.views import canonical_json
 
@@ -152,7 +153,8 @@ def test_points_held_on_ir_count_and_ir_drops_are_no_pickups(bot_season):
     ({"preset": "ffbench_v1", "weights": {"pat_made": 1.0}}, "scoring: no rule scores a DST stat"),
 ])
 def test_a_position_that_cannot_score_is_refused(scoring, message):
-    from ffbench_lib.config.league import ConfigError, parse_config
+    from ffbench_lib.config.errors import ConfigError
+    from ffbench_lib.config.load import parse_config
 
     d = load_config(STANDARD).model_dump(mode="json")
     d["scoring"] = scoring
@@ -248,7 +250,7 @@ def test_lineup_prompts_say_where_a_team_stands_in_the_playoffs(bot_season):
 def test_a_prepared_season_made_for_another_league_is_refused(standard, prepared_2024, tmp_path):
     """Playing the standard league on a season prepared without kickers and defenses (or under other scoring)
     would crash in the draft or score wrongly: the engine refuses it at once, naming the difference."""
-    from ffbench_lib.config.league import ConfigError
+    from ffbench_lib.config.errors import ConfigError
     from ffbench_lib.runs.runner import Engine
 
     league, _ = standard
@@ -298,7 +300,8 @@ def test_supply_limits_the_legal_positions():
 
 
 def test_more_starting_defenses_than_nfl_teams_is_refused():
-    from ffbench_lib.config.league import ConfigError, parse_config
+    from ffbench_lib.config.errors import ConfigError
+    from ffbench_lib.config.load import parse_config
 
     d = load_config(STANDARD).model_dump(mode="json")
     d["teams"] = [{"name": f"T{i}", "agent": {"kind": "bot", "strategy": "adp"}} for i in range(34)]
@@ -315,7 +318,8 @@ def test_more_starting_defenses_than_nfl_teams_is_refused():
     ({"roster": {"K": 0}}, "roster.K: 0 starting slots and no flex slot takes K, so a K could never start"),
 ])
 def test_league_rules_that_would_mislead_are_refused(patch, message):
-    from ffbench_lib.config.league import ConfigError, parse_config
+    from ffbench_lib.config.errors import ConfigError
+    from ffbench_lib.config.load import parse_config
 
     d = load_config(STANDARD).model_dump(mode="json")
     for key, value in patch.items():
@@ -326,7 +330,7 @@ def test_league_rules_that_would_mislead_are_refused(patch, message):
 
 
 def test_superflex_without_flex_needs_no_flex_positions():
-    from ffbench_lib.config.league import parse_config
+    from ffbench_lib.config.load import parse_config
 
     d = load_config(STANDARD).model_dump(mode="json")
     d["roster"] = {**d["roster"], "FLEX": 0, "SUPERFLEX": 2, "superflex_positions": ["QB"], "QB": 0}

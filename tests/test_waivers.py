@@ -348,7 +348,8 @@ def test_replay_widget_shows_waiver_moves_by_name(prepared_2024, tmp_path):
     ({"roster": {"flex_positions": []}}, "FLEX=1 but flex_positions is empty"),
 ])
 def test_config_mistakes_around_waivers_and_rosters_are_refused(patch, message):
-    from ffbench_lib.config.league import ConfigError, parse_config
+    from ffbench_lib.config.errors import ConfigError
+    from ffbench_lib.config.load import parse_config
 
     d = demo_league().model_dump(mode="json")
     d.update(patch)

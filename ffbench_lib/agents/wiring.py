@@ -6,7 +6,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Callable
 
-from ffbench_lib.config.league import ConfigError, League, LLMSettings
+from ffbench_lib.config.errors import ConfigError
+from ffbench_lib.config.league import League, LLMSettings
 from ffbench_lib.agents.base import Agent
 from ffbench_lib.agents.bots import make_bot
 

@@ -28,7 +28,9 @@ from scipy import stats as sps
 
 from ffbench_lib.analysis import metrics
 from ffbench_lib.core import stats
-from ffbench_lib.config.league import ConfigError, League, parse_config
+from ffbench_lib.config.errors import ConfigError
+from ffbench_lib.config.league import League
+from ffbench_lib.config.load import parse_config
 from ffbench_lib.config.diff import config_differences
 from ffbench_lib.analysis.metrics import Runs
 from ffbench_lib.analysis.field_labels import short

@@ -18,7 +18,7 @@ from typing import NamedTuple
 import numpy as np
 import pandas as pd
 
-from ffbench_lib.analysis import metrics
+from ffbench_lib.analysis import field_labels, metrics
 from ffbench_lib.core.stats import POWER_TEST, not_ranked, power, runs_needed_wilcoxon, seeds_needed, tests_note
 
 VALUES = ("points_for", "win_rate", "wins")
@@ -261,7 +261,7 @@ def pair_table(runs: metrics.Runs, value: str = "points_for", alpha: float = 0.0
                "full_seeds": int(len(full_raw.index)) if full_raw is not None else None,
                "no_runs": no_runs,
                "teams_per_run": {a: k for a, k in teams_per_run(full_runs if full_runs is not None else runs).items()
-                                 if not field.is_field_agent(a)}
+                                 if not field_labels.is_field_agent(a)}
                if full_runs is not None or design == "full-league" else {}}
     fam = pairs[pairs["in_family"]]
     for key, cst in (("field", costs), ("full", costs_full)):
@@ -302,6 +302,7 @@ def load_pilot(paths) -> Pilot:
     both, the field batch is the pilot and the ordinary runs are its measured full-league pilot. ValueError /
     FileNotFoundError name what is wrong: a path that yields no (complete) runs, two field batches."""
     from ffbench_lib.analysis import field
+    from ffbench_lib.records import field as field_record
 
     items = [paths] if isinstance(paths, (str, Path)) else list(paths)
     if not items:
@@ -311,8 +312,8 @@ def load_pilot(paths) -> Pilot:
     per_item: list[tuple[object, list[Path]]] = []
     for item in items:
         p = Path(item)
-        if p.is_dir() and (p / field.MANIFEST).is_file():
-            dirs = field.run_dirs(field.read_manifest(p), p)
+        if p.is_dir() and (p / field_record.MANIFEST).is_file():
+            dirs = field_record.run_dirs(field_record.read_manifest(p), p)
             if not dirs:
                 raise ValueError(f"{p}: the field batch has no runs yet (run `ffbench batch` on its spec)")
             groups = {p.resolve(): dirs}
@@ -322,7 +323,7 @@ def load_pilot(paths) -> Pilot:
             dirs = metrics.expand_paths([item])  # FileNotFoundError naming the item when it holds no run
             groups = {}
             for d in dirs:
-                found = field.manifest_of(d)
+                found = field_record.manifest_of(d)
                 groups.setdefault(found[1].resolve() if found else None, []).append(d)
         per_item.append((item, dirs))
         for key, ds in groups.items():

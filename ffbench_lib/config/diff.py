@@ -7,7 +7,9 @@ from typing import Any
 
 import yaml
 
-from ffbench_lib.config.league import ConfigError, League, parse_config
+from ffbench_lib.config.errors import ConfigError
+from ffbench_lib.config.league import League
+from ffbench_lib.config.load import parse_config
 
 #: Config keys a resume may change: how calls are made and paid for, never what shapes an answer or the game.
 RESUMABLE = ("llm.budget_usd", "llm.max_fallback_rate", "llm.fallback_min_decisions", "llm.replay_only", "llm.cache_dir", "llm.retries", "llm.backoff_s", "data.dir",

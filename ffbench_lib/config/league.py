@@ -1,26 +1,24 @@
-"""League configuration: pydantic models of the YAML in ``params/`` and one loader.
+"""A league's specification: the pydantic models of the YAML in ``params/`` and the rules that tie its sections
+together (roster slots and caps, trade weeks within the season, masking against team names...).
 
-Every league parameter lives in one file. Validation errors are turned into one message per problem that
-names the field path, the bad value and what is allowed (``teams[3].agent.model: field required``),
-so a user can fix the file without reading a traceback.
+Every league parameter lives in one file; :mod:`.load` reads it and :mod:`.errors` turns a validation error into
+one message per problem that names the field path, the bad value and what is allowed
+(``teams[3].agent.model: field required``), so a user can fix the file without reading a traceback.
 """
 from __future__ import annotations
 
-import os
 import re
 from datetime import date
-import reprlib
 from functools import lru_cache
 from pathlib import Path
 from typing import Annotated, Any, Iterable, Literal, Union
 
-import yaml
 from pydantic import (AnyHttpUrl, BaseModel, BeforeValidator, ConfigDict, Field, Strict, StringConstraints, TypeAdapter, ValidationError,
                       ValidationInfo,
                       field_validator, model_serializer, model_validator)
 from pydantic_core import PydanticCustomError
 
-from ffbench_lib.core import yamlsafe
+from ffbench_lib.config.errors import ConfigError, short_value
 from ffbench_lib.core.paths import find_data_dir
 from ffbench_lib.core.secrets import credential_paths
 from ffbench_lib.sport import SPORTS, Sport, scoring
@@ -55,16 +53,6 @@ KnowledgeCutoff = Annotated[str, BeforeValidator(_cutoff)]
 #: for a count is a mistake, not a value.
 Flag = Annotated[bool, Strict()]
 Count = Annotated[int, Strict()]
-
-
-class ConfigError(ValueError):
-    """A config file that cannot be used; ``str()`` is the user-facing message (one line per problem)."""
-
-    def __init__(self, problems: list[str], source: str | None = None, what: str = "league config"):
-        self.problems = problems
-        self.source = source
-        head = f"invalid {what}{f' {source}' if source else ''}:"
-        super().__init__("\n".join([head, *(f"  {p}" for p in problems)]))
 
 
 class _Strict(BaseModel):
@@ -311,7 +299,7 @@ class Roster(_Strict):
                 given[pos] = _slot_count(pos).validate_python(n)
             except ValidationError as exc:
                 err = exc.errors()[0]
-                raise _field_problem(pos, f"{err['msg']} (got {_short(n)})") from None
+                raise _field_problem(pos, f"{err['msg']} (got {short_value(n)})") from None
         slots = {p: given.get(p, defaults.get(p)) for p in known if p in given or p in defaults}
         rest["slots"] = slots
         rest.setdefault("caps", {p: _SPORT.default_caps[p] for p in slots if p in _SPORT.default_caps})
@@ -488,7 +476,7 @@ class Waivers(_Strict):
     """Waivers and free agency (off by default: leagues configured before it play exactly as they did)."""
 
     enabled: Flag = Field(False, description="after each week's games: waiver claims, then free-agent adds")
-    mode: Literal["faab", "rolling"] = Field("faab", description="faab: blind bids from a season budget, ties to "
+    mode: Literal["faab", "rolling"] = Field("faab", description="faab (free agent acquisition budget): blind bids from a season budget, ties to "
                                              "the worse record; rolling: priority order, a winner moves to the end")
     budget: Count = Field(100, ge=0, le=10000, description="FAAB dollars per team for the season")
     max_claims: Count = Field(3, ge=1, le=10, description="claims (and free-agent adds) per team and week")
@@ -777,244 +765,3 @@ class League(_Strict):
     def playoff_round(self, week: int) -> int | None:
         """The playoff round (1 = first) that ``week`` belongs to, or None for a regular-season week."""
         return next((rnd for rnd, weeks in enumerate(self.playoff_rounds(), start=1) if week in weeks), None)
-
-
-# ----------------------------------------------------------------------------------------------- errors
-
-def _loc(loc: tuple[Any, ...]) -> str:
-    out, prev = "", None
-    for part in loc:
-        tag = prev == "agent" and part in ("bot", "llm", "human")  # the agent union's discriminator, not a key
-        prev = part
-        if isinstance(part, int):
-            out += f"[{part}]"
-        elif tag or str(part).startswith(("function-", "literal[")):
-            continue  # discriminator tags and validator wrappers are not part of the user's path
-        else:
-            out += f".{part}" if out else str(part)
-    return out or "(top level)"
-
-
-def _explain(err: dict[str, Any], model_fields: dict[str, Any] | None = None) -> str:
-    path = _loc(err["loc"])
-    typ, msg, value = err["type"], err["msg"], err.get("input")
-    if typ == "missing":
-        return f"{path}: field required"
-    if typ == "field_problem":  # a section-wide rule about one of its keys
-        return f"{_loc((*err['loc'], err['ctx']['field']))}: {err['ctx']['problem']}"
-    if typ == "extra_forbidden":
-        return f"{path}: unknown key (check the spelling against the config reference in docs/configuration.md)"
-    if typ in ("union_tag_invalid", "union_tag_not_found"):
-        tags = [t.strip() for t in str((err.get("ctx") or {}).get("expected_tags", "")).split(",") if t.strip()]
-        allowed = " or ".join([", ".join(tags[:-1]), tags[-1]] if len(tags) > 1 else tags)
-        return f"{path}.kind: got {value.get('kind') if isinstance(value, dict) else value!r}; allowed: {allowed}"
-    msg = msg.removeprefix("Value error, ")
-    field = path.rsplit(".", 1)[-1].lower()
-    if isinstance(value, (dict, list)) and typ == "value_error":
-        # a rule over a whole section: its message (ours) names the field and value and echoes no input; the
-        # section itself is noise
-        return msg if not err["loc"] else f"{path}: {msg}"
-    if (any(word in field for word in ("key", "secret", "token")) and not field.endswith("tokens")) or (
-            credential_paths(value)):
-        return f"{path}: {msg} (value hidden)"  # never echo something that may be a credential
-    return f"{path}: {msg} (got {_short(value)})"
-
-
-_repr = reprlib.Repr()
-_repr.maxstring, _repr.maxother, _repr.maxdict, _repr.maxlist, _repr.maxlevel = 60, 60, 4, 6, 2
-
-
-def _short(value: Any) -> str:
-    """A value as the user wrote it, cut short: a mapping or list shows a few entries, never pages of config."""
-    return _repr.repr(value)
-
-
-def _err_path(err: dict[str, Any]) -> str:
-    if err["type"] == "field_problem":
-        return _loc((*err["loc"], err["ctx"]["field"]))
-    return _loc(err["loc"])
-
-
-def line_of(path: str, lines: dict[str, int] | None) -> int | str | None:
-    """The line of ``path`` (``teams[3].agent.model``) in the file, else of the nearest section holding it; a
-    ``--set`` override's text where one set it."""
-    while lines and path:
-        if path in lines:
-            return lines[path]
-        path = re.sub(r"(\.[^.\[]+|\[\d+\])$", "", path) if re.search(r"(\.[^.\[]+|\[\d+\])$", path) else ""
-    return None
-
-
-def format_validation_error(exc: ValidationError, lines: dict[str, int] | None = None) -> list[str]:
-    """One message per problem; with ``lines`` (from :func:`load_yaml`), each names the line it is on."""
-    out = []
-    for e in exc.errors():
-        msg, line = _explain(e), line_of(_err_path(e), lines)
-        out.append(f"{line}: {msg}" if isinstance(line, str) else f"line {line}: {msg}" if line else msg)
-    return out
-
-
-def parse_config(data: Any, source: str | None = None, lines: dict[str, int] | None = None) -> League:
-    """Validate an already-parsed mapping; raise :class:`ConfigError` with named-field messages (and their line
-    numbers when ``lines`` maps key paths to them)."""
-    if not isinstance(data, dict):
-        raise ConfigError([f"(top level): expected a mapping of keys to values, got {type(data).__name__}"], source)
-    try:
-        return League.model_validate(data)
-    except ValidationError as exc:
-        raise ConfigError(format_validation_error(exc, lines), source) from None
-
-
-# ------------------------------------------------------------------------------------------------- YAML
-
-def load_yaml(path: str | os.PathLike[str], what: str = "league config", lines: dict[str, int] | None = None) -> Any:
-    """Parse one YAML file with :func:`ffbench_lib.core.yamlsafe.load_yaml` (limits, no duplicate keys); the one
-    loader for league and batch files. Raises :class:`ConfigError` naming the file and line. ``lines``, if given,
-    is filled with the line of every key path (for validation messages)."""
-    p = Path(path)
-    if not p.is_file():
-        example = "params/batch_demo.yaml" if "batch" in what else "params/demo.yaml"
-        raise ConfigError([f"file not found: {p} (give the path to a YAML file such as {example})"], what=what)
-    try:
-        return yamlsafe.load_yaml(p, what, lines)
-    except yamlsafe.YAMLFileError as exc:
-        raise ConfigError([exc.problem], exc.source, what) from None
-
-
-def load_config(path: str | os.PathLike[str], settings_overrides: "Iterable[str] | None" = None,
-                **overrides: Any) -> League:
-    """Read and validate a league YAML file. ``overrides`` replace top-level keys (e.g. ``seed=3``);
-    ``settings_overrides`` are ``KEY=VALUE`` texts (``--set``, :func:`apply_overrides`)."""
-    p = Path(path)
-    lines: dict[str, int] = {}
-    data = load_yaml(p, lines=lines)
-    if isinstance(data, dict) and "teams" not in data and ("base" in data or "seeds" in data):
-        raise ConfigError(["this is a batch file (it has base/seeds, no teams); run it with "
-                           f"`ffbench batch {p}`"], str(p))
-    if isinstance(data, dict):
-        data = {**data, **{k: v for k, v in overrides.items() if v is not None}}
-        if settings_overrides:
-            data = apply_overrides(data, settings_overrides)
-            for text in settings_overrides:  # an error in an override names it, not the file's line
-                key = text.partition("=")[0].strip()
-                for known in [k for k in lines if k == key or k.startswith((f"{key}.", f"{key}["))]:
-                    del lines[known]
-                lines[key] = f"--set {text.strip()}"  # type: ignore[assignment]
-    return parse_config(data, str(p), lines)
-
-
-def dump_config(league: League) -> str:
-    """The fully resolved config as YAML (written into every run directory)."""
-    return yaml.safe_dump(league.model_dump(mode="json"), sort_keys=False)
-
-
-# ------------------------------------------------------------------------------------------- overrides
-
-_KEY_PART = re.compile(r"([A-Za-z_][\w-]*)|\[(\d+)\]")
-
-
-def _key_parts(key: str) -> list[str | int]:
-    """``teams[0].agent.model`` -> ``["teams", 0, "agent", "model"]``; ConfigError for anything else."""
-    parts: list[str | int] = []
-    for i, seg in enumerate(key.split(".")):
-        pos, found = 0, []
-        for m in _KEY_PART.finditer(seg):
-            if m.start() != pos:
-                break
-            found.append(m.group(1) if m.group(1) is not None else int(m.group(2)))
-            pos = m.end()
-        if not seg or pos != len(seg) or isinstance(found[0], int):  # each segment starts with a name
-            raise ConfigError([f"--set {key}: not a config key (write it as in the YAML, e.g. "
-                               "draft.shortlist_size or teams[0].agent.model)"])
-        parts += found
-    return parts
-
-
-def _unshared(obj: Any) -> Any:
-    """A copy in which no two places share a mapping or list: a YAML alias (``agent: *local``) is one object in the
-    parsed data, and a ``--set`` of one team must not change the others."""
-    if isinstance(obj, dict):
-        return {k: _unshared(v) for k, v in obj.items()}
-    if isinstance(obj, list):
-        return [_unshared(v) for v in obj]
-    return obj
-
-
-def apply_overrides(data: dict[str, Any], assignments: Iterable[str]) -> dict[str, Any]:
-    """``data`` (a parsed league file) with each ``KEY=VALUE`` applied: KEY a dotted path as the YAML nests it
-    (``llm.max_reasks``, ``teams[2].agent.model``), VALUE read as YAML (``3``, ``true``, ``openai/x``,
-    ``{kind: bot, strategy: adp}``). The result is validated like the file, so a wrong key or value is named."""
-    out = _unshared(data)
-    for text in assignments:
-        key, eq, raw = text.partition("=")
-        key = key.strip()
-        if not eq or not key:
-            raise ConfigError([f"--set {text!r}: expected KEY=VALUE, e.g. --set llm.max_reasks=1"])
-        try:
-            value = yaml.safe_load(raw) if raw.strip() else None
-        except yaml.YAMLError:
-            raise ConfigError([f"--set {key}: the value {raw!r} is not valid YAML"]) from None
-        parts = _key_parts(key)
-        here: Any = out
-        for j, part in enumerate(parts[:-1]):
-            nxt = parts[j + 1]
-            if isinstance(part, int):
-                if not isinstance(here, list) or part >= len(here):
-                    n = len(here) if isinstance(here, list) else 0
-                    raise ConfigError([f"--set {key}: {_loc(tuple(parts[:j + 1]))} does not exist (the file has "
-                                       f"{n} entries there, counted from 0)"])
-                if not isinstance(here[part], (dict, list)):
-                    here[part] = {}
-                here = here[part]
-            else:
-                if not isinstance(here, dict):
-                    raise ConfigError([f"--set {key}: {_loc(tuple(parts[:j]))} is not a section"])
-                if not isinstance(here.get(part), (dict, list)):
-                    here[part] = [] if isinstance(nxt, int) else {}
-                here = here[part]
-        last = parts[-1]
-        if isinstance(last, int):
-            if not isinstance(here, list) or last >= len(here):
-                raise ConfigError([f"--set {key}: {_loc(tuple(parts))} does not exist"])
-        elif not isinstance(here, dict):
-            raise ConfigError([f"--set {key}: {_loc(tuple(parts[:-1]))} is not a section"])
-        here[last] = value
-    return out
-
-
-def team_numbers(text: str, n_teams: int) -> list[int]:
-    """``--teams 1-3,5`` -> 0-based indexes ``[0, 1, 2, 4]`` (teams counted from 1 as the file lists them)."""
-    out: list[int] = []
-    for part in text.split(","):
-        a, dash, b = part.strip().partition("-")
-        try:
-            lo, hi = int(a), int(b) if dash else int(a)
-        except ValueError:
-            raise ConfigError([f"--teams {text}: expected team numbers such as 1-3 or 1,4 (counted from 1)"]) from None
-        if not 1 <= lo <= hi <= n_teams:
-            raise ConfigError([f"--teams {text}: the league has teams 1..{n_teams}"])
-        out += [i for i in range(lo - 1, hi) if i not in out]
-    return out
-
-
-def model_overrides(data: dict[str, Any], model: str, teams: str | None = None,
-                    api_base: str | None = None) -> list[str]:
-    """The ``--set`` assignments that give ``model`` to the teams named by ``teams`` (default: every LLM team of
-    the file, else every team): an LLM team keeps its other settings, any other team becomes an LLM team."""
-    rows = data.get("teams") if isinstance(data.get("teams"), list) else []
-    if teams:
-        picked = team_numbers(teams, len(rows))
-    else:
-        picked = [i for i, t in enumerate(rows) if isinstance(t, dict) and isinstance(t.get("agent"), dict)
-                  and t["agent"].get("kind") == "llm"] or list(range(len(rows)))
-    out = []
-    for i in picked:
-        agent = rows[i].get("agent") if isinstance(rows[i], dict) else None
-        if isinstance(agent, dict) and agent.get("kind") == "llm":
-            out.append(f"teams[{i}].agent.model={yaml.safe_dump(model, default_flow_style=True).strip()}")
-            if api_base is not None:
-                out.append(f"teams[{i}].agent.api_base={api_base}")
-        else:
-            new = {"kind": "llm", "model": model, **({"api_base": api_base} if api_base else {})}
-            out.append(f"teams[{i}].agent={yaml.safe_dump(new, default_flow_style=True).strip()}")
-    return out

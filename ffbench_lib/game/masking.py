@@ -42,7 +42,8 @@ import re
 import unicodedata
 from typing import Any
 
-from ffbench_lib.config.league import PSEUDONYM, ConfigError, League
+from ffbench_lib.config.league import PSEUDONYM, League
+from ffbench_lib.config.errors import ConfigError
 from ffbench_lib.sport import sport
 from ffbench_lib.game.seat import StopRun
 from ffbench_lib.game.views import Firewall

@@ -18,7 +18,8 @@ from typing import Any
 
 from ffbench_lib.agents.human import AnswerBook, HumanSeat, league_digest
 from ffbench_lib.agents.wiring import build_agents
-from ffbench_lib.config.league import AUTOPILOT, League, dump_config
+from ffbench_lib.config.league import AUTOPILOT, League
+from ffbench_lib.config.load import dump_config
 from ffbench_lib.runs.runner import Engine
 from ffbench_lib.runs.rundir import HUMAN_ANSWERS
 

@@ -32,7 +32,9 @@ from tqdm.auto import tqdm
 
 from ffbench_lib.core.atomic import write_csv, write_json, write_text
 from ffbench_lib.records import field as fieldmod
-from ffbench_lib.config.league import BotAgent, ConfigError, LLMAgent, format_validation_error, limit_clash, load_config, load_yaml, parse_config
+from ffbench_lib.config.league import BotAgent, LLMAgent, limit_clash
+from ffbench_lib.config.errors import ConfigError, format_validation_error
+from ffbench_lib.config.load import load_config, load_yaml, parse_config
 from ffbench_lib.config.batch import BatchSpec
 from ffbench_lib.config.diff import config_differences
 from ffbench_lib.runs.executor import check_address, open_executor

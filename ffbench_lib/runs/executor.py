@@ -21,7 +21,7 @@ from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
-from ffbench_lib.config.league import ConfigError
+from ffbench_lib.config.errors import ConfigError
 from ffbench_lib.runs.rundir import LOCK
 
 DASK_MISSING = "executor: dask needs the dask extra; install it with pip install 'ffbench[dask]'"

@@ -69,7 +69,7 @@ def _register_keys(config: Any) -> None:
     process; this one scrubs its output)."""
     if not isinstance(config, (str, Path)):
         return
-    from ffbench_lib.config.league import load_config
+    from ffbench_lib.config.load import load_config
 
     path = Path(config) if Path(config).exists() else REPO / config
     try:

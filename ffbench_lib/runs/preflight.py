@@ -400,7 +400,7 @@ def run_preflight(league: League) -> None:
     a local server's window (asked of it)."""
     import sys
 
-    from ffbench_lib.config.league import ConfigError
+    from ffbench_lib.config.errors import ConfigError
 
     specs = llm_specs(league)
     if not league.llm.replay_only:  # every team whose key is missing, not only the first one to be asked

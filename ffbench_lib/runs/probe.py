@@ -31,7 +31,8 @@ import numpy as np
 import pandas as pd
 
 from ffbench_lib.core.atomic import write_csv, write_json, write_text
-from ffbench_lib.config.league import League, dump_config, load_config, parse_config
+from ffbench_lib.config.league import League
+from ffbench_lib.config.load import dump_config, load_config, parse_config
 from ffbench_lib.sport import sport
 from ffbench_lib.data.base import name_key as base_name_key
 from ffbench_lib.data.prepare import PreparedSeason, prepared_for

@@ -31,7 +31,9 @@ from ffbench_lib.agents.masked import masked
 from ffbench_lib.agents.wiring import bind_agents, build_agents, check_cache
 from ffbench_lib.core.atomic import remove_stale_temps, write_json
 from ffbench_lib.config.diff import RESUMABLE, config_differences
-from ffbench_lib.config.league import ConfigError, League, dump_config
+from ffbench_lib.config.errors import ConfigError
+from ffbench_lib.config.league import League
+from ffbench_lib.config.load import dump_config
 from ffbench_lib.data.base import DataError
 from ffbench_lib.data.prepare import PreparedSeason, unplayed_weeks_problem
 from ffbench_lib.llm import Budget, FatalLLMError, ReplayMiss

@@ -7,7 +7,8 @@ import threading
 from pathlib import Path
 
 from ffbench_lib.core.aio import run_sync
-from ffbench_lib.config.league import League, load_config
+from ffbench_lib.config.league import League
+from ffbench_lib.config.load import load_config
 from ffbench_lib.data.prepare import prepared_for
 from ffbench_lib.runs.runner import Engine
 from ffbench_lib.data.notices import print_notices

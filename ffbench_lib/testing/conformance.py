@@ -222,3 +222,25 @@ def _view_checks(cls: type[Decision], view: dict) -> list[str]:
 def _adapter(schema: type) -> TypeAdapter:
     """One validator per schema (building one takes milliseconds; a season logs thousands of views)."""
     return TypeAdapter(schema)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m ffbench_lib.testing.conformance [KIND ...]``: each kind's missing pieces and notes (every
+    registered kind when none is named); exit 1 when a piece is missing."""
+    import sys
+
+    kinds = (sys.argv[1:] if argv is None else argv) or sorted(REGISTRY)
+    missing = False
+    for kind in kinds:
+        report = inspect_kind(kind)
+        missing |= bool(report.problems)
+        print(f"{kind}: {'complete' if not report.problems else f'{len(report.problems)} missing'}")
+        for line in report.problems:
+            print(f"  missing: {line}")
+        for line in report.notes:
+            print(f"  note: {line}")
+    return 1 if missing else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

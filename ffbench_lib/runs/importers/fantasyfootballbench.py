@@ -36,7 +36,8 @@ from typing import Any
 
 import pandas as pd
 
-from ffbench_lib.config.league import League, dump_config
+from ffbench_lib.config.league import League
+from ffbench_lib.config.load import dump_config
 from ffbench_lib.data.base import DataError, name_key, resolve_names
 from ffbench_lib.data.prepare import prepare_season
 from ffbench_lib.game.recorder import RunRecorder
