@@ -635,6 +635,17 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
+def _ctrl_c_stops() -> None:
+    """SIGINT stops a command (exit 130, resumable) even when the process was started with it ignored (a shell's
+    background job, a test runner's worker): an inherited SIG_IGN would otherwise make Ctrl-C and ``kill -INT``
+    do nothing."""
+    import signal
+    import threading
+
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+
+
 def main(argv: list[str] | None = None) -> int:
     from ffbench_lib.data.base import DataError
     from ffbench_lib.llm import FatalLLMError, ReplayMiss
@@ -642,6 +653,7 @@ def main(argv: list[str] | None = None) -> int:
     from ffbench_lib.runs.rundir import RunDirError, RunInterrupted
 
     args = build_parser().parse_args(argv)
+    _ctrl_c_stops()
     try:
         settings()  # a bad environment variable is named before any work starts
         return args.func(args)

@@ -307,3 +307,20 @@ def test_a_refused_answers_file_is_one_line_in_a_notebook(prepared_2024, tmp_pat
         InteractiveShell.clear_instance()
     assert shown == [f"AnswersRefused: {book} line 1: not an answer record; delete the file to answer every "
                      "question again, or play in another run_dir"]
+
+
+def test_ctrl_c_stops_the_fake_server_and_a_run_started_with_sigint_ignored(tmp_path):
+    """A process started with SIGINT ignored (a shell's background job, a test runner's worker) inherits SIG_IGN:
+    Ctrl-C would do nothing. The fake server and the ffbench command take SIGINT back."""
+    ignore = lambda: signal.signal(signal.SIGINT, signal.SIG_IGN)  # noqa: E731 - the child's inherited state
+    proc = subprocess.Popen([*FAKE, "--port", "0"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            cwd=REPO, preexec_fn=ignore)
+    assert "fake OpenAI-compatible server on" in proc.stdout.readline()
+    out, _ = stop(proc)
+    assert "stopped after 0 request(s)" in out
+    code = ("import signal, sys\nfrom ffbench_lib.cli import _ctrl_c_stops\n"
+            "assert signal.getsignal(signal.SIGINT) is signal.SIG_IGN\n_ctrl_c_stops()\n"
+            "print(signal.getsignal(signal.SIGINT) is signal.default_int_handler)")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO, preexec_fn=ignore,
+                       timeout=120)
+    assert r.stdout.strip() == "True", r.stderr

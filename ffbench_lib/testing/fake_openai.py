@@ -535,10 +535,11 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: cannot listen on {args.host}:{args.port}: {e.strerror or e}; pass another --port "
               "(0: any free port)", file=sys.stderr)
         return 2
-    signal.signal(signal.SIGTERM, signal.default_int_handler)  # `kill` stops it as Ctrl-C does
-    print(server.describe(), flush=True)
-    print("Ctrl-C to stop", file=sys.stderr, flush=True)
-    try:
+    for sig in (signal.SIGINT, signal.SIGTERM):  # Ctrl-C and `kill` stop it, even if started with SIGINT ignored
+        signal.signal(sig, signal.default_int_handler)
+    try:  # from the first line on: a client that read the address may press Ctrl-C at once
+        print(server.describe(), flush=True)
+        print("Ctrl-C to stop", file=sys.stderr, flush=True)
         threading.Event().wait()
     except KeyboardInterrupt:
         pass
