@@ -5,14 +5,27 @@ median reported. Scales the number of teams (8, 10, 12, 14) and of weeks (6, 12,
 season with waivers and free agents on (FAAB and rolling priority), and the full-league presets as shipped
 (``params/standard_10.yaml``: K, DST, IR, FAAB, playoffs; ``params/superflex_12.yaml``: 12 teams, SUPERFLEX too).
 
-    python benchmarks/engine_season.py [--repeat 5]
+    python benchmarks/engine_season.py [--repeat 5] [--code DIR]
+
+``--code DIR`` times another checkout's code (its ``ffbench_lib`` on ``PYTHONPATH``, this checkout's params).
+``--compare OLD_DIR`` times the presets (demo, standard_10, superflex_12) old against new (``--code``, default
+this checkout) pair by pair: each pair runs one child of each, alternating which goes first, and the pair's
+ratio new/old is reported with the median over ``--pairs`` pairs (a busy machine slows both of a pair alike),
+besides each side's median engine time.
 """
 from __future__ import annotations
 
 import argparse
 import json
+import os
+import statistics
 import subprocess
 import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+PRESETS = {"demo": "params/demo.yaml", "standard_10": "params/standard_10.yaml",
+           "superflex_12": "params/superflex_12.yaml"}
 
 CHILD = r"""
 import asyncio, json, resource, statistics, sys, tempfile, time
@@ -44,16 +57,46 @@ print(json.dumps({"median": statistics.median(times), "min": min(times),
 """
 
 
+def child(code: Path, teams: int, weeks: int, repeat: int, waivers: str) -> dict:
+    """One fresh process timing ``repeat`` seasons with the ``ffbench_lib`` of ``code``."""
+    env = {**os.environ, "PYTHONPATH": str(code)}
+    out = subprocess.run([sys.executable, "-c", CHILD, str(teams), str(weeks), str(repeat), waivers], cwd=ROOT,
+                         env=env, check=True, capture_output=True, text=True).stdout
+    return json.loads(out)
+
+
+def compare(old: Path, new: Path, pairs: int, repeat: int) -> None:
+    """Old against new code on the presets, pair by pair (alternating which runs first), medians."""
+    print(f"{'preset':>13}{'old s':>8}{'new s':>8}{'ratio':>7}   pair ratios (new/old)")
+    for name, path in PRESETS.items():
+        teams = 12 if name == "superflex_12" else 10
+        olds, news, ratios = [], [], []
+        for i in range(pairs):
+            first, second = (old, new) if i % 2 == 0 else (new, old)
+            a = child(first, teams, 17, repeat, path)["median"]
+            b = child(second, teams, 17, repeat, path)["median"]
+            o, n = (a, b) if first == old else (b, a)
+            olds.append(o), news.append(n), ratios.append(n / o)
+        print(f"{name:>13}{statistics.median(olds):>8.2f}{statistics.median(news):>8.2f}"
+              f"{statistics.median(ratios):>7.2f}   {' '.join(f'{r:.2f}' for r in ratios)}", flush=True)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--repeat", type=int, default=5)
+    ap.add_argument("--repeat", type=int, default=5, help="seasons per child process (median)")
+    ap.add_argument("--code", type=Path, default=ROOT, help="the checkout whose ffbench_lib is timed")
+    ap.add_argument("--compare", type=Path, metavar="OLD_DIR", help="time OLD_DIR's code against --code's")
+    ap.add_argument("--pairs", type=int, default=5, help="old/new pairs per preset with --compare")
     args = ap.parse_args()
+    code = args.code.resolve()
+    if args.compare is not None:
+        compare(args.compare.resolve(), code, args.pairs, args.repeat)
+        return
     print(f"{'teams':>5}{'weeks':>6}{'waivers':>13}{'median s':>10}{'min s':>8}{'peak RSS MB':>13}")
     for teams, weeks, waivers in [(10, 17, "off"), (10, 17, "faab"), (10, 17, "rolling"), (8, 17, "off"),
                                   (12, 17, "off"), (14, 17, "off"), (10, 6, "off"), (10, 12, "off"),
                                   (10, 17, "params/standard_10.yaml"), (12, 17, "params/superflex_12.yaml")]:
-        r = json.loads(subprocess.run([sys.executable, "-c", CHILD, str(teams), str(weeks), str(args.repeat), waivers],
-                                      check=True, capture_output=True, text=True).stdout)
+        r = child(code, teams, weeks, args.repeat, waivers)
         label = waivers.rsplit("/", 1)[-1].removesuffix(".yaml")
         print(f"{teams:>5}{weeks:>6}{label:>13}{r['median']:>10.2f}{r['min']:>8.2f}{r['peak_rss_mb']:>13.0f}")
 

@@ -122,10 +122,24 @@ def test_statistics_on_synthetic_data_with_known_answers():
     assert set(means["ci_method"]) == {"t-interval"}  # 12 runs
 
 
-def test_metrics_on_a_real_run(prepared_2024, tmp_path):
-    run_engine(demo_league(seed=2), prepared_2024, tmp_path / "a")
-    run_engine(demo_league(seed=3), prepared_2024, tmp_path / "b")
-    data = metrics.load_runs(tmp_path)
+DEMO_WEEKS = 11
+
+
+@pytest.fixture(scope="module")
+def demo_runs(prepared_2024, tmp_path_factory):
+    """Five demo seasons (seeds 0-4) and one partial run (crashed after week 1), played once for the module: the
+    metrics, the replay widget and the notebooks all read them. 11 weeks: every trade week of the demo (4, 7, 10)
+    and a week after the replay's week 10."""
+    root = tmp_path_factory.mktemp("demo_runs")
+    for seed in range(5):
+        run_engine(demo_league(seed=seed, weeks=DEMO_WEEKS), prepared_2024, root / f"s{seed}")
+    with pytest.raises(SimulatedCrash):  # a partial run: left out, and every notebook says so
+        run_engine(demo_league(seed=9, weeks=3), prepared_2024, root / "partial", crash_after="week:1")
+    return root
+
+
+def test_metrics_on_a_real_run(demo_runs):
+    data = metrics.load_runs([demo_runs / "s2", demo_runs / "s3"])
     assert data["meta"]["run_id"].nunique() == 2
     st = metrics.standings(data)
     assert len(st) == 20 and st["draft_slot"].between(1, 10).all()
@@ -144,16 +158,17 @@ REF = "reference_runs"
 
 
 @pytest.fixture(scope="session")
-def imported(data_dir, tmp_path_factory):
+def imported(real_data_dir, tmp_path_factory):
+    """The earlier benchmark's recorded real seasons, imported (real data: the importer's agreement with them)."""
     from ffbench_lib.runs.importers.fantasyfootballbench import import_reference_run
 
     out = tmp_path_factory.mktemp("imported")
-    for i, sim in enumerate(sorted((data_dir / REF).glob("simulation_*"))):
-        import_reference_run(sim, out / sim.name, data_dir, seed=i)
+    for i, sim in enumerate(sorted((real_data_dir / REF).glob("simulation_*"))):
+        import_reference_run(sim, out / sim.name, real_data_dir, seed=i)
     return out
 
 
-def test_importer_reproduces_the_recorded_seasons(imported, data_dir):
+def test_importer_reproduces_the_recorded_seasons(imported, real_data_dir):
     runs = sorted(imported.iterdir())
     assert len(runs) == 5
     for run in runs:
@@ -176,7 +191,7 @@ def test_importer_reproduces_the_recorded_seasons(imported, data_dir):
     assert st["agent"].str.startswith("llm:").all() and "llm:anthropic/claude-sonnet-4" in set(st["agent"])
     gpt5_label = st[(st["team"] == "GPT_5_Team_9")]["agent"].unique()
     assert "llm:openai/gpt-5" not in gpt5_label
-    final = pd.read_csv(data_dir / REF / "simulation_20251020_174956" / "season_results" / "final_standings_2024.csv")
+    final = pd.read_csv(real_data_dir / REF / "simulation_20251020_174956" / "season_results" / "final_standings_2024.csv")
     mine = st[st["run_id"].str.contains("20251020_174956")].set_index("team")
     assert (mine.loc[final["Team"], "wins"].to_numpy() == final["Wins"].to_numpy()).all()
     tv = metrics.trade_value(data)
@@ -201,19 +216,11 @@ def test_importer_reproduces_the_recorded_seasons(imported, data_dir):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("source", ["demo", "imported"])
-def test_analysis_notebooks_execute(source, prepared_2024, imported, tmp_path):
+@pytest.mark.parametrize("source", ["demo", pytest.param("imported", marks=pytest.mark.realdata)])
+def test_analysis_notebooks_execute(source, request, tmp_path):
     from ffbench_lib.runs.notebooks import execute
 
-    if source == "demo":
-        for seed in range(5):
-            run_engine(demo_league(seed=seed), prepared_2024, tmp_path / "runs" / f"s{seed}")
-        with pytest.raises(SimulatedCrash):  # a partial run: left out, and every notebook says so
-            run_engine(demo_league(seed=9, weeks=3), prepared_2024, tmp_path / "runs" / "partial",
-                       crash_after="week:1")
-        runs = str(tmp_path / "runs")
-    else:
-        runs = str(imported)
+    runs = str(request.getfixturevalue("demo_runs" if source == "demo" else "imported"))
     out = tmp_path / "analysis"
     names = ["03_standings", "04_positions", "05_draft", "06_start_sit", "07_trades", "08_model_comparison"]
     for name in names:
@@ -260,11 +267,10 @@ def test_analysis_notebooks_execute(source, prepared_2024, imported, tmp_path):
                for c in replay["cells"] for o in c.get("outputs", []))
 
 
-def test_replay_widget_moves_through_weeks(prepared_2024, tmp_path):
+def test_replay_widget_moves_through_weeks(demo_runs):
     from ffbench_lib.present.widgets import StandingsReplay
 
-    run_engine(demo_league(seed=1), prepared_2024, tmp_path / "run")
-    w = StandingsReplay(tmp_path / "run")
+    w = StandingsReplay(demo_runs / "s1")
     first = w.table.value
     w.slider.value = 10
     assert w.table.value != first and "ADP" in w.table.value

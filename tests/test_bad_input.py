@@ -219,8 +219,9 @@ def test_season_without_previous_season_is_refused_unless_allowed(tmp_path, data
 def test_missing_history_override_is_recorded(data_dir, tmp_path):
     from ffbench_lib.data.prepare import prepare_season
 
-    p = prepare_season(2021, "nflverse", data_dir, allow_missing_history=True)
-    assert p.manifest["missing_history"] == [2020]
+    root = data_copy(tmp_path, data_dir, drop=("stats_player_week_2021.csv.gz", "player_stats_week_2021.csv"))
+    p = prepare_season(2022, "nflverse", root, allow_missing_history=True)
+    assert p.manifest["missing_history"] == [2021]
     assert (p.players["prev_points"] == 0).all()
 
 
@@ -238,13 +239,14 @@ def test_season_2025_validate_and_run_agree_on_the_missing_team_stats(tmp_path):
 WEEKLY_24 = ("stats_player_week_2024.csv.gz", "player_stats_week_2024.csv")
 
 
-def _legacy_2024(data_dir: Path) -> pd.DataFrame:
-    return pd.read_csv(data_dir / "nflverse" / "player_stats_week_2024.csv", low_memory=False)
+def _weekly_table(data_dir: Path) -> pd.DataFrame:
+    """The 2024 weekly stats (the current-release file, which every data folder has)."""
+    return pd.read_csv(data_dir / "nflverse" / WEEKLY_24[0], low_memory=False)
 
 
 def _bad_weekly_missing(col):
     def make(root, data_dir):
-        _legacy_2024(data_dir).drop(columns=[col]).to_csv(root / "nflverse" / WEEKLY_24[1], index=False)
+        _weekly_table(data_dir).drop(columns=[col]).to_csv(root / "nflverse" / WEEKLY_24[0], index=False)
     return make
 
 
@@ -254,13 +256,13 @@ def _truncated_gz(root, data_dir):
 
 
 def _corrupt_gz(root, data_dir):
-    raw = bytearray(gzip.compress(_legacy_2024(data_dir).head(2000).to_csv(index=False).encode()))
+    raw = bytearray(gzip.compress(_weekly_table(data_dir).head(2000).to_csv(index=False).encode()))
     raw[len(raw) // 2: len(raw) // 2 + 64] = b"\xff" * 64
     (root / "nflverse" / WEEKLY_24[0]).write_bytes(bytes(raw))
 
 
 def _truncated_csv(root, data_dir):
-    text = _legacy_2024(data_dir).to_csv(index=False)
+    text = _weekly_table(data_dir).to_csv(index=False)  # a plain csv, under the legacy name it may have
     (root / "nflverse" / WEEKLY_24[1]).write_text(text[: len(text) // 2])
 
 
@@ -274,30 +276,35 @@ def _garbage_injury_weeks(root, data_dir):
     inj.to_csv(root / "nflverse" / "injuries_2024.csv", index=False)
 
 
+def _crosswalk(data_dir: Path) -> str:
+    return sorted(p.name for p in (data_dir / "nflverse").glob("db_playerids*.csv"))[-1]
+
+
 def _wrong_crosswalk(root, data_dir):
-    pd.DataFrame({"foo": [1], "bar": [2]}).to_csv(root / "nflverse" / "db_playerids_2025.csv", index=False)
+    pd.DataFrame({"foo": [1], "bar": [2]}).to_csv(root / "nflverse" / _crosswalk(data_dir), index=False)
 
 
 def _no_previous_season(root, data_dir):
     pass  # the 2023 files are simply left out
 
 
-GAMES = "games_1999_2025.csv"
+def _games(data_dir: Path) -> str:
+    return sorted(p.name for p in (data_dir / "nflverse").glob("games*.csv"))[-1]
 
 
 def _games_2024(drop):
     """The schedule file without the 2024 regular-season games ``drop`` selects (by week, then row number)."""
     def make(root, data_dir):
-        g = pd.read_csv(data_dir / "nflverse" / GAMES, low_memory=False)
+        g = pd.read_csv(data_dir / "nflverse" / _games(data_dir), low_memory=False)
         reg24 = g[(g["season"] == 2024) & (g["game_type"] == "REG")]
-        g.drop(drop(reg24).index).to_csv(root / "nflverse" / GAMES, index=False)
+        g.drop(drop(reg24).index).to_csv(root / "nflverse" / _games(data_dir), index=False)
     return make
 
 
 def _weekly_2024(change):
-    """The 2024 weekly stats (legacy file) after ``change``, which edits or adds rows."""
+    """The 2024 weekly stats after ``change``, which edits or adds rows."""
     def make(root, data_dir):
-        change(_legacy_2024(data_dir)).to_csv(root / "nflverse" / WEEKLY_24[1], index=False)
+        change(_weekly_table(data_dir)).to_csv(root / "nflverse" / WEEKLY_24[0], index=False)
     return make
 
 
@@ -313,18 +320,18 @@ def _set_cell(col, value):
     (_truncated_gz, WEEKLY_24[:1], ["stats_player_week_2024.csv.gz", "truncated or corrupt"]),
     (_corrupt_gz, WEEKLY_24[:1], ["stats_player_week_2024.csv.gz", "truncated or corrupt"]),
     (_truncated_csv, WEEKLY_24, ["player_stats_week_2024.csv", "truncated"]),
-    (_bad_weekly_missing("player_id"), WEEKLY_24, ["player_stats_week_2024.csv lacks column(s) player_id"]),
-    (_bad_weekly_missing("receptions"), WEEKLY_24, ["player_stats_week_2024.csv lacks column(s) receptions"]),
+    (_bad_weekly_missing("player_id"), WEEKLY_24, [f"{WEEKLY_24[0]} lacks column(s) player_id"]),
+    (_bad_weekly_missing("receptions"), WEEKLY_24, [f"{WEEKLY_24[0]} lacks column(s) receptions"]),
     (_no_previous_season, ("stats_player_week_2023.csv.gz", "player_stats_week_2023.csv"),
      ["season 2024 needs the 2023 weekly stats"]),
     (_binary_injuries, ("injuries_2024.csv",), ["injuries_2024.csv", "cannot read"]),
     (_garbage_injury_weeks, ("injuries_2024.csv",), ["injuries_2024.csv column 'week' is not numeric"]),
-    (_wrong_crosswalk, ("db_playerids_2025.csv",), ["db_playerids_2025.csv lacks column(s) gsis_id"]),
-    (_games_2024(lambda g: g[g["week"] == 5]), (GAMES,), [f"{GAMES}: no games in week(s) 5 of weeks 1..18"]),
-    (_games_2024(lambda g: g[g["week"] == 5].head(1)), (GAMES,),
-     [f"{GAMES}: 2 team(s) idle in other than exactly one week (the bye)"]),
+    (_wrong_crosswalk, ("db_playerids*",), ["{crosswalk} lacks column(s) gsis_id"]),
+    (_games_2024(lambda g: g[g["week"] == 5]), ("games*",), ["{games}: no games in week(s) 5 of weeks 1..18"]),
+    (_games_2024(lambda g: g[g["week"] == 5].head(1)), ("games*",),
+     ["{games}: 2 team(s) idle in other than exactly one week (the bye)"]),
     (_weekly_2024(lambda w: pd.concat([w, w[w["week"] == 5].head(3)])), WEEKLY_24,
-     ["player_stats_week_2024.csv: 3 row(s) repeat a player-week (one row per player and week), e.g. player "]),
+     [f"{WEEKLY_24[0]}: 3 row(s) repeat a player-week (one row per player and week), e.g. player "]),
     (_weekly_2024(_set_cell("week", -3)), WEEKLY_24, ["regular-season row(s) have a week outside 1..18", "week -3"]),
     (_weekly_2024(_set_cell("receptions", -50)), WEEKLY_24,
      ["column receptions is negative in 1 row(s) (a count cannot be)", "receptions=-50"]),
@@ -335,6 +342,9 @@ def _set_cell(col, value):
         "schedule-without-a-game", "repeated-player-weeks", "negative-week", "negative-receptions",
         "non-numeric-receptions"])
 def test_bad_data_files_are_refused_by_validate_and_run(tmp_path, data_dir, monkeypatch, make, drop, expect):
+    names = {"crosswalk": _crosswalk(data_dir), "games": _games(data_dir)}
+    drop = tuple(names["crosswalk" if d.startswith("db_") else "games"] if d.endswith("*") else d for d in drop)
+    expect = [e.format(**names) for e in expect]
     root = data_copy(tmp_path, data_dir, drop)
     make(root, data_dir)
     monkeypatch.setenv("FFBENCH_DATA_DIR", str(root))

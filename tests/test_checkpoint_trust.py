@@ -165,6 +165,16 @@ def disk_env(data_dir, cache):
             "FFBENCH_CACHE_DIR": str(cache)}
 
 
+@pytest.fixture(scope="module")
+def small_whole(disk_env, data_dir, tmp_path_factory) -> tuple[Path, Path]:
+    """The small league run whole through the CLI, once: what each stopped-then-resumed run below must end as."""
+    tmp = tmp_path_factory.mktemp("small")
+    cfg = _small_league(tmp / "l.yaml", data_dir)
+    r = _cli(disk_env, "run", cfg, "--out", tmp / "whole", "--quiet")
+    assert r.returncode == 0, r.stderr
+    return cfg, tmp / "whole"
+
+
 def _stopped_then_resumed(cfg: Path, run: Path, whole: Path, env: dict, preexec_fn=None, move_to: Path | None = None):
     r = _cli(env, "run", cfg, "--out", run, "--quiet", preexec_fn=preexec_fn)
     assert r.returncode == 2 and "Traceback" not in r.stderr and r.stderr.count("\n") == 1, r.stderr
@@ -181,31 +191,29 @@ def _stopped_then_resumed(cfg: Path, run: Path, whole: Path, env: dict, preexec_
     return meta
 
 
-def test_a_write_that_fails_records_the_stop_and_resumes(tmp_path, disk_env, data_dir):
+def test_a_write_that_fails_records_the_stop_and_resumes(tmp_path, disk_env, small_whole):
     """A real write failure without root: a file-size limit (RLIMIT_FSIZE) makes the decisions log's appends fail
     with EFBIG mid-draft; run.json (small) still records the stop, and --resume ends as an uninterrupted run."""
-    cfg = _small_league(tmp_path / "l.yaml", data_dir)
-    assert _cli(disk_env, "run", cfg, "--out", tmp_path / "whole", "--quiet").returncode == 0
-    limit = (tmp_path / "whole" / "decisions.jsonl").stat().st_size // 3
-    meta = _stopped_then_resumed(cfg, tmp_path / "run", tmp_path / "whole", disk_env, _file_size_limit(limit))
+    cfg, whole = small_whole
+    limit = (whole / "decisions.jsonl").stat().st_size // 3
+    meta = _stopped_then_resumed(cfg, tmp_path / "run", whole, disk_env, _file_size_limit(limit))
     assert "File too large" in meta["reason"] and meta["phase"].startswith("draft:"), meta
 
 
-def test_a_full_disk_records_the_stop_and_resumes(tmp_path, disk_env, data_dir):
+def test_a_full_disk_records_the_stop_and_resumes(tmp_path, disk_env, small_whole):
     """A real full disk (a small tmpfs: root only): the torn log tail is cut back to the checkpoint to make room
     for run.json, which records the stop; moved to a disk with room, --resume ends as an uninterrupted run."""
     if os.geteuid() != 0:
         pytest.skip("mounting a tmpfs needs root")
-    cfg = _small_league(tmp_path / "l.yaml", data_dir)
-    assert _cli(disk_env, "run", cfg, "--out", tmp_path / "whole", "--quiet").returncode == 0
+    cfg, whole = small_whole
     mnt = tmp_path / "mnt"
     mnt.mkdir()
-    size = (tmp_path / "whole" / "decisions.jsonl").stat().st_size // 2 // 1024  # full in the middle of the run
+    size = (whole / "decisions.jsonl").stat().st_size // 2 // 1024  # full in the middle of the run
     if subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size}k", "tmpfs", str(mnt)],
                       capture_output=True).returncode:
         pytest.skip("cannot mount a tmpfs here")
     try:
-        meta = _stopped_then_resumed(cfg, mnt / "run", tmp_path / "whole", disk_env, move_to=tmp_path / "run")
+        meta = _stopped_then_resumed(cfg, mnt / "run", whole, disk_env, move_to=tmp_path / "run")
     finally:
         subprocess.run(["umount", str(mnt)], check=True)
     assert "No space left on device" in meta["reason"] and "the tables could not be written" in meta["reason"]

@@ -7,10 +7,15 @@ from ffbench_lib.data.sources import get_source
 from ffbench_lib.data.base import name_key
 
 
-@pytest.mark.parametrize("source, season", [*(("nflverse", s) for s in range(2021, 2026)),
-                                            *(("sportsdataio", s) for s in (2022, 2023, 2024))])
-def test_weekly_is_canonical_and_tidy(data_dir, source, season):
-    w = get_source(source, data_dir).weekly(season)
+REAL = pytest.mark.realdata  # the newest real season and SportsData.io are the real data's only
+
+
+@pytest.mark.parametrize("source, season", [*(("nflverse", s) for s in range(2021, 2025)),
+                                            pytest.param("nflverse", 2025, marks=REAL),
+                                            *(pytest.param("sportsdataio", s, marks=REAL) for s in (2022, 2023, 2024))])
+def test_weekly_is_canonical_and_tidy(request, source, season):
+    real = source == "sportsdataio" or season == 2025
+    w = get_source(source, request.getfixturevalue("real_data_dir" if real else "data_dir")).weekly(season)
     # every position's columns (a league keeps its own: schema.weekly_columns(positions))
     assert list(w.columns) == list(schema.weekly_columns(schema.FANTASY_POSITIONS))
     assert not w.duplicated(["player_id", "week"]).any()  # one row per player-week
@@ -20,11 +25,11 @@ def test_weekly_is_canonical_and_tidy(data_dir, source, season):
     assert w["team"].dropna().isin(schema.NFL.team_codes).all()
 
 
-def test_nflverse_legacy_and_current_files_agree(data_dir):
+def test_nflverse_legacy_and_current_files_agree(real_data_dir):
     """2023 exists in both schemas; the canonical tables agree on the scoring stats (a few stat corrections aside)."""
-    nv = get_source("nflverse", data_dir)
+    nv = get_source("nflverse", real_data_dir)
     cur = nv.weekly(2023)
-    legacy = pd.read_csv(data_dir / "nflverse" / "player_stats_week_2023.csv", low_memory=False)
+    legacy = pd.read_csv(real_data_dir / "nflverse" / "player_stats_week_2023.csv", low_memory=False)
     legacy = schema.conform_weekly(legacy.rename(columns=schema.LEGACY_RENAMES))
     legacy = legacy[legacy["season_type"] == "REG"]
     m = cur.merge(legacy, on=["player_id", "week"], suffixes=("", "_l"))
@@ -32,14 +37,16 @@ def test_nflverse_legacy_and_current_files_agree(data_dir):
     assert ((m["fantasy_points_ppr"] - m["fantasy_points_ppr_l"]).abs() < 0.01).mean() > 0.99
 
 
-@pytest.mark.parametrize("source", ["nflverse", "sportsdataio"])
-def test_byes_cover_every_team_once(data_dir, source):
-    b = get_source(source, data_dir).byes(2024)
+@pytest.mark.parametrize("source", ["nflverse", pytest.param("sportsdataio", marks=REAL)])
+def test_byes_cover_every_team_once(request, source):
+    root = request.getfixturevalue("real_data_dir" if source == "sportsdataio" else "data_dir")
+    b = get_source(source, root).byes(2024)
     assert len(b) == 32 and b["team"].is_unique and set(b["team"]) == schema.NFL.team_codes
     assert b["bye_week"].between(5, 14).all()
 
 
-def test_byes_agree_across_sources(data_dir):
+def test_byes_agree_across_sources(real_data_dir):
+    data_dir = real_data_dir
     nv = get_source("nflverse", data_dir).byes(2024).set_index("team")["bye_week"]
     sd = get_source("sportsdataio", data_dir).byes(2024).set_index("team")["bye_week"]
     assert (nv == sd.reindex(nv.index)).all()
@@ -52,7 +59,8 @@ def test_injury_reports_present(data_dir):
     assert inj["week"].between(1, 18).all()
 
 
-def test_sportsdataio_maps_ids_and_keeps_unmatched(data_dir):
+def test_sportsdataio_maps_ids_and_keeps_unmatched(real_data_dir):
+    data_dir = real_data_dir
     sd = get_source("sportsdataio", data_dir)
     raw = pd.concat(pd.read_csv(data_dir / "sportsdataio" / "2024" / str(w) / "PlayerGameStatsByWeek.csv")
                     for w in range(1, 18))
@@ -110,8 +118,8 @@ def link_season(data_dir, root, season):
         PassingTouchdowns=lambda x: x["PassingTouchdowns"].where(x.index != 5, "two")),
      "column passing_tds has 1 non-numeric or missing value(s)"),
 ])
-def test_sportsdataio_weekly_rows_obey_the_same_rules(tmp_path, data_dir, change, expect):
-    root, season_dir = sportsdataio_copy(tmp_path, data_dir)
+def test_sportsdataio_weekly_rows_obey_the_same_rules(tmp_path, real_data_dir, change, expect):
+    root, season_dir = sportsdataio_copy(tmp_path, real_data_dir)
     path = season_dir / "5" / "PlayerGameStatsByWeek.csv"
     df = pd.read_csv(path, low_memory=False)
     df.loc[df.index[5], "Played"] = 1
@@ -124,8 +132,8 @@ def test_sportsdataio_weekly_rows_obey_the_same_rules(tmp_path, data_dir, change
     assert expect in str(err.value) and "week 5" in str(err.value)
 
 
-def test_sportsdataio_byes_must_match_the_schedule(tmp_path, data_dir):
-    root, season_dir = sportsdataio_copy(tmp_path, data_dir)
+def test_sportsdataio_byes_must_match_the_schedule(tmp_path, real_data_dir):
+    root, season_dir = sportsdataio_copy(tmp_path, real_data_dir)
     byes = pd.read_csv(season_dir / "Byes.csv")
     (season_dir / "Byes.csv").unlink()
     byes.assign(Week=byes["Week"].where(byes.index != 0, 3)).to_csv(season_dir / "Byes.csv", index=False)
@@ -138,8 +146,8 @@ def test_unknown_season_type_is_refused(tmp_path, data_dir):
     silently drop rows."""
     root = tmp_path / "data"
     (root / "nflverse").mkdir(parents=True)
-    w = pd.read_csv(data_dir / "nflverse" / "player_stats_week_2024.csv", low_memory=False)
-    w.assign(season_type=w["season_type"].where(w.index != 3, "REGULAR")).to_csv(
-        root / "nflverse" / "player_stats_week_2024.csv", index=False)
-    with pytest.raises(DataError, match=r"player_stats_week_2024.csv column season_type has \['REGULAR'\]"):
+    name = "stats_player_week_2024.csv.gz"
+    w = pd.read_csv(data_dir / "nflverse" / name, low_memory=False)
+    w.assign(season_type=w["season_type"].where(w.index != 3, "REGULAR")).to_csv(root / "nflverse" / name, index=False)
+    with pytest.raises(DataError, match=r"stats_player_week_2024.csv.gz column season_type has \['REGULAR'\]"):
         get_source("nflverse", root).weekly(2024)

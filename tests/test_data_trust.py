@@ -20,7 +20,18 @@ from ffbench_lib.data.prepare import input_problems
 CURRENT_24 = "stats_player_week_2024.csv.gz"
 TEAMS = [{"name": n, "agent": {"kind": "bot", "strategy": "adp"}} for n in ("a", "b")]
 DST_ROSTER = {"QB": 1, "RB": 2, "WR": 2, "TE": 1, "DST": 1, "FLEX": 1, "BENCH": 5}
-RODGERS, THIELEN = "00-0023459", "00-0030035"
+
+
+def _week1_player(data_dir: Path, position: str, stat: str) -> tuple[str, str, float]:
+    """(id, full name, the file's PPR points) of the first player of ``position`` with ``stat`` in week 1."""
+    df = pd.read_csv(data_dir / "nflverse" / CURRENT_24, low_memory=False)
+    r = df[(df["week"] == 1) & (df["season_type"] == "REG") & (df["position"] == position) & (df[stat] > 0)].iloc[0]
+    return r["player_id"], r["player_display_name"], float(r["fantasy_points_ppr"])
+
+
+def _regular_rows(data_dir: Path) -> int:
+    df = pd.read_csv(data_dir / "nflverse" / CURRENT_24, usecols=["season_type"], low_memory=False)
+    return int((df["season_type"] == "REG").sum())
 
 
 def _text(path: Path) -> pd.DataFrame:
@@ -62,22 +73,25 @@ def _prepare_cli(root: Path, out: Path, *args: str) -> subprocess.CompletedProce
 # --------------------------------------------------------------------------------------------- blank cells
 
 def test_blank_stat_cells_are_refused_by_prepare_naming_the_rows(tmp_path, data_dir):
-    """Blank passing_yards / receptions used to score as 0 (Rodgers week 1: 1.9 instead of 8.58), exit 0."""
+    """Blank passing_yards / receptions used to score as 0 (real Rodgers week 1: 1.9 instead of 8.58), exit 0."""
+    (qb, qb_name, _), (wr, wr_name, _) = (_week1_player(data_dir, "QB", "passing_yards"),
+                                          _week1_player(data_dir, "WR", "receptions"))
+
     def blank(df):
-        df.loc[_week1(df, RODGERS), "passing_yards"] = ""
-        df.loc[_week1(df, THIELEN), "receptions"] = ""
+        df.loc[_week1(df, qb), "passing_yards"] = ""
+        df.loc[_week1(df, wr), "receptions"] = ""
     root = _nflverse_2024(tmp_path, data_dir, blank)
     r = _prepare_cli(root, tmp_path / "p")
     assert r.returncode == 2 and "Traceback" not in r.stderr, r.stderr
-    for text in (CURRENT_24, "column passing_yards is blank in 1 of", f"player {RODGERS} (Aaron Rodgers) week 1",
-                 "column receptions is blank in 1 of", f"player {THIELEN} (Adam Thielen) week 1",
+    for text in (CURRENT_24, "column passing_yards is blank in 1 of", f"player {qb} ({qb_name}) week 1",
+                 "column receptions is blank in 1 of", f"player {wr} ({wr_name}) week 1",
                  "a blank stat would score as 0", "fix the file or replace it with a complete copy"):
         assert text in r.stderr, r.stderr
     assert not (tmp_path / "p" / "weekly.parquet").exists()
 
 
-def test_a_blank_cell_of_a_sportsdataio_file_is_refused(tmp_path, data_dir):
-    root, season_dir = _sdio_copy(tmp_path, data_dir)
+def test_a_blank_cell_of_a_sportsdataio_file_is_refused(tmp_path, real_data_dir):
+    root, season_dir = _sdio_copy(tmp_path, real_data_dir)
     path = season_dir / "3" / "PlayerGameStatsByWeek.csv"
     real = path.resolve()
     path.unlink()
@@ -90,12 +104,12 @@ def test_a_blank_cell_of_a_sportsdataio_file_is_refused(tmp_path, data_dir):
         get_source("sportsdataio", root).weekly(2024)
 
 
-def test_a_stat_the_source_never_gives_is_not_a_blank(data_dir):
+def test_a_stat_the_source_never_gives_is_not_a_blank(real_data_dir):
     """A column blank in every row is one the source does not break down (legacy files: no kicking columns,
-    SportsData.io: no fumbles by kind): NaN in the canonical table, as before."""
-    legacy = get_source("nflverse", data_dir).weekly(2022)
+    SportsData.io: no fumbles by kind): NaN in the canonical table, as before. (Real files' quirks.)"""
+    legacy = get_source("nflverse", real_data_dir).weekly(2022)
     assert legacy["fg_made_0_19"].isna().all() and legacy["passing_yards"].notna().all()
-    sd = get_source("sportsdataio", data_dir).weekly(2024)
+    sd = get_source("sportsdataio", real_data_dir).weekly(2024)
     assert sd["rushing_fumbles_lost"].isna().all() and sd["fumbles_lost"].notna().all()
 
 
@@ -103,23 +117,27 @@ def test_a_stat_the_source_never_gives_is_not_a_blank(data_dir):
 
 def test_stats_that_disagree_with_the_files_own_points_are_refused(tmp_path, data_dir):
     """A changed stat (not blank, not negative) passes every other rule; the file's fantasy_points_ppr catches it."""
+    wr, wr_name, points = _week1_player(data_dir, "WR", "receiving_yards")
+
     def change(df):
-        df.loc[_week1(df, THIELEN), "receiving_yards"] = "130"
+        row = _week1(df, wr)
+        df.loc[row, "receiving_yards"] = str(int(df.loc[row, "receiving_yards"].iloc[0]) + 40)
     root = _nflverse_2024(tmp_path, data_dir, change)
     with pytest.raises(DataError) as err:
         get_source("nflverse", root).weekly(2024)
     msg = str(err.value)
-    for text in ("our PPR points differ from the file's own fantasy_points_ppr in 1 of 18110 row(s) for no known "
-                 "reason", f"player {THIELEN} (Adam Thielen) week 1: ours ", ", the file's 7.9",
+    for text in (f"our PPR points differ from the file's own fantasy_points_ppr in 1 of {_regular_rows(data_dir)} "
+                 "row(s) for no known reason", f"player {wr} ({wr_name}) week 1: ours {points + 4:g}",
+                 f", the file's {points:g}",
                  "fix the file or replace it"):
         assert text in msg, msg
     assert input_problems(get_source("nflverse", root), 2024) and "fantasy_points_ppr" in input_problems(
         get_source("nflverse", root), 2024)[0]
 
 
-def test_sportsdataio_points_differ_only_for_known_reasons(tmp_path, data_dir):
+def test_sportsdataio_points_differ_only_for_known_reasons(tmp_path, real_data_dir):
     """Return TDs, kickers and defenders are classified; a changed receiving line is not."""
-    root, season_dir = _sdio_copy(tmp_path, data_dir)
+    root, season_dir = _sdio_copy(tmp_path, real_data_dir)
     path = season_dir / "2" / "PlayerGameStatsByWeek.csv"
     real = path.resolve()
     path.unlink()
@@ -132,9 +150,10 @@ def test_sportsdataio_points_differ_only_for_known_reasons(tmp_path, data_dir):
         get_source("sportsdataio", root).weekly(2024)
 
 
-def test_every_real_season_prepares_and_its_parity_is_known(data_dir):
+def test_every_real_season_prepares_and_its_parity_is_known(real_data_dir):
     """nflverse's fantasy_points_ppr is our ppr in every row of every season; SportsData.io's differs only for the
     classified reasons; every team-defense season passes the blank rule too."""
+    data_dir = real_data_dir
     nv = get_source("nflverse", data_dir)
     for season in (2021, 2022, 2023, 2024, 2025):
         p = nv.ppr_parity(season)
@@ -153,9 +172,15 @@ def test_every_real_season_prepares_and_its_parity_is_known(data_dir):
     assert sd.ppr_parity(2023)["classified_mismatches"]["kicking"] == 1  # a running back's field goal
 
 
-def test_the_prepared_manifest_records_the_parity(prepared_2024, prepared_2024_sdio):
-    assert prepared_2024.manifest["ppr_parity"] == {"column": "fantasy_points_ppr", "rows_compared": 18110,
-                                                    "matching": 18110, "classified_mismatches": {}}
+def test_the_prepared_manifest_records_the_parity(prepared_2024, data_dir):
+    rows = _regular_rows(data_dir)
+    assert prepared_2024.manifest["ppr_parity"] == {"column": "fantasy_points_ppr", "rows_compared": rows,
+                                                    "matching": rows, "classified_mismatches": {}}
+
+
+def test_the_real_prepared_manifests_record_the_parity(real_prepared_2024, prepared_2024_sdio):
+    assert real_prepared_2024.manifest["ppr_parity"] == {"column": "fantasy_points_ppr", "rows_compared": 18110,
+                                                         "matching": 18110, "classified_mismatches": {}}
     p = prepared_2024_sdio.manifest["ppr_parity"]
     assert p["column"] == "FantasyPointsPPR" and p["classified_mismatches"]["return_tds"] == 11
     assert "return TDs" in p["reasons"]["return_tds"]
@@ -165,7 +190,7 @@ def test_a_file_without_points_of_its_own_is_compared_with_nothing(tmp_path, dat
     root = _nflverse_2024(tmp_path, data_dir, lambda df: df.drop(columns=["fantasy_points_ppr"]))
     src = get_source("nflverse", root)
     assert src.ppr_parity(2024) == {"column": None, "rows_compared": 0, "note": "the file has no PPR points of its own"}
-    assert len(src.weekly(2024)) == 18110
+    assert len(src.weekly(2024)) == _regular_rows(data_dir)
 
 
 # ----------------------------------------------------------------------------------- another season's file
@@ -183,12 +208,15 @@ def test_another_seasons_weekly_file_is_refused_by_prepare(tmp_path, data_dir):
 
 
 @pytest.mark.parametrize("name, other, read", [
-    ("player_stats_week_2024.csv", "player_stats_week_2023.csv", lambda s: s.weekly(2024)),
+    pytest.param("player_stats_week_2024.csv", "player_stats_week_2023.csv", lambda s: s.weekly(2024),
+                 marks=pytest.mark.realdata),  # the legacy files are the real data's only
     ("stats_team_week_2024.csv", "stats_team_week_2023.csv", lambda s: s.defense(2024)),
     ("injuries_2024.csv", "injuries_2023.csv", lambda s: s.injuries(2024)),
     ("roster_2024.csv", "roster_2023.csv", lambda s: s.rookies(2024)),
 ], ids=["legacy-weekly", "team-stats", "injuries", "roster"])
-def test_another_seasons_nflverse_file_is_refused(tmp_path, data_dir, name, other, read):
+def test_another_seasons_nflverse_file_is_refused(request, tmp_path, data_dir, name, other, read):
+    if name.startswith("player_stats"):
+        data_dir = request.getfixturevalue("real_data_dir")
     drop = (name, CURRENT_24) if name.startswith("player_stats") else (name,)  # the legacy file is read if alone
     root = data_copy(tmp_path, data_dir, drop=drop)
     (root / "nflverse" / name).symlink_to(data_dir / "nflverse" / other)
@@ -199,7 +227,8 @@ def test_another_seasons_nflverse_file_is_refused(tmp_path, data_dir, name, othe
 
 @pytest.mark.parametrize("rel", ["5/PlayerGameStatsByWeek.csv", "5/FantasyDefenseByGame.csv", "Byes.csv",
                                  "PlayerSeasonProjectionStats.csv", "5/PlayerGameProjectionStatsByWeek.csv"])
-def test_another_seasons_sportsdataio_file_is_refused(tmp_path, data_dir, rel):
+def test_another_seasons_sportsdataio_file_is_refused(tmp_path, real_data_dir, rel):
+    data_dir = real_data_dir
     root, season_dir = _sdio_copy(tmp_path, data_dir)
     (season_dir / rel).unlink()
     (season_dir / rel).symlink_to(data_dir / "sportsdataio" / "2023" / rel)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import copy
+import dataclasses
 
 import pytest
 
@@ -104,9 +105,22 @@ class World:
                                               priority=3 if mode == "rolling" else None)
 
 
+def with_an_unprojected_wr(prepared):
+    """The season with one WR who has not played before week W and whom no weekly projection lists (a
+    practice-squad player: the real data has many, the synthetic world none), so that ``with_dud`` finds a
+    worthless bench WR; the least projected one, and only in-season, so the draft is unchanged."""
+    w, pl = prepared.weekly, prepared.players
+    played = set(w.loc[w["week"] < W, "player_id"])
+    cand = pl[(pl["position"] == "WR") & ~pl["player_id"].isin(played)]
+    pid = cand.sort_values(["proj_points_builtin", "player_id"])["player_id"].iloc[0]
+    wp = prepared.weekly_projections
+    keep = (wp["player_id"] != pid) | (wp["week"] == 1)  # week 1 is the preseason the draft ranks by
+    return dataclasses.replace(prepared, weekly_projections=wp[keep].reset_index(drop=True))
+
+
 @pytest.fixture(scope="module")
 def world(prepared_2024):
-    return World(prepared_2024)
+    return World(with_an_unprojected_wr(prepared_2024))
 
 
 def by_pos(cards, pos):
@@ -246,7 +260,10 @@ def test_propose_validation(world):
     mine, theirs = world.state.rosters[a], world.state.rosters[b]
     t = list(offer.b_gives)
     qb_team = world.qb_team
-    my_qb, their_wr = first_of(world, a, "QB")[0], first_of(world, qb_team, "WR")[0]
+    held = [world.pos(p) for p in mine]
+    my_qb = first_of(world, a, "QB")[0]
+    their_wr = next(p for p in world.state.rosters[qb_team] if world.pos(p) != "QB"  # one a may take: only QB caps
+                    and held.count(world.pos(p)) < world.roster.caps.get(world.pos(p), world.roster.size))
     cases = [
         ({**legal, "to_team": "Nobody"}, "unknown trade partner 'Nobody'; choose one of "
                                          f"{sorted(t for t in world.state.rosters if t != a)}"),
@@ -498,7 +515,12 @@ def test_upgrade_policies_claim_clear_upgrades_and_never_drop_a_starter(world, s
     assert value[dud] == 0.0 and max(value[c["id"]] for c in view["free_agents"]["WR"]) >= 1.0
     claims = ask(strategy, kind, view)["claims"]
     assert claims and resolve(kind, {"claims": claims}, view).problems == []
-    assert dud in {c["drop"] for c in claims}  # the worthless bench player goes
+    # the worthless bench player goes, unless every claim went to a bench player worth as little (by recent form,
+    # players who have not played yet are worth 0 too; ties go by id)
+    bench = {c["id"] for c in view["my_roster"]} - starters_by(view, how, world.roster)
+    worthless = {p for p in bench if value[p] <= value[dud]}
+    drops = {c["drop"] for c in claims}
+    assert dud in drops or (len(claims) == view["max_claims"] and drops <= worthless), (dud, claims, worthless)
     for c in claims:
         assert value[c["add"]] >= value[c["drop"]] + 1.0, c  # a clear upgrade, by a point a game at least
         assert ("bid" in c) == (mode == "faab") and 0 <= c.get("bid", 0) <= BUDGET_LEFT

@@ -24,10 +24,19 @@ from engine_helpers import REPO, ScriptedAgent, agents_with, demo_league, digest
 
 
 # ------------------------------------------------------------------------------------------- full seasons
-def test_full_season_real_data(prepared_2024, tmp_path):
+@pytest.fixture(scope="module")
+def demo_season(prepared_2024, tmp_path_factory):
+    """The demo league's whole season (seed 2), played once: its tables are checked, and it is the uninterrupted
+    run a replay and a resume must match."""
     league = demo_league(seed=2)
-    state, _ = run_engine(league, prepared_2024, tmp_path / "run")
-    run = RunDir(tmp_path / "run")
+    out = tmp_path_factory.mktemp("demo") / "run"
+    state, _ = run_engine(league, prepared_2024, out)
+    return league, state, out
+
+
+def test_full_season(demo_season, prepared_2024):
+    league, state, out = demo_season
+    run = RunDir(out)
     assert run.meta().status == "complete" and state.phase == "week:17"
     picks = run.table("draft_picks")
     assert len(picks) == 120 and picks["player_id"].is_unique
@@ -55,18 +64,19 @@ def test_full_season_sportsdataio(prepared_2024_sdio, tmp_path):
     assert RunDir(tmp_path / "run").table("lineups")["points"].sum() > 10000
 
 
-def test_same_seed_byte_identical_and_seed_matters(prepared_2024, tmp_path):
-    league = demo_league(seed=7)
-    run_engine(league, prepared_2024, tmp_path / "a")
+def test_same_seed_byte_identical_and_seed_matters(demo_season, prepared_2024, tmp_path):
+    league, _, whole = demo_season
     run_engine(league, prepared_2024, tmp_path / "b")
-    assert digests(tmp_path / "a") == digests(tmp_path / "b")
-    run_engine(demo_league(seed=8), prepared_2024, tmp_path / "c")
-    assert digests(tmp_path / "a")["draft_picks.parquet"] != digests(tmp_path / "c")["draft_picks.parquet"]
+    assert digests(whole) == digests(tmp_path / "b")
+    # another seed drafts otherwise (the draft alone: two one-week leagues)
+    for seed in (2, 8):
+        run_engine(demo_league(seed=seed, weeks=1), prepared_2024, tmp_path / f"draft-{seed}")
+    drafts = [digests(d)["draft_picks.parquet"] for d in (whole, tmp_path / "draft-2", tmp_path / "draft-8")]
+    assert drafts[0] == drafts[1] != drafts[2]
 
 
-def test_resume_after_crash_is_identical(prepared_2024, tmp_path):
-    league = demo_league(seed=3)
-    run_engine(league, prepared_2024, tmp_path / "whole")
+def test_resume_after_crash_is_identical(demo_season, prepared_2024, tmp_path):
+    league, _, whole = demo_season
     with pytest.raises(SimulatedCrash):
         run_engine(league, prepared_2024, tmp_path / "crashed", crash_after="week:8")
     # a crash mid-week leaves decisions after the checkpoint: resume must drop them
@@ -75,14 +85,19 @@ def test_resume_after_crash_is_identical(prepared_2024, tmp_path):
     with pytest.raises(RunExists):
         run_engine(league, prepared_2024, tmp_path / "crashed")
     run_engine(league, prepared_2024, tmp_path / "crashed", resume=True)
-    assert same_run(tmp_path / "whole", tmp_path / "crashed") == [
+    assert same_run(whole, tmp_path / "crashed") == [
         {"from_status": "running", "from_phase": "week:8", "changes": {}}]
 
 
 def test_resume_after_real_kill(data_dir, tmp_path):
     """SIGKILL the CLI mid-season, resume it, and end with the same files as an uninterrupted run."""
     env = {**os.environ, "FFBENCH_DATA_DIR": str(data_dir), "FFBENCH_CACHE_DIR": str(tmp_path / "cache")}
-    cmd = [sys.executable, "-m", "ffbench_lib", "run", str(REPO / "params" / "demo.yaml"), "--seed", "6", "--quiet"]
+    cfg = tmp_path / "demo6.yaml"  # six weeks: a trade window, and weeks left to kill in after the first
+    text = (REPO / "params" / "demo.yaml").read_text()
+    assert "weeks: 17\n" in text
+    assert "weeks: [4, 7, 10]" in text
+    cfg.write_text(text.replace("weeks: 17\n", "weeks: 6\n").replace("weeks: [4, 7, 10]", "weeks: [4]"))
+    cmd = [sys.executable, "-m", "ffbench_lib", "run", str(cfg), "--seed", "6", "--quiet"]
     subprocess.run(cmd + ["--out", str(tmp_path / "whole")], env=env, check=True, capture_output=True)
     proc = subprocess.Popen(cmd + ["--out", str(tmp_path / "killed")], env=env, stdout=subprocess.DEVNULL,
                             stderr=subprocess.DEVNULL)
@@ -103,7 +118,7 @@ def test_resume_after_real_kill(data_dir, tmp_path):
 
 # --------------------------------------------------------------------------------------------- draft
 def test_roster_caps_enforced_against_a_greedy_agent(prepared_2024, tmp_path):
-    league = demo_league(seed=1)
+    league = demo_league(seed=1, weeks=1)  # the draft is what is checked
 
     def only_qbs(view):
         qbs = [p["id"] for p in view["available"]["QB"]]
@@ -182,19 +197,19 @@ def test_illegal_lineup_is_repaired_and_tagged():
 
 
 def test_garbage_lineups_in_a_season_are_repaired_and_recorded(prepared_2024, tmp_path):
-    league = demo_league(seed=1)
+    league = demo_league(seed=1, weeks=3)
     bad = ScriptedAgent("Form-1", 1, {"set_lineup": lambda v: {"lineup": "start my best guys"}})
     run_engine(league, prepared_2024, tmp_path / "run", agents=agents_with(league, {"Form-1": bad}))
     lineups = RunDir(tmp_path / "run").table("lineups")
     mine = lineups[lineups["team"] == "Form-1"]
-    assert (mine["decided_by"] == "fallback").all() and len(mine) == 17 * 7
+    assert (mine["decided_by"] == "fallback").all() and len(mine) == league.weeks * 7
     assert (lineups.loc[lineups["team"] != "Form-1", "decided_by"] == "agent").all()
     recs = [r for r in RunDir(tmp_path / "run").decisions() if r["team"] == "Form-1" and r["decision"] == "set_lineup"]
     assert all(r["decided_by"] == "fallback" and "not a mapping" in r["reason"] for r in recs)
 
 
 def test_agent_exception_is_recorded_not_fatal(prepared_2024, tmp_path):
-    league = demo_league(seed=1)
+    league = demo_league(seed=1, weeks=1)  # the draft is what is checked
 
     def boom(view):
         raise TimeoutError("model did not answer")
@@ -247,7 +262,7 @@ def test_trade_caps():
 
 
 def test_negotiation_views_from_each_side(prepared_2024, tmp_path):
-    league = demo_league(seed=1).model_copy(update={"trades": demo_league().trades.model_copy(update={"weeks": [3]})})
+    league = demo_league(seed=1, weeks=3, trades=demo_league().trades.model_copy(update={"weeks": [3]}))
     plan = {}
 
     def propose(view):
@@ -296,13 +311,13 @@ def test_negotiation_views_from_each_side(prepared_2024, tmp_path):
 
 
 def test_invalid_proposal_is_a_recorded_pass(prepared_2024, tmp_path):
-    league = demo_league(seed=1)
+    league = demo_league(seed=1, weeks=4, trades=demo_league().trades.model_copy(update={"weeks": [2, 3, 4]}))
     bad = ScriptedAgent("ADP-1", 1, {"propose_trade": lambda v: {"action": "propose", "to_team": "VORP-1",
                                                                  "give": [v["my_roster"][0]["id"]], "get": []}})
     run_engine(league, prepared_2024, tmp_path / "run", agents=agents_with(league, {"ADP-1": bad}))
     steps = RunDir(tmp_path / "run").table("trade_steps")
     mine = steps[(steps["actor"] == "ADP-1") & (steps["step"] == 1)]
-    assert len(mine) == 3 and (mine["action"] == "pass").all() and (mine["decided_by"] == "fallback").all()
+    assert len(mine) == len(league.trades.weeks) and (mine["action"] == "pass").all() and (mine["decided_by"] == "fallback").all()
     assert mine["reason"].str.contains("unequal player counts").all()
 
 
@@ -338,16 +353,16 @@ def test_oracle_can_never_play():
 
 
 def test_several_runs_share_one_process(prepared_2024, tmp_path):
-    """Two seasons on one event loop end exactly as when each runs alone."""
+    """Two seasons on one event loop end exactly as when each runs alone (five weeks: a trade window in them)."""
     import asyncio
 
     from ffbench_lib.runs.runner import Engine
 
     async def both():
-        await asyncio.gather(*(Engine(demo_league(seed=s), prepared_2024, tmp_path / f"together-{s}",
+        await asyncio.gather(*(Engine(demo_league(seed=s, weeks=5), prepared_2024, tmp_path / f"together-{s}",
                                       progress=False).run() for s in (11, 12)))
 
     asyncio.run(both())
     for s in (11, 12):
-        run_engine(demo_league(seed=s), prepared_2024, tmp_path / f"alone-{s}")
+        run_engine(demo_league(seed=s, weeks=5), prepared_2024, tmp_path / f"alone-{s}")
         assert digests(tmp_path / f"together-{s}") == digests(tmp_path / f"alone-{s}")

@@ -154,9 +154,10 @@ def test_sequential_bots_league_writes_the_same_tables(prepared_2024, tmp_path):
     assert len(RunDir(tmp_path / "seq-True").table("trade_steps")) > 0
 
 
-def llm_league(api_base: str, cache_dir, sequential: bool, **draft) -> League:
-    d = league_of(4, [4], llm={"sequential": sequential, "backoff_s": 0.01, "retries": 2,
-                               "cache_dir": str(cache_dir)}, draft=draft).model_dump(mode="json")
+def llm_league(api_base: str, cache_dir, sequential: bool, weeks: int = 2, **draft) -> League:
+    """The demo league with three LLM teams on the local server, trading in its last week."""
+    d = league_of(weeks, [weeks], llm={"sequential": sequential, "backoff_s": 0.01, "retries": 2,
+                                       "cache_dir": str(cache_dir)}, draft=draft).model_dump(mode="json")
     for i in range(3):
         d["teams"][i] = {"name": f"M{i}", "agent": {"kind": "llm", "model": f"openai/fake-model-{i}",
                                                     "api_base": api_base, "timeout_s": 5.0, "max_tokens": 2000,
@@ -177,10 +178,12 @@ def test_sequential_llm_league_plays_against_the_local_server(prepared_2024, tmp
     assert len(run.llm_calls()) == requests == len(llm)
     assert {d["decision"] for d in llm} >= {"draft_shortlist", "draft_pick", "set_lineup", "propose_trade"}
     assert {d["decided_by"] for d in llm} == {"agent"}
-    assert len(run.table("lineups").query("week == 4")) == 10 * league_of(4, [4]).roster.starters
+    assert len(run.table("lineups").query("week == 2")) == 10 * league_of(2, [2]).roster.starters
 
 
 def test_sequential_llm_league_with_on_deck_asks_one_at_a_time(prepared_2024, tmp_path):
     with FakeOpenAIServer(latency_s=0.02) as srv:
-        run_engine(llm_league(srv.api_base, tmp_path / "cache", sequential=True), prepared_2024, tmp_path / "run")
+        # the draft (on deck: the next team's shortlist) and one week
+        run_engine(llm_league(srv.api_base, tmp_path / "cache", sequential=True, weeks=1), prepared_2024,
+                   tmp_path / "run")
         assert srv.max_inflight == 1

@@ -3,6 +3,7 @@ seeds. Real short leagues (3 weeks) through the real batch; the checks are what 
 same schedule and draft order in every candidate's league, only the seat's agent changed, runs reused on re-run."""
 import json
 import re
+import shutil
 
 import pandas as pd
 import pytest
@@ -187,11 +188,18 @@ def test_corrupt_manifest_is_named_and_rewritten_once_deleted(field_batch, data_
 
 
 @pytest.mark.slow
-def test_reference_among_candidates_reuses_their_runs(tmp_path, data_dir, monkeypatch):
+def test_reference_among_candidates_reuses_their_runs(field_batch, tmp_path, data_dir, monkeypatch):
+    """The reference is a candidate: its leagues are that candidate's, no runs/reference is played. The leagues
+    (same seat, seeds and configs as the module's batch) come from the module's batch, so they are reused here
+    (played and checked there); a league planned for runs/reference would still be played, and caught."""
+    _, played, _ = field_batch
     monkeypatch.setenv("FFBENCH_DATA_DIR", str(data_dir))
     f = field_spec(tmp_path, reference=BOTS["adp"], candidates=[BOTS["random"], BOTS["adp"]])
+    for folder in ("bot-adp", "bot-random"):
+        shutil.copytree(played / "runs" / folder, tmp_path / "batch" / "runs" / folder)
     summary = run_batch(f, progress=False)
     assert summary["complete"] == 4 and summary["runs"] == 4
+    assert pd.read_csv(tmp_path / "batch" / "batch_runs.csv")["skipped"].all()  # the same leagues: reused
     manifest = json.loads((tmp_path / "batch" / field_record.MANIFEST).read_text())
     assert manifest["reference"] == "bot:adp" and manifest["reference_dir"] == "runs/bot-adp"
     assert list(manifest["candidates"]) == ["bot:random", "bot:adp"]  # the spec's order (Manifest), not sorted

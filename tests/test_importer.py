@@ -1,5 +1,6 @@
 """The importer of the earlier FantasyFootballBench's runs: who drafted, who played, which trade sides were the
-models' own, and projections joined by player id."""
+models' own, and projections joined by player id. All of it is about the recorded real runs (reference_runs/), so
+it reads the real data (marked realdata)."""
 import math
 from pathlib import Path
 
@@ -20,10 +21,10 @@ MODELS = ["anthropic/claude-opus-4.1", "anthropic/claude-sonnet-4", "google/gemi
 
 
 @pytest.fixture(scope="module")
-def two_runs(data_dir, tmp_path_factory):
+def two_runs(real_data_dir, tmp_path_factory):
     out = tmp_path_factory.mktemp("ffb")
     for i, name in enumerate((LATEST, INJURY)):
-        import_reference_run(data_dir / REF / name, out / name, data_dir, seed=i)
+        import_reference_run(real_data_dir / REF / name, out / name, real_data_dir, seed=i)
     return out
 
 
@@ -121,10 +122,10 @@ def test_replay_widget_shows_who_drafted_an_imported_team(two_runs):
     assert st.loc["Claude_Opus_4.1_Team_8", "agent"] == "llm:openai/gpt-5"
 
 
-def _copy(data_dir, tmp_path, name="simulation_broken"):
+def _copy(real_data_dir, tmp_path, name="simulation_broken"):
     import shutil
 
-    return Path(shutil.copytree(data_dir / REF / LATEST, tmp_path / name))
+    return Path(shutil.copytree(real_data_dir / REF / LATEST, tmp_path / name))
 
 
 def _cli_import(sim, out, capsys):
@@ -135,8 +136,8 @@ def _cli_import(sim, out, capsys):
     return rc, err
 
 
-def test_a_missing_week_is_refused_with_nothing_written(data_dir, tmp_path, capsys):
-    sim = _copy(data_dir, tmp_path)
+def test_a_missing_week_is_refused_with_nothing_written(real_data_dir, tmp_path, capsys):
+    sim = _copy(real_data_dir, tmp_path)
     (sim / "season_results" / "week_9_results.csv").unlink()
     rc, err = _cli_import(sim, tmp_path / "out", capsys)
     assert rc == 2 and len(err.splitlines()) == 1 and "Traceback" not in err
@@ -145,29 +146,29 @@ def test_a_missing_week_is_refused_with_nothing_written(data_dir, tmp_path, caps
     # the last week too: the final standings say how many games there were
     (sim / "season_results" / "week_17_results.csv").unlink()
     with pytest.raises(DataError, match=r"missing week\(s\) 9, 17 "):
-        import_reference_run(sim, tmp_path / "out", data_dir)
+        import_reference_run(sim, tmp_path / "out", real_data_dir)
 
 
-def test_a_week_recorded_twice_or_a_team_missing_from_a_week_is_refused(data_dir, tmp_path):
+def test_a_week_recorded_twice_or_a_team_missing_from_a_week_is_refused(real_data_dir, tmp_path):
     import shutil
 
-    sim = _copy(data_dir, tmp_path)
+    sim = _copy(real_data_dir, tmp_path)
     res = sim / "season_results"
     shutil.copy(res / "week_3_results.csv", res / "week_03_results.csv")
     with pytest.raises(DataError, match=r"week 3 recorded twice \(week_03_results.csv, week_3_results.csv\)"):
-        import_reference_run(sim, tmp_path / "out", data_dir)
+        import_reference_run(sim, tmp_path / "out", real_data_dir)
     (res / "week_03_results.csv").unlink()
     wk = pd.read_csv(res / "week_5_results.csv")
     wk[wk["Team"] != "GPT_5_Team_9"].to_csv(res / "week_5_results.csv", index=False)
     with pytest.raises(DataError, match="week 5: no lineup rows for GPT_5_Team_9"):
-        import_reference_run(sim, tmp_path / "out", data_dir)
+        import_reference_run(sim, tmp_path / "out", real_data_dir)
     pd.concat([wk, wk[wk["Team"] == "GPT_5_Team_9"]]).to_csv(res / "week_5_results.csv", index=False)
     with pytest.raises(DataError, match="week 5: rows repeated for GPT_5_Team_9"):
-        import_reference_run(sim, tmp_path / "out", data_dir)
+        import_reference_run(sim, tmp_path / "out", real_data_dir)
     assert not (tmp_path / "out").exists()
 
 
-def test_a_folder_that_is_not_a_recorded_run_is_refused(data_dir, tmp_path, capsys, two_runs):
+def test_a_folder_that_is_not_a_recorded_run_is_refused(real_data_dir, tmp_path, capsys, two_runs):
     empty = tmp_path / "simulation_x"
     empty.mkdir()
     for folder in (empty, two_runs / LATEST):  # an empty folder; an ffbench run directory
@@ -175,45 +176,45 @@ def test_a_folder_that_is_not_a_recorded_run_is_refused(data_dir, tmp_path, caps
         assert rc == 2 and len(err.splitlines()) == 1 and "Traceback" not in err
         assert f"{folder}: not a FantasyFootballBench simulation folder" in err
     # the right folders but a log missing
-    sim = _copy(data_dir, tmp_path)
+    sim = _copy(real_data_dir, tmp_path)
     next((sim / "season_results").glob("accepted_trades_*.jsonl")).unlink()
     rc, err = _cli_import(sim, tmp_path / "out", capsys)
     assert rc == 2 and "no season_results/accepted_trades_*.jsonl" in err
     assert not (tmp_path / "out").exists()
 
 
-def test_standings_the_weekly_results_do_not_reproduce_are_refused(data_dir, tmp_path, two_runs):
+def test_standings_the_weekly_results_do_not_reproduce_are_refused(real_data_dir, tmp_path, two_runs):
     # all five reference runs reproduce their final standings (checks.final_standings_match), so a mismatch
     # means the recorded run is not whole; a refused import leaves an earlier import in --out as it was
     assert RunDir(two_runs / LATEST).meta().checks["final_standings_match"] is True
-    sim = _copy(data_dir, tmp_path)
+    sim = _copy(real_data_dir, tmp_path)
     path = sim / "season_results" / "final_standings_2024.csv"
     final = pd.read_csv(path)
     final.loc[final["Team"] == "GPT_5_Team_9", "PointsFor"] += 150
     final.to_csv(path, index=False)
     out = tmp_path / "out"
-    import_reference_run(data_dir / REF / LATEST, out, data_dir)
+    import_reference_run(real_data_dir / REF / LATEST, out, real_data_dir)
     before = {p.name: p.read_bytes() for p in out.iterdir()}
     with pytest.raises(DataError, match=r"final_standings_2024.csv is not reproduced by the weekly results for 1 "
                                         r"team\(s\), e.g. GPT_5_Team_9"):
-        import_reference_run(sim, out, data_dir)
+        import_reference_run(sim, out, real_data_dir)
     assert {p.name: p.read_bytes() for p in out.iterdir()} == before
 
 
-def test_an_incomplete_draft_is_refused(data_dir, tmp_path):
-    sim = _copy(data_dir, tmp_path)
+def test_an_incomplete_draft_is_refused(real_data_dir, tmp_path):
+    sim = _copy(real_data_dir, tmp_path)
     log = next((sim / "draft_results").glob("llm_calls_*.jsonl"))
     lines = log.read_text(encoding="utf-8").splitlines(keepends=True)
     log.write_text("".join(lines[:-2]), encoding="utf-8")  # the last team's last shortlist and pick
     with pytest.raises(DataError, match=r"draft incomplete: .*\(11 of 12\)"):
-        import_reference_run(sim, tmp_path / "out", data_dir)
+        import_reference_run(sim, tmp_path / "out", real_data_dir)
     assert not (tmp_path / "out").exists()
 
 
-def test_several_folders_are_imported_all_or_none(data_dir, tmp_path, capsys):
+def test_several_folders_are_imported_all_or_none(real_data_dir, tmp_path, capsys):
     # the good folder comes first; the bad one fails only in the full checks (its weeks are all there)
-    good = _copy(data_dir, tmp_path / "src", "simulation_a_good")
-    bad = _copy(data_dir, tmp_path / "src", "simulation_b_bad")
+    good = _copy(real_data_dir, tmp_path / "src", "simulation_a_good")
+    bad = _copy(real_data_dir, tmp_path / "src", "simulation_b_bad")
     path = bad / "season_results" / "final_standings_2024.csv"
     final = pd.read_csv(path)
     final.loc[final["Team"] == "GPT_5_Team_9", "PointsFor"] += 150
@@ -239,10 +240,10 @@ def _rename_season(sim: Path, old: str, new: str, only: str = "*/*") -> None:
         f.rename(f.with_name(f.name.replace(f"_{old}", f"_{new}")))
 
 
-def test_the_season_is_the_recorded_runs_own(data_dir, tmp_path, capsys):
+def test_the_season_is_the_recorded_runs_own(real_data_dir, tmp_path, capsys):
     # the same 2024 run with its files named for 2023: read as 2023, its starters' points do not match 2023's
     # stats, so it is refused rather than imported with another season's points
-    sim = _copy(data_dir, tmp_path)
+    sim = _copy(real_data_dir, tmp_path)
     _rename_season(sim, "2024", "2023")
     rc, err = _cli_import(sim, tmp_path / "out", capsys)
     assert rc == 2 and len(err.splitlines()) == 1 and "Traceback" not in err
@@ -250,8 +251,8 @@ def test_the_season_is_the_recorded_runs_own(data_dir, tmp_path, capsys):
     assert not list((tmp_path / "out").glob("*"))  # nothing imported, no staging left
 
 
-def test_files_of_two_seasons_are_refused(data_dir, tmp_path, capsys):
-    sim = _copy(data_dir, tmp_path)
+def test_files_of_two_seasons_are_refused(real_data_dir, tmp_path, capsys):
+    sim = _copy(real_data_dir, tmp_path)
     _rename_season(sim, "2024", "2023", only="season_results/final_standings")
     rc, err = _cli_import(sim, tmp_path / "out", capsys)
     assert rc == 2 and len(err.splitlines()) == 1 and "Traceback" not in err
@@ -260,15 +261,15 @@ def test_files_of_two_seasons_are_refused(data_dir, tmp_path, capsys):
     assert not (tmp_path / "out").exists()
 
 
-def test_a_season_the_data_lacks_is_refused_before_anything_is_written(data_dir, tmp_path, capsys):
-    sim = _copy(data_dir, tmp_path)
+def test_a_season_the_data_lacks_is_refused_before_anything_is_written(real_data_dir, tmp_path, capsys):
+    sim = _copy(real_data_dir, tmp_path)
     _rename_season(sim, "2024", "2019")
     rc, err = _cli_import(sim, tmp_path / "out", capsys)
     assert rc == 2 and len(err.splitlines()) == 1 and "Traceback" not in err
     assert f"{sim}: the run played the 2019 season, but " in err and "has no nflverse stats for it" in err
     assert not (tmp_path / "out").exists()
     with pytest.raises(DataError, match="the run played the 2019 season"):
-        import_reference_run(sim, tmp_path / "out", data_dir)
+        import_reference_run(sim, tmp_path / "out", real_data_dir)
 
 
 def test_an_unresolved_player_keeps_the_logged_position_in_every_table(two_runs):

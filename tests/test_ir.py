@@ -100,7 +100,7 @@ def test_a_player_ruled_out_may_go_to_ir_and_nobody_else(world):
     out = IR.resolve({"to_ir": [healthy], "from_ir": []}, view)
     assert out.decided_by == "fallback" and out.applied == NONE
     assert out.problems == [f"to_ir 1: {healthy} is not listed Out on this week's injury report (status None)"]
-    other = next(p for p in world.state.rosters[world.state.teams[0]] if p not in world.state.rosters[world.team])
+    other = next(p for t in world.state.teams if t != world.team for p in world.state.rosters[t])
     out = IR.resolve({"to_ir": [other, world.out], "from_ir": []}, view)  # the legal move is kept
     assert out.applied == {"to_ir": [world.out], "from_ir": []} and out.decided_by == "fallback"
     assert out.problems == [f"to_ir 1: {other!r} is not one of your active players"]

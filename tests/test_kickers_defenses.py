@@ -81,40 +81,94 @@ def test_league_keeps_only_its_positions_rules():
 
 # -------------------------------------------------------------------------------------------- known totals
 
+def kicker_points_by_hand(rows: pd.DataFrame) -> float:
+    """Half-PPR kicker points from nflverse's raw kicking columns, written out (not through ``scoring``)."""
+    c = rows.sum(numeric_only=True)
+    return float(3 * (c["fg_made_0_19"] + c["fg_made_20_29"] + c["fg_made_30_39"]) + 4 * c["fg_made_40_49"]
+                 + 5 * (c["fg_made_50_59"] + c["fg_made_60_"]) - sum(c[f"fg_missed_{b}"] for b in scoring.FG_BANDS)
+                 + c["pat_made"] - c["pat_missed"])
+
+
+def defense_points_by_hand(row) -> float:
+    """Sack 1, interception 2, fumble recovered 2, TD 6, safety 2, blocked kick 2, and the points-allowed tier."""
+    pa = row["points_allowed"]
+    tier = next(pts for upto, pts in ((0, 10), (6, 7), (13, 4), (20, 1), (27, 0), (34, -1), (None, -4))
+                if upto is None or pa <= upto)
+    return float(row["def_sacks"] + 2 * row["def_interceptions"] + 2 * row["def_fumbles_recovered"]
+                 + 6 * (row["def_tds"] + row["special_teams_tds"]) + 2 * row["def_safeties"]
+                 + 2 * row["def_blocked_kicks"] + tier)
+
+
+def raw_regular(root, season=2024):
+    raw = pd.read_csv(root / "nflverse" / f"stats_player_week_{season}.csv.gz", low_memory=False)
+    return raw[raw["season_type"] == "REG"]
+
+
 def test_kicker_season_points_by_hand(data_dir, prepared_kd_2024):
-    raw = pd.read_csv(data_dir / "nflverse" / "stats_player_week_2024.csv.gz", low_memory=False)
-    k = raw[(raw["player_display_name"] == "Brandon Aubrey") & (raw["season_type"] == "REG")]
-    c = k.sum(numeric_only=True)
-    hand = (3 * (c["fg_made_0_19"] + c["fg_made_20_29"] + c["fg_made_30_39"]) + 4 * c["fg_made_40_49"]
-            + 5 * (c["fg_made_50_59"] + c["fg_made_60_"]) - sum(c[f"fg_missed_{b}"] for b in scoring.FG_BANDS)
-            + c["pat_made"] - c["pat_missed"])
-    # 3 * (0 + 4 + 8) + 4 * 14 + 5 * (12 + 2) - (2 + 1 + 2) + 30 - 0
-    assert hand == 36 + 56 + 70 - 5 + 30 == 187
+    """Every kicker's season in the prepared weeks is his raw kicking lines scored by hand, game by game."""
+    raw = raw_regular(data_dir)
     w = prepared_kd_2024.weekly
-    aubrey = w[w["player_id"] == k["player_id"].iloc[0]]
-    assert len(aubrey) == 17 and set(aubrey["position"]) == {"K"}
-    assert aubrey["fantasy_points"].sum() == pytest.approx(187.0)
+    kickers = w[w["position"] == "K"]
+    assert kickers["player_id"].nunique() >= 32
+    for pid, mine in kickers.groupby("player_id"):
+        lines = raw[raw["player_id"] == pid]
+        assert len(mine) == len(lines) and set(mine["week"]) == set(lines["week"]), pid
+        assert mine["fantasy_points"].sum() == pytest.approx(kicker_points_by_hand(lines)), pid
 
 
 def test_defense_week_by_hand(data_dir, prepared_kd_2024):
-    """Rams D/ST, 2024 week 9 at Seattle (won 26-20): 7 sacks, 3 interceptions, 1 interception-return TD, an
-    extra point blocked (Seattle's row: pat_blocked 1), 20 points allowed."""
+    """A defense's week (one with a touchdown and a blocked kick, if any) scored by hand, and its numbers as the
+    raw team file says: its own sacks, interceptions and TDs, the kicks its opponent had blocked, and the
+    opponent's final score as points allowed."""
     w = prepared_kd_2024.weekly
+    d = w[w["position"] == "DST"]
+    assert len(d) == 32 * 17  # 18 weeks, one bye each
+    for _, row in d.iterrows():
+        assert row["fantasy_points"] == pytest.approx(defense_points_by_hand(row)), (row["player_id"], row["week"])
+    row = d.sort_values(["def_tds", "def_blocked_kicks", "def_sacks", "player_id", "week"]).iloc[-1]
+    assert row["def_tds"] >= 1 and row["player_name"] == f"{row['team']} D/ST" and row["player_id"] == f"DST:{row['team']}"
+    t = pd.read_csv(data_dir / "nflverse" / "stats_team_week_2024.csv")
+    mine = t[(t["week"] == row["week"]) & (t["team"] == row["team"])].iloc[0]
+    opp = t[(t["week"] == row["week"]) & (t["team"] == row["opponent_team"])].iloc[0]
+    assert (mine["def_sacks"], mine["def_interceptions"], mine["def_tds"]) == (
+        row["def_sacks"], row["def_interceptions"], row["def_tds"])
+    assert opp["fg_blocked"] + opp["pat_blocked"] == row["def_blocked_kicks"]
+    games = pd.read_csv(next((data_dir / "nflverse").glob("games_*.csv")))
+    g = games[(games["season"] == 2024) & (games["week"] == row["week"])
+              & ((games["home_team"] == row["team"]) | (games["away_team"] == row["team"]))].iloc[0]
+    opp_score = g["home_score"] if g["home_team"] == row["opponent_team"] else g["away_score"]
+    assert row["points_allowed"] == opp_score
+
+
+@pytest.fixture(scope="module")
+def real_kd_2024(real_data_dir, tmp_path_factory):
+    return prepare_season(2024, "nflverse", real_data_dir, scoring="half_ppr", positions=ALL,
+                          out=tmp_path_factory.mktemp("prep") / "real-kd2024")
+
+
+def test_known_real_kicker_and_defense_totals(real_data_dir, real_kd_2024):
+    """Real 2024 numbers checked by hand: Brandon Aubrey's season, the Rams D/ST at Seattle in week 9."""
+    raw = raw_regular(real_data_dir)
+    k = raw[raw["player_display_name"] == "Brandon Aubrey"]
+    # 3 * (0 + 4 + 8) + 4 * 14 + 5 * (12 + 2) - (2 + 1 + 2) + 30 - 0
+    assert kicker_points_by_hand(k) == 36 + 56 + 70 - 5 + 30 == 187
+    w = real_kd_2024.weekly
+    aubrey = w[w["player_id"] == k["player_id"].iloc[0]]
+    assert len(aubrey) == 17 and set(aubrey["position"]) == {"K"}
+    assert aubrey["fantasy_points"].sum() == pytest.approx(187.0)
+    # won 26-20: 7 sacks, 3 interceptions, 1 interception-return TD, an extra point blocked, 20 points allowed
     row = w[(w["player_id"] == "DST:LA") & (w["week"] == 9)].iloc[0]
     assert (row["player_name"], row["position"], row["team"], row["opponent_team"]) == ("LA D/ST", "DST", "LA", "SEA")
     assert row[["def_sacks", "def_interceptions", "def_fumbles_recovered", "def_tds", "special_teams_tds",
                 "def_safeties", "def_blocked_kicks", "points_allowed"]].tolist() == [7, 3, 0, 1, 0, 0, 1, 20]
-    # 7 sacks x 1 + 3 INT x 2 + 1 TD x 6 + 1 block x 2 + 14-20 points allowed tier 1
-    assert row["fantasy_points"] == 7 + 6 + 6 + 2 + 1 == 22
-    # the raw files say the same
-    t = pd.read_csv(data_dir / "nflverse" / "stats_team_week_2024.csv")
-    la = t[(t["week"] == 9) & (t["team"] == "LA")].iloc[0]
-    sea = t[(t["week"] == 9) & (t["team"] == "SEA")].iloc[0]
-    assert (la["def_sacks"], la["def_interceptions"], la["def_tds"]) == (7, 3, 1)
-    assert sea["fg_blocked"] + sea["pat_blocked"] == 1
+    assert row["fantasy_points"] == defense_points_by_hand(row) == 7 + 6 + 6 + 2 + 1 == 22
+    pl = real_kd_2024.players.set_index("player_id")
+    assert pl.loc["DST:SF", "adp"] == pytest.approx(129.3)
+    k = pl[pl["position"] == "K"]
+    assert k.loc[k["adp"].idxmin(), "player_name"] == "Brandon Aubrey" and k.loc["00-0037692", "prev_points"] == 177.0
 
 
-def test_prepared_kickers_and_defenses(prepared_kd_2024):
+def test_prepared_kickers_and_defenses(data_dir, prepared_kd_2024):
     p = prepared_kd_2024
     assert p.positions == ALL and p.manifest["positions"] == list(ALL) and "points_allowed" in p.tiers
     assert list(p.weekly.columns) == [*schema.weekly_columns(ALL), "fantasy_points"]
@@ -123,13 +177,24 @@ def test_prepared_kickers_and_defenses(prepared_kd_2024):
     assert len(dst) == 32 and set(dst["team"]) == schema.NFL.team_codes and dst["in_draft_pool"].all()
     assert (dst["prev_games"] == 17).all() and dst["bye_week"].notna().all()
     assert dst["rookie"].sum() == 0
-    # ADP from FantasyPros where it lists them (D/ST rows are named by team), else NaN
-    assert pl.loc["DST:SF", "adp"] == pytest.approx(129.3) and pl.loc["DST:SF", "player_name"] == "SF D/ST"
-    assert dst["adp"].notna().sum() >= 28 and dst["adp"].isna().any()
+    # ADP from FantasyPros where it lists them (D/ST rows are named by team, "KC Chiefs"), else NaN
+    adp = pd.read_csv(data_dir / "projections" / "preseason_adp_2021_2024.csv").query("season == 2024")
+    listed = adp[adp["position"] == "DST"].sort_values("adp")
+    top = listed.iloc[0]
+    team = top["player_name"].split()[0]
+    assert pl.loc[f"DST:{team}", "adp"] == pytest.approx(top["adp"])
+    assert pl.loc[f"DST:{team}", "player_name"] == f"{team} D/ST"
+    assert dst["adp"].notna().sum() == len(listed) > 0 and dst["adp"].isna().sum() == 32 - len(listed)
     k = pl[pl["position"] == "K"]
-    assert k["adp"].notna().sum() >= 20 and k.loc[k["adp"].idxmin(), "player_name"] == "Brandon Aubrey"
+    k_listed = adp[adp["position"] == "K"].sort_values("adp")
+    assert k["adp"].notna().sum() == len(k_listed) > 0
+    best = k["adp"].idxmin()
+    assert k.loc[best, "player_name"] == k_listed["player_name"].iloc[0]
     # built-in projections from earlier seasons (2023's stats_player file has kicking columns)
-    assert k.loc["00-0037692", "prev_points"] == 177.0 and k.loc["00-0037692", "proj_points_builtin"] > 100
+    veteran = k[~k["rookie"]].sort_values("prev_points").index[-1]
+    prev = raw_regular(data_dir, 2023)
+    assert k.loc[veteran, "prev_points"] == pytest.approx(kicker_points_by_hand(prev[prev["player_id"] == veteran]))
+    assert k.loc[veteran, "prev_points"] > 100 and k.loc[veteran, "proj_points_builtin"] > 100
     assert (k.loc[k["rookie"], "proj_points_builtin"] > 0).all() and k["rookie"].any()  # the K rookie prior
     assert dst["proj_points_builtin"].between(50, 200).all()
     # third-party stat lines have no kicking or defense columns: no 0-point projection from them
@@ -152,7 +217,22 @@ def test_default_league_has_no_kickers_or_defenses(prepared_2024):
 
 # ------------------------------------------------------------------------------------------- clear errors
 
-def test_kickers_need_kicking_columns(data_dir, tmp_path):
+@pytest.fixture(scope="module")
+def legacy_dir(data_dir, tmp_path_factory):
+    """The synthetic world with 2022 in nflverse's legacy ``player_stats_week_2022.csv``, which (as the real one)
+    has no kicking columns."""
+    from engine_helpers import data_copy
+
+    root = data_copy(tmp_path_factory.mktemp("legacy"), data_dir, drop=("stats_player_week_2022.csv.gz",))
+    (root / "projections").symlink_to(data_dir / "projections")
+    raw = pd.read_csv(data_dir / "nflverse" / "stats_player_week_2022.csv.gz", low_memory=False)
+    raw.drop(columns=[c for c in schema.KICKING_STATS if c in raw]).to_csv(
+        root / "nflverse" / "player_stats_week_2022.csv", index=False)
+    return root
+
+
+def test_kickers_need_kicking_columns(legacy_dir):
+    data_dir = legacy_dir
     with pytest.raises(DataError) as err:
         prepare_season(2022, "nflverse", data_dir, positions=("QB", "RB", "WR", "TE", "K"))
     msg = str(err.value)
@@ -162,14 +242,15 @@ def test_kickers_need_kicking_columns(data_dir, tmp_path):
     assert input_problems(get_source("nflverse", data_dir), 2022) == []
 
 
-def test_kicker_history_follows_allow_missing_history(data_dir, tmp_path):
+def test_kicker_history_follows_allow_missing_history(legacy_dir, tmp_path):
+    data_dir = legacy_dir
     src = get_source("nflverse", data_dir)
     problems = input_problems(src, 2023, positions=("QB", "RB", "WR", "TE", "K"))
     assert len(problems) == 1 and "season 2023 with K needs the 2022 K stats" in problems[0]
     assert "allow_missing_history" in problems[0]
     assert input_problems(src, 2023, positions=("QB", "RB", "WR", "TE", "K"), allow_missing_history=True) == []
     p = prepare_season(2023, "nflverse", data_dir, positions=("QB", "RB", "WR", "TE", "K"),
-                       allow_missing_history=True)
+                       allow_missing_history=True, out=tmp_path / "prep")
     k = p.players[p.players["position"] == "K"]
     assert len(k) > 30 and (k["prev_points"] == 0).all()  # no kicker history, like a missing season
     assert p.weekly.loc[p.weekly["position"] == "K", "fantasy_points"].sum() > 3000
@@ -181,16 +262,17 @@ def test_defenses_need_team_stats(data_dir):
     assert any("stats_team_week_2025.csv missing" in p and "remove DST" in p for p in problems)
 
 
-def test_validate_reports_kicker_and_defense_problems(data_dir):
+def test_validate_reports_kicker_and_defense_problems(legacy_dir):
     league = parse_config({"teams": TEAMS, "season": 2022, "roster": {"K": 1, "DST": 1},
-                           "data": {"dir": str(data_dir)}})
+                           "data": {"dir": str(legacy_dir)}})
     with pytest.raises(DataError, match="lacks the kicking column"):
         check_inputs(league)
     check_inputs(parse_config({"teams": TEAMS, "season": 2024, "roster": {"K": 1, "DST": 1},
-                               "data": {"dir": str(data_dir)}}))
+                               "data": {"dir": str(legacy_dir)}}))
 
 
-def test_sportsdataio_defenses_yes_kickers_no(data_dir):
+def test_sportsdataio_defenses_yes_kickers_no(real_data_dir):
+    data_dir = real_data_dir
     with pytest.raises(DataError, match="kickers .K. cannot be scored exactly.*use data.source nflverse"):
         prepare_season(2024, "sportsdataio", data_dir, positions=("QB", "RB", "WR", "TE", "K"))
     p = prepare_season(2024, "sportsdataio", data_dir, scoring="half_ppr", positions=(*schema.DEFAULT_POSITIONS, "DST"))
@@ -208,7 +290,8 @@ def test_sportsdataio_defenses_yes_kickers_no(data_dir):
 MATCH_FLOOR = {2022: 0.88, 2023: 0.869, 2024: 0.896}
 
 
-def test_dst_parity_with_sportsdataio(data_dir):
+def test_dst_parity_with_sportsdataio(real_data_dir):
+    data_dir = real_data_dir
     summary = parity_summary(data_dir).set_index("season")
     for season, floor in MATCH_FLOOR.items():
         row = summary.loc[season]
@@ -223,7 +306,7 @@ def test_dst_parity_with_sportsdataio(data_dir):
     assert (summary["points_allowed_return_tds"] > summary[others].max(axis=1)).all()
 
 
-def test_cli_prepare_and_validate_with_kickers_and_defenses(data_dir, tmp_path):
+def test_cli_prepare_and_validate_with_kickers_and_defenses(data_dir, legacy_dir, tmp_path):
     import subprocess
     import sys
 
@@ -238,7 +321,7 @@ def test_cli_prepare_and_validate_with_kickers_and_defenses(data_dir, tmp_path):
     assert r.returncode == 0, r.stderr
     players = pd.read_parquet(out / "players.parquet")
     assert {"K", "DST"} <= set(players["position"])
-    cfg.write_text(cfg.read_text().replace("season: 2024", "season: 2022"))
+    cfg.write_text(cfg.read_text().replace("season: 2024", "season: 2022").replace(str(data_dir), str(legacy_dir)))
     bad = subprocess.run([sys.executable, "-m", "ffbench_lib", "validate", str(cfg)], capture_output=True, text=True)
     assert bad.returncode == 2 and "Traceback" not in bad.stderr
     assert "lacks the kicking column(s)" in bad.stderr and "remove K" in bad.stderr

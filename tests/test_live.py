@@ -58,10 +58,16 @@ def cut(data_dir, tmp_path_factory):
     return make
 
 
+@pytest.fixture(scope="module")
+def prepared_cache(tmp_path_factory) -> Path:
+    """One prepared-season cache for the module: each cut is prepared once (about 20 s under load, most of a live
+    step) and found by its fingerprint by every later test and step, as a user's cache would be."""
+    return tmp_path_factory.mktemp("prepared")
+
+
 @pytest.fixture
-def env(tmp_path, monkeypatch):
-    monkeypatch.setenv("FFBENCH_CACHE_DIR", str(tmp_path / "prepared"))
-    (tmp_path / "prepared").mkdir()
+def env(tmp_path, monkeypatch, prepared_cache):
+    monkeypatch.setenv("FFBENCH_CACHE_DIR", str(prepared_cache))
     monkeypatch.setenv("FFBENCH_LLM_CACHE", str(tmp_path / "llm-cache"))
     (tmp_path / "llm-cache").mkdir()
     return monkeypatch
@@ -169,7 +175,7 @@ def test_live_replay_with_llm_teams_equals_a_normal_run(tmp_path, env, capsys, c
     check_commitments(live, 6, results_in_data={2, 3, 5, 6})  # weeks 2-3 and 5-6 came with their results
 
 
-def test_live_stops_at_the_first_week_without_results_and_waits(tmp_path, env, capsys, cut):
+def test_live_stops_at_the_first_week_without_results_and_waits(tmp_path, env, capsys, cut, data_dir):
     """A 17-week league on data through week 6: weeks 1-6 played (each with a line flagged results_in_data), week 7
     decided and committed, status waiting_for_week, exit 0; a rerun without new data stays waiting with nothing
     decided twice; a damaged decided checkpoint is refused."""
@@ -183,9 +189,11 @@ def test_live_stops_at_the_first_week_without_results_and_waits(tmp_path, env, c
     assert [(x["week"], x["results_in_data"]) for x in lines] == [(w, True) for w in range(1, 7)] + [(7, False)]
     line = lines[-1:]
     assert json.dumps(line[0]) in out and not any(json.dumps(x) in out for x in lines[:-1])
-    # replayed in 2026, so decided long after the week's first game (Thursday 2024-10-17): said, not hidden
-    assert (line[0]["first_game_day"], line[0]["decided_after_first_game_day"]) == ("2024-10-17", True)
-    assert "week 7 was decided after the day of its first game (2024-10-17" in err
+    # replayed in 2026, so decided long after the week's first game (its earliest gameday): said, not hidden
+    sched = NflverseDir(data_dir).schedule(2024)
+    first = str(pd.to_datetime(sched.loc[sched["week"] == 7, "gameday"]).min().date())
+    assert (line[0]["first_game_day"], line[0]["decided_after_first_game_day"]) == (first, True)
+    assert f"week 7 was decided after the day of its first game ({first}" in err
     assert f"ffbench data download --seasons 2024 --out {cut(6)}" in out
     assert f"ffbench live {config} --seed 1 --out {run}" in out and "results through week 6" in out
     saved = json.loads((run / "checkpoint.json").read_text())
@@ -232,6 +240,11 @@ def test_run_and_validate_refuse_weeks_without_results(tmp_path, env, capsys, cu
     rc, _, err = ffbench(env, capsys, cut(0), "validate", config)
     assert rc == 2 and "has no results yet (week 1 is not played)" in err and "weeks: 0" not in err
 
+
+def test_a_league_longer_than_the_sources_season_is_refused(tmp_path, env, capsys, real_data_dir):
+    """An 18-week league on SportsData.io's 17 weeks (real data: the synthetic world has no SportsData.io files) is
+    refused by validate, run and live alike (was played to the end, week 18 as 0-0 ties); validate --live too."""
+    data_dir = real_data_dir
     sdio = tmp_path / "sdio18.yaml"
     sdio.write_text(yaml.safe_dump({"name": "sdio18", "season": 2024, "weeks": 18, "data": {"source": "sportsdataio"},
                                     "teams": [{"name": n, "agent": {"kind": "bot", "strategy": "adp"}} for n in "AB"]}))
@@ -241,6 +254,7 @@ def test_run_and_validate_refuse_weeks_without_results(tmp_path, env, capsys, cu
                                                                                    tmp_path / "sdio"]):
         assert ffbench(env, capsys, data_dir, *command)[::2] == (2, expected)
     assert not (tmp_path / "sdio" / "run.json").exists()
+    assert ffbench(env, capsys, data_dir, "validate", sdio, "--live")[::2] == (2, expected)
 
 
 def test_every_week_a_live_run_decides_gets_a_line_before_it_is_scored(tmp_path, env, capsys, cut):
@@ -302,12 +316,7 @@ def test_validate_live_skips_the_played_weeks_check(tmp_path, env, capsys, cut, 
             "through week 6 of the league's 17 weeks") in out
     rc, out, err = ffbench(env, capsys, data_dir, "validate", config, "--live")
     assert rc == 0 and "season 2024 has results through week 18 of the league's 17 weeks" in out
-    sdio = tmp_path / "sdio18.yaml"
-    sdio.write_text(yaml.safe_dump({"name": "sdio18", "season": 2024, "weeks": 18, "data": {"source": "sportsdataio"},
-                                    "teams": [{"name": n, "agent": {"kind": "bot", "strategy": "adp"}} for n in "AB"]}))
-    rc, _, err = ffbench(env, capsys, data_dir, "validate", sdio, "--live")
-    assert (rc, err) == (2, "error: season 2024 has 17 weeks in this data, but the league plays 18; set `weeks: 17` "
-                            "(or fewer) in the league config\n")
+    # a league longer than the season is still refused: test_a_league_longer_than_the_sources_season_is_refused
 
 
 def test_played_weeks_rule(data_dir):
@@ -329,7 +338,19 @@ def test_played_weeks_rule(data_dir):
     with pytest.raises(DataError, match="week 5 lacks final scores"):
         played_through(rows, games.assign(home_score=games["home_score"].where(games["week"] != 5)), True,
                        "nflverse", 2024)
-    assert last_played_week(src, 2025) == 18  # stats through week 18, scores missing from week 13 on
+
+
+def test_the_season_under_way_is_played_through_its_last_week_with_results(tmp_path):
+    """A season under way (the synthetic world's 2025, results through week 6) is played through week 6."""
+    from ffbench_lib.testing.synthetic import write_world
+
+    live = write_world(tmp_path / "live", seasons=range(2024, 2026), last_played=6)
+    assert last_played_week(NflverseDir(live), 2025) == 6
+    assert last_played_week(NflverseDir(live), 2024) == 18
+
+
+def test_the_real_2025_files_are_played_through_week_18(real_data_dir):
+    assert last_played_week(NflverseDir(real_data_dir), 2025) == 18  # stats through 18, scores missing from 13 on
 
 
 def test_prepared_cut_season_records_its_played_weeks(cut, tmp_path):

@@ -42,12 +42,22 @@ def test_parse_json_variants():
     assert parse_json("[1, 2]")[0] is None
 
 
-def test_full_llm_season_and_ledger(prepared_2024, tmp_path):
-    with FakeOpenAIServer() as srv:
-        league = llm_league(srv.api_base, tmp_path / "cache")
-        state, _ = run_engine(league, prepared_2024, tmp_path / "run")
-        requests = srv.requests
-    run = RunDir(tmp_path / "run")
+@pytest.fixture(scope="module")
+def llm_season(prepared_2024, tmp_path_factory):
+    """One full 17-week season of 10 LLM teams, each limited to 3 calls in flight, on a server answering after
+    50 ms (so calls overlap wherever the limit allows): the ledger test and the concurrency test read it."""
+    out = tmp_path_factory.mktemp("llm-season")
+    with FakeOpenAIServer(latency_s=0.05) as srv:
+        d = llm_league(srv.api_base, out / "cache").model_dump(mode="json")
+        for t in d["teams"]:
+            t["agent"]["max_concurrency"] = 3
+        state, _ = run_engine(League.model_validate(d), prepared_2024, out / "run")
+    return state, out / "run", srv.requests, srv.max_inflight
+
+
+def test_full_llm_season_and_ledger(llm_season):
+    state, folder, requests, _ = llm_season
+    run = RunDir(folder)
     assert run.meta().status == "complete"
     calls = run.llm_calls()
     assert len(calls) == requests > 400  # one ledger line per HTTP call, no faults here
@@ -70,9 +80,10 @@ def test_full_llm_season_and_ledger(prepared_2024, tmp_path):
 def test_fault_season_accounts_for_every_fault_and_replays_from_cache(prepared_2024, tmp_path):
     """Every request carries an attempt id, so the ledger is matched to what the server received request by
     request. A busy machine may make the client give up on a request the server has not read yet (it never
-    counts it) or answered too late: those are the client's Timeouts, recorded as such, never silent."""
+    counts it) or answered too late: those are the client's Timeouts, recorded as such, never silent. Four weeks
+    (the draft, lineups, the week-4 trades: every kind of call, every fault kind), played and then replayed."""
     with FakeOpenAIServer(fault_rate=0.3, seed=11) as srv:  # a slow answer waits for the client to hang up
-        league = llm_league(srv.api_base, tmp_path / "cache")
+        league = llm_league(srv.api_base, tmp_path / "cache", weeks=4)
         run_engine(league, prepared_2024, tmp_path / "run")
         injected, requests = Counter(srv.injected), srv.requests
         received = {e["attempt_id"]: e["fault"] for e in srv.log}
@@ -102,7 +113,7 @@ def test_fault_season_accounts_for_every_fault_and_replays_from_cache(prepared_2
 
     # replay: a new server that must not be called, replay_only on, same outputs
     with FakeOpenAIServer() as srv2:
-        replay = llm_league(srv2.api_base, tmp_path / "cache", replay_only=True)
+        replay = llm_league(srv2.api_base, tmp_path / "cache", weeks=4, replay_only=True)
         run_engine(replay, prepared_2024, tmp_path / "replay")
         assert srv2.requests == 0
     a, b = digests(tmp_path / "run"), digests(tmp_path / "replay")
@@ -173,13 +184,9 @@ def test_budget_stops_cleanly_and_resumes_identically(prepared_2024, tmp_path):
         assert a[name] == b[name], name
 
 
-def test_provider_concurrency_limit_holds(prepared_2024, tmp_path):
-    with FakeOpenAIServer(latency_s=0.05) as srv:
-        d = llm_league(srv.api_base, tmp_path / "cache", weeks=3).model_dump(mode="json")
-        for t in d["teams"]:
-            t["agent"]["max_concurrency"] = 3
-        run_engine(League.model_validate(d), prepared_2024, tmp_path / "run")
-        assert 2 <= srv.max_inflight <= 3
+def test_provider_concurrency_limit_holds(llm_season):
+    _, _, _, max_inflight = llm_season
+    assert 2 <= max_inflight <= 3
 
 
 def test_committed_llm_configs_are_valid():

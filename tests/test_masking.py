@@ -22,7 +22,7 @@ from ffbench_lib.game.rules.lineup import start_value
 from ffbench_lib.game.views import Firewall, canonical_json
 
 from engine_helpers import REPO, ScriptedAgent, demo_league, run_engine, same_run
-from test_firewall import decisions, perturb
+from test_firewall import decisions, late_arrivals, perturb
 
 NFL_TEAM_NAMES = (
     "Arizona Cardinals", "Atlanta Falcons", "Baltimore Ravens", "Buffalo Bills", "Carolina Panthers", "Chicago Bears",
@@ -157,10 +157,12 @@ def test_a_masked_run_resumes_byte_identical(prepared_2024, tmp_path):
 @pytest.mark.parametrize("week", [1, 6])
 def test_masked_views_before_week_w_are_byte_identical(prepared_2024, tmp_path, week):
     """The perturbation test of test_firewall in masked mode: each run masks with its own data's pseudonyms, and
-    every masked view before week w (waiver pools with players who first play mid-season included) is the same."""
+    every masked view before week w (waiver pools with players who first play mid-season included) is the same.
+    The league stops a week after w (the perturbed data still holds the whole season)."""
     from ffbench_lib.config.league import Waivers
 
-    league = masked(demo_league(seed=4).model_copy(update={"waivers": Waivers(enabled=True, mode="faab")}))
+    league = masked(demo_league(seed=4, weeks=week + 1).model_copy(
+        update={"waivers": Waivers(enabled=True, mode="faab")}))
     fake = perturb(prepared_2024, week)
     run_engine(league, prepared_2024, tmp_path / "real")
     run_engine(league, fake, tmp_path / "perturbed")
@@ -201,7 +203,8 @@ def test_a_late_arrival_is_numbered_from_earlier_weeks_only(prepared_2024):
     the same pseudonyms come out of a season cut before week w."""
     league = masked(demo_league())
     full = Masker(Firewall(prepared_2024, league), league)
-    for w in (2, 9):
+    first_late = min(w for w in late_arrivals(prepared_2024).values() if w < league.weeks)
+    for w in (2, 9, first_late + 1):  # the last: a week the first late arrival is known in
         cut = dataclasses.replace(prepared_2024, weekly=prepared_2024.weekly[prepared_2024.weekly["week"] < w])
         fw = Firewall(cut, league)
         part = Masker(fw, league)
@@ -209,9 +212,10 @@ def test_a_late_arrival_is_numbered_from_earlier_weeks_only(prepared_2024):
         assert {p: full.players[p] for p in known} == {p: part.players[p] for p in known}
         assert part.teams == full.teams
     catalog = Firewall(prepared_2024, league).catalog
-    late = [p for p in full.players if p not in catalog.preseason_ids and full.players[p].startswith("WR-")]
-    pool = catalog.pool("WR")
-    assert late and min(int(full.players[p][3:]) for p in late) == len(pool) + 1
+    late = [full.players[p].split("-") for p in full.players if p not in catalog.preseason_ids]
+    assert late
+    for pos in {pos for pos, _ in late}:  # each position's late arrivals are numbered after its draft pool
+        assert min(int(n) for p, n in late if p == pos) == len(catalog.pool(pos)) + 1, pos
 
 
 def test_views_are_masked_by_value_and_answers_mapped_back(prepared_2024):
@@ -292,12 +296,15 @@ def test_free_text_from_another_model_loses_real_names_and_teams(prepared_2024):
 
 @pytest.mark.parametrize("name, mode, refused", [
     ("RB-041", "players", True), ("T07", "players", True), ("KC", "players_and_teams", True),
-    ("KC", "players", False), ("the best QB", "players", True), ("Mahomes Fans", "players_and_teams", False),
-    ("Justin Jefferson Fans", "players", True)])
+    ("KC", "players", False), ("{qb}", "players", True), ("{qb_last} Fans", "players_and_teams", False),
+    ("{wr} Fans", "players", True)])
 def test_team_names_that_read_as_pseudonyms_or_real_names_are_refused(prepared_2024, name, mode, refused):
+    """A team named as a player of the season (the best QB; the best WR and "Fans") is refused; a last name alone
+    is not."""
     d = demo_league().model_dump(mode="json")
-    if name == "the best QB":  # a real player's name (Patrick Mahomes II in 2024)
-        name = prepared_2024.players.set_index("player_id")["player_name"][Firewall(prepared_2024, demo_league()).catalog.pool("QB")[0]]
+    pool, names = Firewall(prepared_2024, demo_league()).catalog.pool, prepared_2024.players.set_index("player_id")["player_name"]
+    qb, wr = names[pool("QB")[0]], names[pool("WR")[0]]
+    name = name.format(qb=qb, qb_last=qb.split()[-1], wr=wr)
     d["teams"][3]["name"] = name
     league = masked(League.model_validate(d), mode)
     if not refused:
@@ -308,8 +315,9 @@ def test_team_names_that_read_as_pseudonyms_or_real_names_are_refused(prepared_2
 
 
 # --------------------------------------------------------------------------------------------------- LLMs
-def llm_league(data_dir, api_base, cache, mode: str, weeks: int = 6) -> League:
-    """A short standard league (K, DST, IR, FAAB waivers, trades) with four LLM teams on the fake server."""
+def llm_league(data_dir, api_base, cache, mode: str, weeks: int = PERTURB_WEEK + 1) -> League:
+    """A short standard league (K, DST, IR, FAAB waivers, trades) with four LLM teams on the fake server; it ends
+    a week after PERTURB_WEEK (the first week whose prompts the perturbed stats reach)."""
     league = load_config(REPO / "params" / "standard_10.yaml", data={"dir": str(data_dir)})
     d = league.model_dump(mode="json")
     d.update(weeks=weeks, trades={"weeks": [3, 4], "max_players_per_side": 2}, playoffs={"enabled": False},
@@ -363,13 +371,18 @@ def test_no_rendered_prompt_of_a_masked_season_holds_a_real_name(llm_runs, mode)
         assert len(words(plain, teams)) >= 30
 
 
-def test_masked_llm_league_completes_with_few_fallbacks(llm_runs):
+def test_masked_llm_league_completes_with_few_fallbacks(llm_runs, data_dir, tmp_path):
     _, runs = llm_runs
+    league = llm_league(data_dir, "http://unused", tmp_path, "off")
+    seats = sum(t.agent.kind == "llm" for t in league.teams)
     for name in ("players_and_teams", "players", "off"):
         assert json.loads((runs[name] / "run.json").read_text())["status"] == "complete"
         llm = [r for r in decisions(runs[name]) if r["agent"].startswith("llm:")]
         rate = sum(r["decided_by"] == "fallback" for r in llm) / len(llm)
-        assert len(llm) > 200 and rate < 0.05, (name, rate)
+        # every pick and every lineup of the LLM seats is among them, and more (waivers, IR, trades)
+        picks, lineups = (sum(r["decision"] == kind for r in llm) for kind in ("draft_pick", "set_lineup"))
+        assert picks == seats * league.roster.size and lineups == seats * league.weeks, (name, picks, lineups)
+        assert len(llm) > picks + lineups and rate < 0.05, (name, rate)
     assert not (runs["off"] / "masking.json").exists()
 
 
@@ -423,8 +436,22 @@ def test_masked_prompts_before_week_w_are_byte_identical(llm_runs):
 
 
 # ------------------------------------------------------------------------------------ review fixes (#13)
-HOSTILE = ("I want Patrick Mahomes, Josh Allen's arm, JOSH ALLEN, Ja\u2019Marr Chase, AJ Brown, id 00-0033873, "
+HOSTILE = ("I want Patrick Mahomes, Josh Allen's arm, JOSH ALLEN, Ja\u2019Marr Chase, AJ Brown, id {id}, "
            "Kansas City Chiefs, the Chiefs, JAC, WSH, Justin Jefferson.")
+#: real-looking full names in the forms free text mangles (a suffix, an apostrophe, dots, a hyphen), given to the
+#: best-projected players of a position (the synthetic season's own names are plain "First Last")
+FAMOUS = {("QB", 0): "Patrick Mahomes II", ("QB", 1): "Josh Allen", ("WR", 0): "Ja'Marr Chase",
+          ("WR", 1): "A.J. Brown", ("WR", 2): "Justin Jefferson", ("WR", 3): "Amon-Ra St. Brown"}
+
+
+@pytest.fixture(scope="module")
+def famous_2024(prepared_2024):
+    """The season with FAMOUS's names on its players (the ids stay the season's own)."""
+    pool = Firewall(prepared_2024, demo_league()).catalog.pool
+    pl = prepared_2024.players.copy()
+    for (pos, rank), name in FAMOUS.items():
+        pl.loc[pl["player_id"] == pool(pos)[rank], "player_name"] = name
+    return dataclasses.replace(prepared_2024, players=pl)
 
 
 def _ids(fw, *names):
@@ -432,22 +459,23 @@ def _ids(fw, *names):
     return [by_name[n] for n in names]
 
 
-def test_free_text_is_scrubbed_of_every_form_of_a_full_name(prepared_2024):
+def test_free_text_is_scrubbed_of_every_form_of_a_full_name(famous_2024):
     """Case, possessive, punctuation, curly apostrophes, a missing suffix or dots, real ids, team full names,
     nicknames and alias codes: all become pseudonyms; a first or last name alone survives (documented)."""
     league = masked(demo_league())
-    fw = Firewall(prepared_2024, league)
+    fw = Firewall(famous_2024, league)
     m = Masker(fw, league)
-    mahomes, allen, chase, brown, jj = (m.players[p] for p in _ids(
-        fw, "Patrick Mahomes II", "Josh Allen", "Ja'Marr Chase", "A.J. Brown", "Justin Jefferson"))
+    ids = _ids(fw, "Patrick Mahomes II", "Josh Allen", "Ja'Marr Chase", "A.J. Brown", "Justin Jefferson")
+    mahomes, allen, chase, brown, jj = (m.players[p] for p in ids)
+    hostile = HOSTILE.format(id=ids[0])
     kc, jax, was = (m.teams[t] for t in ("KC", "JAX", "WAS"))
-    out = m.view({"their_rationale_untrusted": HOSTILE + " Mahomes and Saquon, New York, Amon-Ra St. Brown's."})
+    out = m.view({"their_rationale_untrusted": hostile + " Mahomes and Saquon, New York, Amon-Ra St. Brown's."})
     assert out["their_rationale_untrusted"] == (
         f"I want {mahomes}, {allen}'s arm, {allen}, {chase}, {brown}, id {mahomes}, {kc}, the {kc}, {jax}, {was}, "
         f"{jj}. Mahomes and Saquon, [team], {m.players[_ids(fw, 'Amon-Ra St. Brown')[0]]}'s.")
     # players mode: the same names go, NFL teams stay (every card shows them)
     p = Masker(fw, masked(league, "players"))
-    assert p.view({"t": HOSTILE})["t"] == (f"I want {p.players[_ids(fw, 'Patrick Mahomes II')[0]]}, "
+    assert p.view({"t": hostile})["t"] == (f"I want {p.players[_ids(fw, 'Patrick Mahomes II')[0]]}, "
                                            f"{p.players[_ids(fw, 'Josh Allen')[0]]}'s arm, "
                                            f"{p.players[_ids(fw, 'Josh Allen')[0]]}, "
                                            f"{p.players[_ids(fw, 'Ja' + chr(39) + 'Marr Chase')[0]]}, "
@@ -456,12 +484,13 @@ def test_free_text_is_scrubbed_of_every_form_of_a_full_name(prepared_2024):
                                            f"Chiefs, JAC, WSH, {p.players[_ids(fw, 'Justin Jefferson')[0]]}.")
 
 
-def test_a_name_two_players_share_once_normalised_becomes_a_placeholder(prepared_2024):
-    """Two players whose names read alike (here one renamed "Justin Jefferson Jr.") are neither's pseudonym."""
-    pl = prepared_2024.players.copy()
-    van = pl["player_name"] == "Van Jefferson"
-    pl.loc[van, "player_name"] = "Justin Jefferson Jr."
-    twin = dataclasses.replace(prepared_2024, players=pl)
+def test_a_name_two_players_share_once_normalised_becomes_a_placeholder(famous_2024):
+    """Two players whose names read alike (here another receiver renamed "Justin Jefferson Jr.") are neither's
+    pseudonym."""
+    pl = famous_2024.players.copy()
+    other = Firewall(famous_2024, demo_league()).catalog.pool("WR")[len(FAMOUS)]
+    pl.loc[pl["player_id"] == other, "player_name"] = "Justin Jefferson Jr."
+    twin = dataclasses.replace(famous_2024, players=pl)
     league = masked(demo_league(), "players")
     m = Masker(Firewall(twin, league), league)
     assert m.view({"t": "JUSTIN JEFFERSON and Justin Jefferson Jr. are fine"})["t"] == "[player] and [player] are fine"

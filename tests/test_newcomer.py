@@ -22,9 +22,9 @@ def one_line_error(r):
 
 
 @pytest.fixture
-def refs(tmp_path, data_dir):
-    """A reference-runs folder like ``$FFBENCH_DATA_DIR/reference_runs`` holding one recorded run."""
-    sim = sorted((data_dir / "reference_runs").glob("simulation_*"))[0]
+def refs(tmp_path, real_data_dir):
+    """A reference-runs folder like ``$FFBENCH_DATA_DIR/reference_runs`` holding one recorded (real) run."""
+    sim = sorted((real_data_dir / "reference_runs").glob("simulation_*"))[0]
     folder = tmp_path / "refs"
     folder.mkdir()
     (folder / "simulation_a").symlink_to(sim, target_is_directory=True)
@@ -33,8 +33,8 @@ def refs(tmp_path, data_dir):
 
 
 @pytest.mark.slow
-def test_import_takes_the_readme_pattern_absolute_or_relative(refs, tmp_path, data_dir):
-    env = clean_env(FFBENCH_DATA_DIR=str(data_dir))
+def test_import_takes_the_readme_pattern_absolute_or_relative(refs, tmp_path, real_data_dir):
+    env = clean_env(FFBENCH_DATA_DIR=str(real_data_dir))
     r = ffbench("import-ffb", f"{refs}/simulation_*", "--out", tmp_path / "abs", env=env)  # quoted, as in the README
     assert r.returncode == 0, r.stderr
     assert json.loads((tmp_path / "abs" / "simulation_a" / "run.json").read_text())["status"] == "complete"
@@ -43,7 +43,9 @@ def test_import_takes_the_readme_pattern_absolute_or_relative(refs, tmp_path, da
     assert (tmp_path / "rel" / "simulation_a" / "run.json").exists()
 
 
-def test_import_pattern_without_match_is_a_clear_error(refs, tmp_path):
+def test_import_pattern_without_match_is_a_clear_error(tmp_path):
+    refs = tmp_path / "refs"  # the patterns are checked before any run is read: an empty recorded run will do
+    (refs / "simulation_a").mkdir(parents=True)
     r = ffbench("import-ffb", f"{refs}/simulation_*", f"{refs}/simulaton_*", "--out", tmp_path / "out")
     assert r.returncode == 2
     assert "no folder matches" in one_line_error(r) and "simulaton_*" in r.stderr
@@ -83,7 +85,7 @@ def test_cli_finds_shared_data_next_to_the_project_and_writes_under_its_outputs(
     env = clean_env()
     env.pop("FFBENCH_DATA_DIR", None)
     r = ffbench("run", "../params/demo.yaml", "--seed", 0, "--out", "../outputs/runs/s0", "--quiet",
-                cwd=project / "notebooks", env=env)
+                "--set", "weeks=2", "--set", "trades.weeks=[]", cwd=project / "notebooks", env=env)
     assert r.returncode == 0, r.stderr
     assert json.loads((project / "outputs" / "runs" / "s0" / "run.json").read_text())["status"] == "complete"
     assert any((project / "outputs" / "prepared").glob("2024-*/manifest.json"))  # the cache: root outputs/

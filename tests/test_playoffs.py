@@ -177,14 +177,20 @@ def test_playoff_metrics(season):
     assert ps["runner_ups"].sum() == 1
 
 
-def test_league_without_playoffs_writes_no_bracket(prepared_2024, tmp_path):
-    lg = demo_league(seed=2, weeks=3)
-    run_engine(lg, prepared_2024, tmp_path / "run")
-    cp = json.loads((tmp_path / "run" / "checkpoint.json").read_text())
+@pytest.fixture(scope="module")
+def plain(prepared_2024, tmp_path_factory):
+    """A 3-week demo run without playoffs, played once: checked alone and read beside the playoff season."""
+    out = tmp_path_factory.mktemp("plain") / "run"
+    run_engine(demo_league(seed=2, weeks=3), prepared_2024, out)
+    return out
+
+
+def test_league_without_playoffs_writes_no_bracket(plain):
+    cp = json.loads((plain / "checkpoint.json").read_text())
     assert "extras" not in cp and set(cp["schedule"]) == {"1", "2", "3"} and "playoffs" not in cp["tables"]
-    p = RunDir(tmp_path / "run").table("playoffs")
+    p = RunDir(plain).table("playoffs")
     assert p.empty and list(p.columns) == COLUMNS["playoffs"]
-    data = metrics.load_runs(tmp_path / "run")
+    data = metrics.load_runs(plain)
     assert metrics.final_standings(data).empty and metrics.champions(data).empty
     assert metrics.playoff_summary(data).empty
 
@@ -270,12 +276,10 @@ def test_replay_widget_shows_the_playoff_games(season):
 
 
 @pytest.mark.slow
-def test_standings_notebook_shows_the_champion(season, prepared_2024, tmp_path):
+def test_standings_notebook_shows_the_champion(season, plain, tmp_path):
     from ffbench_lib.runs.notebooks import execute
 
-    state, out = season
-    plain = tmp_path / "plain"
-    run_engine(demo_league(seed=2, weeks=3), prepared_2024, plain)  # a run without playoffs alongside
+    state, out = season  # and a run without playoffs alongside
     nb = execute("03_standings.ipynb", tmp_path / "03.ipynb", {"runs": [str(out), str(plain)],
                                                                "out": str(tmp_path / "analysis")}, timeout_s=600)
     cells = json.loads(nb.read_text())["cells"]

@@ -27,18 +27,21 @@ def shared(tmp_path_factory):
 @pytest.fixture(scope="module")
 def knowledge(prepared_2024):
     """What a model that remembers 2024 says, computed here from the weekly stats (not by the probe): each
-    player's season PPR points within 5 (a memory, not a copy), the real top 5s; a few players forgotten."""
+    player's season PPR points within 5 (a memory, not a copy), the real top 5s; three sampled players forgotten
+    (the sample's first QB, RB and WR in probe-id order)."""
     w = prepared_2024.weekly
     totals = w.groupby("player_id", as_index=False)["fantasy_points"].sum().merge(
         prepared_2024.players[["player_id", "player_name", "position"]], on="player_id")  # names as in the prompt
     noise = np.random.default_rng(0).uniform(-5, 5, len(totals))
     points = {n: round(p + e, 1) for n, p, e in zip(totals["player_name"], totals["fantasy_points"], noise)}
-    for forgotten in ("Aaron Rodgers", "Cade Otton", "Tyreek Hill"):
-        points.pop(forgotten)
+    sample = draw_sample(season_truth(prepared_2024), 2024)
+    forgotten = set(sample.groupby("position")["player_name"].first()[["QB", "RB", "WR"]])
+    for name in forgotten:
+        points.pop(name)
     top = {pos: g.sort_values("fantasy_points", ascending=False)["player_name"].head(5).tolist()
            for pos, g in totals.groupby("position")}
     top["WR"] = [n.upper().replace(".", "") for n in top["WR"]]  # names as a model may write them
-    return {"points": points, "top5": top}
+    return {"points": points, "top5": top, "forgotten": forgotten, "sampled": sample["player_name"].iloc[-1]}
 
 
 def write_league(path, shared, teams, seed=1, league=None, **extra):
@@ -70,7 +73,8 @@ def probe(capsys, *args):
 def test_probe_tells_a_model_that_knows_the_season_from_one_that_does_not(shared, knowledge, tmp_path, capsys,
                                                                           monkeypatch):
     monkeypatch.setenv("FFBENCH_PROBE_CANARY_KEY", CANARY)
-    with FakeOpenAIServer(probe_knowledge=knowledge, echo_auth_in_answers=True) as knows, FakeOpenAIServer() as not_:
+    with FakeOpenAIServer(probe_knowledge={k: knowledge[k] for k in ("points", "top5")},
+                          echo_auth_in_answers=True) as knows, FakeOpenAIServer() as not_:
         cfg = write_league(tmp_path / "league.yaml", shared, [
             llm_team("Knows", "openai/knows-2024", knows.api_base, api_key_env="FFBENCH_PROBE_CANARY_KEY"),
             llm_team("Knows-2", "openai/knows-2024", knows.api_base, api_key_env="FFBENCH_PROBE_CANARY_KEY"),
@@ -96,12 +100,11 @@ def test_probe_tells_a_model_that_knows_the_season_from_one_that_does_not(shared
     assert k["ci_low"] > 30  # much better than the projection, not barely
     assert k["top5_hits_model"] == 20 and f["top5_hits_model"] < k["top5_hits_model"]  # upper-case, no dots: matched
     assert k["top5_hits_projection"] == f["top5_hits_projection"] < 20
-    forgotten = {"Aaron Rodgers", "Cade Otton", "Tyreek Hill"}
     answers = pd.read_csv(tmp_path / "probe" / "probe_answers.csv")
     assert len(answers) == 2 * n and set(answers["position"]) == set(POSITIONS)
     ka = answers[answers["model"] == "openai/knows-2024"]
     missing = set(ka.loc[~ka["answered"], "player_name"])
-    assert missing == forgotten & set(ka["player_name"])
+    assert len(knowledge["forgotten"]) == 3 and missing == knowledge["forgotten"]
     assert k["coverage"] == pytest.approx(1 - len(missing) / n, abs=1e-3) and f["coverage"] == 1.0
     assert (ka.loc[~ka["answered"], "gain"] == 0).all()  # unanswered: the projection's own error, no gain
     assert (ka.loc[ka["answered"], "error_answer"] <= 5.01).all()
@@ -113,7 +116,7 @@ def test_probe_tells_a_model_that_knows_the_season_from_one_that_does_not(shared
     assert len(calls) == 2 and {c["decision"] for c in calls} == {"knowledge_probe"}
     for c in calls:
         prompt = c["messages"][-1]["content"]
-        assert "P01 |" in prompt and "Ja'Marr Chase" in prompt and c["parsed"]["points"] and c["response"]
+        assert "P01 |" in prompt and knowledge["sampled"] in prompt and c["parsed"]["points"] and c["response"]
         assert c["agent"] == f"llm:{c['model']}" and c["cost_usd"] > 0 and c["run_id"] == "probe-2024"
     assert "***" in next(c["response"] for c in calls if c["model"] == "openai/knows-2024")  # echoed, masked
     for folder in (tmp_path / "probe", shared["cache"]):
@@ -154,10 +157,19 @@ def test_sample_strata_follow_their_definitions(prepared_2024):
         assert {"breakout": pre > 15 and act <= 12, "bust": pre <= 10 and act > 20, "star": pre <= 5,
                 "mid_round": 5 < pre <= 15, "late_round": 15 < pre <= 30}[r.stratum], r
     assert s.groupby(["position", "stratum"]).size().max() == 3
-    # every total is the player's regular-season PPR points (weeks 1-18)
+    # every total is the player's regular-season PPR points (weeks 1-18), summed here from the weekly stats
+    w = prepared_2024.weekly
+    assert w["week"].max() == 18 and set(s["stratum"]) == {"breakout", "bust", "star", "mid_round", "late_round"}
+    totals = w.groupby("player_id")["fantasy_points"].sum()
+    assert s["actual"].tolist() == pytest.approx(totals.reindex(s["player_id"]).fillna(0.0).tolist(), abs=0.006)
+
+
+def test_sample_totals_match_the_real_season(real_prepared_2024):
+    """A known real total: Ja'Marr Chase's 2024 regular season, 403.0 PPR points, a star of the sample."""
+    s = draw_sample(season_truth(real_prepared_2024), 2024)
     chase = s[s["player_name"] == "Ja'Marr Chase"].iloc[0]
     assert chase["actual"] == pytest.approx(403.0) and chase["stratum"] == "star"
-    assert prepared_2024.weekly["week"].max() == 18
+    assert real_prepared_2024.weekly["week"].max() == 18
 
 
 def test_scoring_by_hand():

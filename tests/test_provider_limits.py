@@ -67,6 +67,23 @@ def _calls(api_base: str, where: str | None, n: int = CALLS) -> dict:
             "lease_timeout": dask.config.get("distributed.scheduler.locks.lease-timeout", None)}
 
 
+#: what every worker process imports before its first call (litellm alone is ~10 s of CPU per process)
+PRELOAD = ["litellm", "dask", "distributed", "ffbench_lib.llm", "ffbench_lib.config.league", "ffbench_lib.core.settings"]
+
+
+@pytest.fixture(scope="module")
+def forkserver():
+    """The process pools and Dask workers of this module fork from one server that imported litellm once,
+    instead of each spawned process importing it again. The server starts clean (it never took a lease or
+    opened a lock file), so every worker is still a separate process with its own, fresh limits state."""
+    ctx = get_context("forkserver")
+    ctx.set_forkserver_preload(PRELOAD)
+    import multiprocessing.forkserver as fs
+
+    fs.ensure_running()
+    return ctx
+
+
 def _all_answered(outs: list[dict], n_procs: int = 3) -> None:
     assert len({o["pid"] for o in outs}) == n_procs
     assert all(t and "rationale" in t for o in outs for t in o["texts"])
@@ -74,15 +91,16 @@ def _all_answered(outs: list[dict], n_procs: int = 3) -> None:
 
 # -- Dask -----------------------------------------------------------------------------------------------------
 @pytest.fixture(scope="module")
-def dask_cluster():
-    """3 worker processes, the default lease timeout (30 s); the scheduler checks leases every 200 ms (a
-    semaphore registered with a short timeout frees a dead holder's lease soon)."""
+def dask_cluster(forkserver):
+    """3 worker processes (forked from the module's server), the default lease timeout (30 s); the scheduler
+    checks leases every 200 ms (a semaphore registered with a short timeout frees a dead holder's lease soon)."""
     dask = pytest.importorskip("dask")
     distributed = pytest.importorskip("distributed")
     import cloudpickle
 
     cloudpickle.register_pickle_by_value(sys.modules[__name__])  # the workers cannot import tests/
-    with dask.config.set({"distributed.scheduler.locks.lease-validation-interval": "200ms"}):
+    with dask.config.set({"distributed.scheduler.locks.lease-validation-interval": "200ms",
+                          "distributed.worker.multiprocessing-method": "forkserver"}):
         with distributed.LocalCluster(n_workers=3, threads_per_worker=1, processes=True, dashboard_address=":0",
                                       silence_logs=40) as cluster, distributed.Client(cluster) as client:
             yield cluster, client
@@ -281,8 +299,8 @@ def test_a_scheduler_address_without_dask_installed_is_named(monkeypatch):
         asyncio.run(_lease_once("no@dask", 60))
 
 # -- lock files (the local executor) ----------------------------------------------------------------------------
-def test_local_workers_never_exceed_the_provider_limit(tmp_path):
-    with ProcessPoolExecutor(3, mp_context=get_context("spawn")) as pool:
+def test_local_workers_never_exceed_the_provider_limit(tmp_path, forkserver):
+    with ProcessPoolExecutor(3, mp_context=forkserver) as pool:
         def each(where, api_base):
             return [f.result() for f in [pool.submit(_calls, api_base, where) for _ in range(3)]]
 
@@ -438,6 +456,7 @@ def test_batch_of_llm_seasons_never_exceeds_the_provider_limit(tmp_path, data_di
 
     with FakeOpenAIServer(latency_s=0.02) as srv:
         league = llm_league(srv.api_base, tmp_path / "cache", n_llm=3, weeks=1).model_dump(mode="json")
+        league["teams"] = league["teams"][:4]  # 3 LLM teams and a bot: 3 x (36 picks + 3 lineups) calls
         for t in league["teams"][:3]:
             t["agent"].update(max_concurrency=LIMIT, timeout_s=60)
         (tmp_path / "base.yaml").write_text(yaml.safe_dump(league))

@@ -33,9 +33,10 @@ def season(prepared_2024, tmp_path_factory):
 
 
 @pytest.fixture(scope="module")
-def imported(data_dir, tmp_path_factory):
+def imported(real_data_dir, tmp_path_factory):
+    """A recorded real run imported (the reference runs are in the real data only): marks its tests realdata."""
     out = tmp_path_factory.mktemp("records-imported") / "run"
-    import_reference_run(data_dir / "reference_runs" / "simulation_20251020_174956", out, data_dir, seed=0)
+    import_reference_run(real_data_dir / "reference_runs" / "simulation_20251020_174956", out, real_data_dir, seed=0)
     return out
 
 
@@ -48,14 +49,17 @@ def _round_trips(run_json: Path) -> None:
     assert again.read_bytes() == run_json.read_bytes()
 
 
-def test_run_json_round_trips_through_run_meta(season, imported):
-    for run in (season, imported):
-        _round_trips(run / "run.json")
+def test_run_json_round_trips_through_run_meta(season):
+    _round_trips(season / "run.json")
     meta = RunFiles(season).meta()
     assert (meta.format, meta.status, meta.phase, meta.seed) == (FORMAT, "complete", "week:4", 2)
     assert meta.budget is not None and meta.budget.limit_usd == 5.0 and meta.code_fingerprint
     assert set(meta.dump()) == {"format", "run_id", "seed", "season", "status", "phase", "agents", "budget",
                                 "data_fingerprint", "code_fingerprint"}  # only the fields that apply
+
+
+def test_an_imported_run_json_round_trips_through_run_meta(imported):
+    _round_trips(imported / "run.json")
     imp = RunFiles(imported).meta()
     assert imp.imported_from and imp.checks["final_standings_match"] is True and imp.data_fingerprint is None
 
@@ -91,14 +95,22 @@ def test_a_newer_format_is_refused_naming_the_file_and_the_format(season, prepar
         RunMeta.read(run / "run.json")
 
 
-def test_every_decision_line_validates_and_keeps_every_key(season, imported):
-    lines = [*RunFiles(season).decisions(), *RunFiles(imported).decisions()]
+def _decision_lines_validate(lines):
     kinds = {d["decision"] for d in lines}
     assert {"draft_shortlist", "draft_pick", "set_lineup", "propose_trade"} <= kinds
     for d in lines:
         assert DecisionLine.model_validate(d).model_dump(exclude_unset=True) == d
+
+
+def test_every_decision_line_validates_and_keeps_every_key(season):
+    lines = RunFiles(season).decisions()
+    _decision_lines_validate(lines)
     assert any(d.get("negotiation") for d in lines)
     assert not is_decision({**lines[0], "applied": "superseded"}) and is_decision(lines[0])
+
+
+def test_every_imported_decision_line_validates_and_keeps_every_key(imported):
+    _decision_lines_validate(RunFiles(imported).decisions())
 
 
 def _ffbench_imports(layer: str) -> list[tuple[str, str]]:

@@ -160,14 +160,14 @@ def test_bad_runs_are_one_line_and_exit_2(prepared_2024, tmp_path, capsys):
 
 
 @pytest.mark.browser
-def test_report_page_on_imported_runs(data_dir, tmp_path):
-    """Two of the earlier benchmark's recorded runs: the page renders, models flagged as mostly engine fallbacks
-    keep their row with a dagger and their runs marked, and trades are quoted in the models' words."""
+def test_report_page_on_imported_runs(real_data_dir, tmp_path):
+    """Two of the earlier benchmark's recorded runs (real data): the page renders, models flagged as mostly engine
+    fallbacks keep their row with a dagger and their runs marked, and trades are quoted in the models' words."""
     from ffbench_lib.runs.importers.fantasyfootballbench import import_reference_run
 
-    sims = sorted((data_dir / "reference_runs").glob("simulation_*"))[-2:]
+    sims = sorted((real_data_dir / "reference_runs").glob("simulation_*"))[-2:]
     for i, sim in enumerate(sims):
-        import_reference_run(sim, tmp_path / "runs" / sim.name, data_dir, seed=i)
+        import_reference_run(sim, tmp_path / "runs" / sim.name, real_data_dir, seed=i)
     out = report.build(str(tmp_path / "runs"), tmp_path / "imported.html")
     page = out.read_text()
     body = _body(page)
@@ -224,9 +224,9 @@ def test_report_on_llm_runs_shows_cost_reliability_fallbacks_and_scrubbed_quotes
     monkeypatch.setenv("FFBENCH_REPORT_KEY", canary)
     with FakeOpenAIServer(echo_auth_in_answers=True) as good, \
             FakeOpenAIServer(fault_rate=1.0, faults=("malformed",)) as bad:
-        d = llm_league(good.api_base, tmp_path / "cache", n_llm=2, weeks=5, max_fallback_rate=1.0).model_dump(
+        d = llm_league(good.api_base, tmp_path / "cache", n_llm=2, weeks=4, max_fallback_rate=1.0).model_dump(
             mode="json")  # a run the engine mostly played for one model: kept, to be reported as such
-        d["trades"]["weeks"] = [2, 3, 4]
+        d["trades"]["weeks"] = [2, 3]
         d["teams"][0]["agent"].update(model="openai/fake-good", api_key_env="FFBENCH_REPORT_KEY")
         d["teams"][1]["agent"].update(model="openai/fake-broken", api_base=bad.api_base)
         run_engine(League.model_validate(d), prepared_2024, tmp_path / "runs" / "llm")
@@ -234,7 +234,7 @@ def test_report_on_llm_runs_shows_cost_reliability_fallbacks_and_scrubbed_quotes
     out = report.build(str(tmp_path / "runs"), tmp_path / "llm.html")
     page = out.read_text()
     body = _body(page)
-    assert report.offline_problems(page) == [] and replay_gif(page).n_frames == 5
+    assert report.offline_problems(page) == [] and replay_gif(page).n_frames == 4
     assert canary not in page
     board = body[body.index("Leaderboard"):body.index("Caveats")]
     broken = board[board.index("<td>fake-broken \u2020</td>"):]

@@ -83,6 +83,28 @@ def kill_at_size(proc: subprocess.Popen, log: Path, size: int, sig=signal.SIGKIL
     proc.wait(timeout=120)
 
 
+@pytest.fixture(scope="module")
+def whole3(prepared_2024, tmp_path_factory):
+    """One uninterrupted 3-week league (seed 4), played once: what the runs below, interrupted, damaged or locked
+    in other ways, must each end as once resumed."""
+    tmp = tmp_path_factory.mktemp("whole3")
+    league = load_config(write_league(tmp / "l.yaml", seed=4, weeks=3))
+    run_engine(league, prepared_2024, tmp / "whole")
+    return league, tmp / "whole"
+
+
+@pytest.fixture(scope="module")
+def whole_cli(cli_env, tmp_path_factory):
+    """The default 6-week league (seed 1) as ``run_season`` plays it, once: the run the CLI, killed or signalled
+    and resumed, must end as."""
+    tmp = tmp_path_factory.mktemp("whole-cli")
+    cfg = write_league(tmp / "s1.yaml", seed=1)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("FFBENCH_CACHE_DIR", cli_env["FFBENCH_CACHE_DIR"])
+        run_season(cfg, out=tmp / "whole", progress=False)
+    return cfg, tmp / "whole"
+
+
 # ----------------------------------------------------------------------------------------- state round trip
 def test_checkpoint_round_trips_exactly(prepared_2024, tmp_path):
     """Insertion order survives (rosters in team order, not sorted): the old sort_keys checkpoint reordered
@@ -138,11 +160,10 @@ class AgentDied(BaseException):
     """Stands for the process dying inside an agent call (not an agent error the engine repairs)."""
 
 
-def test_death_before_first_checkpoint_and_torn_tail(prepared_2024, tmp_path):
+def test_death_before_first_checkpoint_and_torn_tail(whole3, prepared_2024, tmp_path):
     """Dying in the first draft round, with a torn last line: resume starts over instead of appending the
     redone draft to the old log (the issue: 800 decision lines instead of 462, or JSONDecodeError forever)."""
-    league = load_config(write_league(tmp_path / "l.yaml", seed=4, weeks=3))
-    run_engine(league, prepared_2024, tmp_path / "whole")
+    league, whole = whole3
 
     def die(view):
         raise AgentDied("killed")
@@ -155,13 +176,12 @@ def test_death_before_first_checkpoint_and_torn_tail(prepared_2024, tmp_path):
     with open(run / "decisions.jsonl", "a") as fh:
         fh.write('{"run_id": "integrity-s4", "team": "VORP-1", "view": {"avail')  # torn by the kill
     run_engine(league, prepared_2024, run, resume=True)
-    same_run(tmp_path / "whole", run)
-    assert len(RunDir(run).decisions()) == len(RunDir(tmp_path / "whole").decisions())
+    same_run(whole, run)
+    assert len(RunDir(run).decisions()) == len(RunDir(whole).decisions())
 
 
-def test_torn_tail_after_a_checkpoint(prepared_2024, tmp_path):
-    league = load_config(write_league(tmp_path / "l.yaml", seed=5, weeks=3))
-    run_engine(league, prepared_2024, tmp_path / "whole")
+def test_torn_tail_after_a_checkpoint(whole3, prepared_2024, tmp_path):
+    league, whole = whole3
     run = tmp_path / "run"
     with pytest.raises(SimulatedCrash):
         run_engine(league, prepared_2024, run, crash_after="draft:4")
@@ -169,7 +189,7 @@ def test_torn_tail_after_a_checkpoint(prepared_2024, tmp_path):
         fh.write('{"pick": 25, "team": "ADP-1"}\n{"pick": 26, "te')
     (run / ".run.json.abc123.tmp").write_text("{half")  # what a kill inside an atomic write leaves
     run_engine(league, prepared_2024, run, resume=True)
-    same_run(tmp_path / "whole", run)
+    same_run(whole, run)
 
 
 def test_fallback_guard_counts_across_a_resume(prepared_2024, tmp_path):
@@ -197,7 +217,7 @@ def test_fallback_guard_counts_across_a_resume(prepared_2024, tmp_path):
 
 # ------------------------------------------------------------------------------------- kill anywhere (CLI)
 @pytest.mark.slow
-def test_sigkill_anywhere_then_resume_is_identical(tmp_path, cli_env, monkeypatch):
+def test_sigkill_anywhere_then_resume_is_identical(tmp_path, cli_env, whole_cli, monkeypatch):
     """SIGKILL the real CLI at 10 random moments (by the size of decisions.jsonl; one per seed inside the first
     draft round, before any checkpoint) across 3 seeds, resume each (the first of each seed with the CLI, the
     others in-process: the same ``run_season``), and compare every file with an uninterrupted run's."""
@@ -205,9 +225,11 @@ def test_sigkill_anywhere_then_resume_is_identical(tmp_path, cli_env, monkeypatc
     rng = random.Random(20261130)
     moments = []
     for seed, kills in ((1, 4), (2, 3), (3, 3)):
-        cfg = write_league(tmp_path / f"s{seed}.yaml", seed=seed)
-        whole = tmp_path / f"whole-{seed}"
-        run_season(cfg, out=whole, progress=False)
+        if seed == 1:
+            cfg, whole = whole_cli
+        else:
+            cfg, whole = write_league(tmp_path / f"s{seed}.yaml", seed=seed), tmp_path / f"whole-{seed}"
+            run_season(cfg, out=whole, progress=False)
         lines = (whole / "decisions.jsonl").read_bytes().splitlines(keepends=True)
         first_round = sum(len(x) for x in lines[: 2 * len(BOTS)])
         draft = sum(len(x) for x in lines[: 2 * len(BOTS) * ROUNDS])
@@ -240,12 +262,14 @@ def test_llm_league_killed_and_resumed_matches(tmp_path, cli_env, monkeypatch):
     uninterrupted run and the resumes run in-process (importing litellm in each CLI process is slow)."""
     monkeypatch.setenv("FFBENCH_CACHE_DIR", cli_env["FFBENCH_CACHE_DIR"])
     with FakeOpenAIServer() as srv:
-        cfg = write_league(tmp_path / "llm.yaml", seed=2, weeks=3, llm_teams=2, api_base=srv.api_base)
+        cfg = write_league(tmp_path / "llm.yaml", seed=2, weeks=2, llm_teams=2, api_base=srv.api_base)
         whole = tmp_path / "whole"
         monkeypatch.setenv("FFBENCH_LLM_CACHE", str(tmp_path / "cache-whole"))
         run_season(cfg, out=whole, progress=False)
-        size = (whole / "decisions.jsonl").stat().st_size
-        for k, target in enumerate((size // 4, size * 3 // 4)):
+        lines = (whole / "decisions.jsonl").read_bytes().splitlines(keepends=True)
+        # the draft's logged views are most of the bytes: mid-season is the first byte of week 2's decisions
+        week2 = sum(map(len, lines[:next(i for i, x in enumerate(lines) if json.loads(x)["week"] == 2)])) + 1
+        for k, target in enumerate((week2 // 4, week2)):
             out = tmp_path / f"killed-{k}"
             monkeypatch.setenv("FFBENCH_LLM_CACHE", str(tmp_path / f"cache-{k}"))
             env_k = {**cli_env, "FFBENCH_LLM_CACHE": str(tmp_path / f"cache-{k}")}
@@ -278,11 +302,10 @@ def _stable(call: dict) -> str:
 
 
 # ------------------------------------------------------------------------------------------ one writer
-def test_two_engines_on_one_directory(prepared_2024, tmp_path):
+def test_two_engines_on_one_directory(whole3, prepared_2024, tmp_path):
     """Two resumes of one killed run at once: one plays, the other is refused (before: both wrote, and the
     logs held the weeks twice)."""
-    league = load_config(write_league(tmp_path / "l.yaml", seed=6, weeks=2))
-    run_engine(league, prepared_2024, tmp_path / "whole")
+    league, whole = whole3
     with pytest.raises(SimulatedCrash):
         run_engine(league, prepared_2024, tmp_path / "run", crash_after="drafted")
 
@@ -294,7 +317,7 @@ def test_two_engines_on_one_directory(prepared_2024, tmp_path):
     errors = [r for r in results if isinstance(r, BaseException)]
     assert len(errors) == 1 and isinstance(errors[0], RunLocked), results
     assert str(errors[0]).startswith(f"{tmp_path / 'run'}: another process is writing this run directory")
-    same_run(tmp_path / "whole", tmp_path / "run")
+    same_run(whole, tmp_path / "run")
 
 
 def test_second_writer_gets_a_clear_error(tmp_path, cli_env):
@@ -365,20 +388,19 @@ def test_resume_under_other_code_is_refused(prepared_2024, tmp_path, cli_env):
     assert digests(run) == before
 
 
-def test_resume_may_raise_the_budget_and_records_it(prepared_2024, tmp_path):
-    cfg = write_league(tmp_path / "l.yaml", seed=3, weeks=3)
-    run_engine(load_config(cfg), prepared_2024, tmp_path / "whole")
+def test_resume_may_raise_the_budget_and_records_it(whole3, prepared_2024, tmp_path):
+    league, whole = whole3
     with pytest.raises(SimulatedCrash):
-        run_engine(load_config(cfg), prepared_2024, tmp_path / "run", crash_after="week:1")
+        run_engine(league, prepared_2024, tmp_path / "run", crash_after="week:1")
     raised = tmp_path / "raised.yaml"
-    raised.write_text(yaml.safe_dump(league_dict(seed=3, weeks=3, budget_usd=5.0)))
+    raised.write_text(yaml.safe_dump(league_dict(seed=league.seed, weeks=league.weeks, budget_usd=5.0)))
     run_engine(load_config(raised), prepared_2024, tmp_path / "run", resume=True)
     meta = RunDir(tmp_path / "run").meta().dump()
     assert meta["status"] == "complete" and meta["budget"] == {"limit_usd": 5.0, "spent_usd": 0.0}
     assert meta["resumes"] == [{"from_status": "running", "from_phase": "week:1",
                                 "changes": {"llm.budget_usd": [None, 5.0]}}]
     assert yaml.safe_load((tmp_path / "run" / "config.yaml").read_text())["llm"]["budget_usd"] == 5.0
-    a, b = digests(tmp_path / "whole"), digests(tmp_path / "run")
+    a, b = digests(whole), digests(tmp_path / "run")
     assert {k: v for k, v in a.items() if k not in ("run.json", "config.yaml")} == \
         {k: v for k, v in b.items() if k not in ("run.json", "config.yaml")}
 
@@ -469,7 +491,7 @@ def test_budget_stops_inside_the_draft_and_resumes_identically(prepared_2024, tm
     """The issue: a 0.30 limit spent 1.056 because the draft was never checked. Now the draft stops at the
     next round's checkpoint, the CLI exits 3 saying how to resume, and a raised budget resumes identically."""
     with FakeOpenAIServer() as srv:
-        d = league_dict(seed=1, weeks=2, llm_teams=2, api_base=srv.api_base)
+        d = league_dict(seed=1, weeks=1, llm_teams=2, api_base=srv.api_base)  # the draft is what is tested
         whole_state, _ = run_engine(load_config(write_league_dict(tmp_path / "w.yaml", d, tmp_path / "c0")),
                                     prepared_2024, tmp_path / "whole")
         calls = RunDir(tmp_path / "whole").llm_calls()
@@ -496,7 +518,7 @@ def test_budget_stops_inside_the_draft_and_resumes_identically(prepared_2024, tm
     a, b = digests(tmp_path / "whole"), digests(tmp_path / "run")
     for name in ("decisions.jsonl", "draft_picks.parquet", "lineups.parquet", "standings.parquet", "trades.parquet"):
         assert a[name] == b[name], name
-    assert whole_state.phase == "week:2"
+    assert whole_state.phase == "week:1"
 
 
 def write_league_dict(path: Path, d: dict, cache: Path) -> Path:
@@ -507,12 +529,9 @@ def write_league_dict(path: Path, d: dict, cache: Path) -> Path:
 
 # --------------------------------------------------------------------------------------------- signals
 @pytest.mark.parametrize("sig, code", [(signal.SIGTERM, 143), (signal.SIGINT, 130)])
-def test_signal_marks_the_run_interrupted_and_says_how_to_resume(tmp_path, cli_env, monkeypatch, sig, code):
+def test_signal_marks_the_run_interrupted_and_says_how_to_resume(tmp_path, cli_env, whole_cli, sig, code):
     """Before: SIGINT printed only "interrupted" and SIGTERM left run.json at status running."""
-    monkeypatch.setenv("FFBENCH_CACHE_DIR", cli_env["FFBENCH_CACHE_DIR"])
-    cfg = write_league(tmp_path / "l.yaml", seed=1)
-    whole = tmp_path / "whole"
-    run_season(cfg, out=whole, progress=False)
+    cfg, whole = whole_cli
     out = tmp_path / "run"
     log, size = out / "decisions.jsonl", (whole / "decisions.jsonl").stat().st_size
     proc = popen(cli_env, "run", cfg, "--out", out, "--quiet")

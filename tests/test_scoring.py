@@ -8,8 +8,9 @@ from ffbench_lib.data.sources import get_source
 
 
 @pytest.mark.parametrize("season", [2021, 2022, 2023, 2024])
-def test_ppr_reproduces_nflverse_every_row(data_dir, season):
-    raw = pd.read_csv(data_dir / "nflverse" / f"player_stats_week_{season}.csv", low_memory=False)
+def test_ppr_reproduces_nflverse_every_row(real_data_dir, season):
+    """Scoring parity with nflverse's own totals, on its legacy files (real data only)."""
+    raw = pd.read_csv(real_data_dir / "nflverse" / f"player_stats_week_{season}.csv", low_memory=False)
     df = schema.conform_weekly(raw.rename(columns=schema.LEGACY_RENAMES))
     raw = raw.sort_values(["season", "week", "player_id"], kind="stable").reset_index(drop=True)
     assert len(df) == len(raw) > 5000 and (df["player_id"] == raw["player_id"]).all()
@@ -21,15 +22,16 @@ def test_ppr_reproduces_nflverse_every_row(data_dir, season):
 
 
 @pytest.mark.parametrize("season", [2023, 2024])
-def test_ppr_reproduces_current_schema_file(data_dir, season):
-    w = get_source("nflverse", data_dir).weekly(season)
+@pytest.mark.parametrize("root", ["data_dir", pytest.param("real_data_dir", marks=pytest.mark.realdata)])
+def test_ppr_reproduces_current_schema_file(request, root, season):
+    w = get_source("nflverse", request.getfixturevalue(root)).weekly(season)
     pts = scoring.fantasy_points(w, scoring.PRESETS["ppr"])
     assert (pts - w["fantasy_points_ppr"]).abs().max() < 1e-9
 
 
-def test_sportsdataio_match_rate(data_dir):
+def test_sportsdataio_match_rate(real_data_dir):
     """SportsData.io's own FantasyPointsPPR leaves out return TDs; everything else agrees."""
-    w = get_source("sportsdataio", data_dir).weekly(2024)
+    w = get_source("sportsdataio", real_data_dir).weekly(2024)
     w = w[w["position"].isin(schema.DEFAULT_POSITIONS)]  # offensive players: kickers have no PPR line
     pts = scoring.fantasy_points(w, scoring.PRESETS["ppr"])
     ok = (pts - w["fantasy_points_ppr"]).abs() < 0.005
@@ -38,14 +40,14 @@ def test_sportsdataio_match_rate(data_dir):
     assert (w.loc[~ok, "special_teams_tds"] > 0).mean() > 0.9
 
 
-def test_known_season_totals(data_dir):
-    nv = get_source("nflverse", data_dir)
+def test_known_season_totals(real_data_dir):
+    nv = get_source("nflverse", real_data_dir)
     w23 = nv.weekly(2023)
     cmc = w23[w23["player_name"] == "Christian McCaffrey"]
     assert scoring.fantasy_points(cmc, scoring.PRESETS["ppr"]).sum() == pytest.approx(391.3, abs=0.01)
     w24 = nv.weekly(2024)
     assert w24.loc[w24["player_name"] == "Saquon Barkley", "rushing_yards"].sum() == 2005
-    sd = get_source("sportsdataio", data_dir).weekly(2024)  # weeks 1-17 only: Barkley sat out week 18
+    sd = get_source("sportsdataio", real_data_dir).weekly(2024)  # weeks 1-17 only: Barkley sat out week 18
     assert sd.loc[sd["player_name"] == "Saquon Barkley", "rushing_yards"].sum() == 2005
 
 

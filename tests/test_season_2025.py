@@ -32,6 +32,13 @@ def _isolated(tmp_path, monkeypatch, data_dir):
     monkeypatch.setenv("FFBENCH_DATA_DIR", str(data_dir))
 
 
+@pytest.fixture
+def real(real_data_dir, monkeypatch):
+    """FFBENCH_DATA_DIR is the real data: the real 2025 season's missing inputs and the real games' dates."""
+    monkeypatch.setenv("FFBENCH_DATA_DIR", str(real_data_dir))
+    return real_data_dir
+
+
 def ffbench(*args) -> tuple[int, str, str]:
     """``ffbench ARGS`` in this process: (exit code, stdout, stderr)."""
     out, err = io.StringIO(), io.StringIO()
@@ -60,13 +67,13 @@ def llm_team(api_base: str, cache: Path, **agent) -> dict:
 
 
 @pytest.fixture(scope="module")
-def demo_2025(data_dir, tmp_path_factory):
+def demo_2025(real_data_dir, tmp_path_factory):
     """The demo league (10 bots) on the whole 2025 season, through ``ffbench run``."""
     tmp = tmp_path_factory.mktemp("demo2025")
     f = league_file(tmp, season=2025, data={"source": "nflverse", "projections": "builtin",
                                             "prepared_dir": str(tmp / "prepared")})
     with pytest.MonkeyPatch.context() as mp:
-        mp.setenv("FFBENCH_DATA_DIR", str(data_dir))
+        mp.setenv("FFBENCH_DATA_DIR", str(real_data_dir))
         code, out, err = ffbench("run", f, "--out", tmp / "run", "--quiet")
     assert code == 0, err
     return {"run": RunDir(tmp / "run"), "stdout": out, "stderr": err,
@@ -115,7 +122,7 @@ def test_other_seasons_have_no_marker(prepared_2024, tmp_path):
     assert "unavailable" not in rules
 
 
-def test_validate_passes_for_2025_and_names_what_is_missing(tmp_path):
+def test_validate_passes_for_2025_and_names_what_is_missing(tmp_path, real):
     f = league_file(tmp_path, season=2025)
     code, out, err = ffbench("validate", f)
     assert code == 0, err
@@ -150,7 +157,7 @@ def test_rookie_fallback_reproduces_the_drafted_rookies_of_a_roster_file(data_di
     full = NflverseDir(data_dir).rookies(2024).set_index("player_id")
     fallback = NflverseDir(root).rookies(2024).set_index("player_id")
     drafted = full[full["draft_number"].notna()]
-    assert len(drafted) == 81
+    assert len(drafted) > 30  # a draft's worth of fantasy-position rookies (81 in the real 2024 roster file)
     assert set(drafted.index) <= set(fallback.index)
     pd.testing.assert_series_equal(fallback.loc[drafted.index, "draft_number"].astype(float),
                                    drafted["draft_number"].astype(float))
@@ -158,7 +165,7 @@ def test_rookie_fallback_reproduces_the_drafted_rookies_of_a_roster_file(data_di
     assert NflverseDir(data_dir).unavailable(2024) == {}
 
 
-def test_kickers_play_2025_and_defenses_are_refused_clearly(tmp_path):
+def test_kickers_play_2025_and_defenses_are_refused_clearly(tmp_path, real):
     caps = {"QB": 3, "RB": 6, "WR": 6, "TE": 3}
     k = league_file(tmp_path, "k.yaml", season=2025, weeks=3, trades={"weeks": [2]},
                     roster={"K": 1, "caps": {**caps, "K": 2}})
@@ -178,7 +185,7 @@ def test_kickers_play_2025_and_defenses_are_refused_clearly(tmp_path):
     assert not (tmp_path / "dst").exists()
 
 
-def test_an_ir_league_on_2025_is_warned_that_ir_stays_empty(tmp_path):
+def test_an_ir_league_on_2025_is_warned_that_ir_stays_empty(tmp_path, real):
     f = league_file(tmp_path, season=2025, roster={"IR": 1}, waivers={"enabled": True})
     code, out, err = ffbench("validate", f)
     assert code == 0, err
@@ -188,12 +195,12 @@ def test_an_ir_league_on_2025_is_warned_that_ir_stays_empty(tmp_path):
 # ------------------------------------------------------------------------------------ LLM prompts, cutoffs
 
 @pytest.fixture(scope="module")
-def llm_runs(data_dir, tmp_path_factory):
+def llm_runs(real_data_dir, tmp_path_factory):
     """A 2-week league with one LLM team (on the fake server) in 2025 and in 2024, each with a cutoff."""
     tmp = tmp_path_factory.mktemp("llm")
     runs = {}
     with FakeOpenAIServer() as srv, pytest.MonkeyPatch.context() as mp:
-        mp.setenv("FFBENCH_DATA_DIR", str(data_dir))
+        mp.setenv("FFBENCH_DATA_DIR", str(real_data_dir))
         mp.setenv("FFBENCH_CACHE_DIR", str(tmp / "prepared"))
         for season, cutoff in ((2025, "2026-02"), (2024, "2024-06")):
             d = yaml.safe_load(DEMO.read_text())
@@ -256,7 +263,7 @@ def test_knowledge_cutoff_after_the_season_warns_in_run_and_run_json(llm_runs):
     ("2024-09-10", "may have read the results of week 1 of 2024"),
     ("2024-06", None),
 ])
-def test_validate_warns_once_per_model_whose_cutoff_follows_the_games(tmp_path, cutoff, expect):
+def test_validate_warns_once_per_model_whose_cutoff_follows_the_games(tmp_path, real, cutoff, expect):
     d = yaml.safe_load(DEMO.read_text())
     d["llm"] = {"cache_dir": str(tmp_path / "cache")}
     d["teams"][0] = llm_team("http://127.0.0.1:9/v1", tmp_path, knowledge_cutoff=cutoff)

@@ -46,9 +46,10 @@ def canary_env(monkeypatch):
     secrets._REGISTERED.discard(ODD)  # the registry lives for the process; later tests start clean
 
 
-def canary_config(path: Path, api_base: str, cache: Path, prepared: Path, weeks: int = 3,
+def canary_config(path: Path, api_base: str, cache: Path, prepared: Path, weeks: int = 2,
                   odd: tuple[int, ...] = (0, 2)) -> Path:
-    """Four LLM teams: ``odd`` ones with ``api_key_env: LOCAL_LLM_AUTH``, the others on litellm's OPENAI_API_KEY."""
+    """Four LLM teams: ``odd`` ones with ``api_key_env: LOCAL_LLM_AUTH``, the others on litellm's OPENAI_API_KEY;
+    two weeks by default, the second a trade week (every kind of call: picks, lineups, proposals, responses)."""
     d = demo_league().model_dump(mode="json")
     d["teams"] = [{"name": f"T{i}", "agent": {
         "kind": "llm", "model": f"openai/fake-{i}", "api_base": api_base, "timeout_s": 10, "max_tokens": 500,

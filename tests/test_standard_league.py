@@ -84,14 +84,18 @@ def test_ir_and_waivers_work_together(bot_season):
     assert (tx["kind"].isin(["waiver", "free_agent"]) & tx["drop"].isna()).sum() > 0  # a freed spot was used
 
 
-def test_kicker_and_defense_views_before_week_w_are_byte_identical(standard, tmp_path):
+def test_kicker_and_defense_views_before_week_w_are_byte_identical(standard, bot_season, tmp_path):
+    """The real season is the shared bot season (same league, data and seed); the perturbed one is played
+    through week w + 1 only, the first week whose views may (and must) differ."""
+    from ffbench_lib.runs.runner import SimulatedCrash
+
     league, prepared = standard
     week = 8
     fake = perturb(prepared, week)
     assert not fake.weekly[fake.weekly["position"] == "DST"].equals(prepared.weekly[prepared.weekly["position"] == "DST"])
-    run_engine(league, prepared, tmp_path / "real")
-    run_engine(league, fake, tmp_path / "perturbed")
-    real, pert = decisions(tmp_path / "real"), decisions(tmp_path / "perturbed")
+    with pytest.raises(SimulatedCrash):
+        run_engine(league, fake, tmp_path / "perturbed", crash_after=f"week:{week + 1}")
+    real, pert = decisions(bot_season[2]), decisions(tmp_path / "perturbed")
     a = [r for r in real if r["week"] is None or r["week"] <= week]
     b = [r for r in pert if r["week"] is None or r["week"] <= week]
     assert len(a) == len(b)
@@ -102,6 +106,7 @@ def test_kicker_and_defense_views_before_week_w_are_byte_identical(standard, tmp
         assert canonical_json(ra["view"]) == canonical_json(rb["view"]), (ra["decision"], ra["week"], ra["team"])
         assert ra["raw_answer"] == rb["raw_answer"]
     later = [(x, y) for x, y in zip(real, pert) if x["week"] is not None and x["week"] > week]
+    assert later and {x["week"] for x, _ in later} == {week + 1}
     assert any(canonical_json(x["view"]) != canonical_json(y["view"]) for x, y in later)
 
 
@@ -164,19 +169,31 @@ def test_a_position_that_cannot_score_is_refused(scoring, message):
 
 
 @pytest.mark.slow
-def test_position_notebook_shows_kickers_and_defenses(bot_season, tmp_path):
+def test_position_notebook_shows_kickers_and_defenses(standard, bot_season, tmp_path):
     """The analysis notebook of points by position, on the standard league: K and DST are columns of its table and
-    bars of its figure, next to the skill positions and FLEX."""
+    bars of its figure, next to the skill positions and FLEX. A team's K points are its started kickers' real
+    ones: more than zero for every team that started a kicker in a week he played; zero for a team whose started
+    kickers never played (the draft pool holds last season's players, so a kicker who retired can be drafted)."""
     from ffbench_lib.runs.notebooks import execute
 
-    _, _, out = bot_season
+    _, prepared = standard
+    _, runs, out = bot_season
     nb = execute("04_positions.ipynb", tmp_path / "04.ipynb", {"runs": [str(out)], "out": str(tmp_path / "a")},
                  timeout_s=600)
     cells = json.loads(nb.read_text())["cells"]
     assert not [o for c in cells for o in c.get("outputs", []) if o.get("output_type") == "error"]
     slots = pd.read_csv(tmp_path / "a" / "points_by_slot.csv")
     assert {"QB", "RB", "WR", "TE", "K", "DST", "FLEX"} <= set(slots.columns)
-    assert (slots["K"] > 0).all() and slots["DST"].notna().all()
+    assert slots["DST"].notna().all() and slots["K"].notna().all()
+    w = prepared.weekly
+    played = set(zip(w.loc[w["position"] == "K", "week"], w.loc[w["position"] == "K", "player_id"]))
+    k = runs["lineups"][runs["lineups"]["slot"] == "K"]
+    kicked = set(k.loc[[(wk, p) in played for wk, p in zip(k["week"], k["player_id"])], "team"])
+    by_team = slots.set_index("team")["K"]
+    assert len(kicked) > len(by_team) / 2, sorted(set(by_team.index) - kicked)  # not a vacuous check
+    assert (by_team[sorted(kicked)] > 0).all(), by_team
+    assert (by_team.drop(sorted(kicked)) == 0).all(), by_team
+    assert by_team.to_dict() == pytest.approx(k.groupby("team")["points"].sum().round(2).to_dict())
     assert (tmp_path / "a" / "points_by_position.png").stat().st_size > 10_000
     from ffbench_lib.present import plots
 

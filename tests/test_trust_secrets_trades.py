@@ -141,9 +141,10 @@ REF = Path("reference_runs") / "simulation_20251016_181800_FIXED"
 
 
 @pytest.fixture(scope="module")
-def fixed_run(data_dir, tmp_path_factory):
+def fixed_run(real_data_dir, tmp_path_factory):
+    """A recorded run of the old engine on the real 2024 season (the importer's agreement with it: real data)."""
     out = tmp_path_factory.mktemp("ffb") / "run"
-    import_reference_run(data_dir / REF, out, data_dir)
+    import_reference_run(real_data_dir / REF, out, real_data_dir)
     return out
 
 

@@ -40,6 +40,16 @@ def claim(bid=None, only_week=2):
     return answer
 
 
+@pytest.fixture(scope="module")
+def faab_run(prepared_2024, tmp_path_factory):
+    """One 4-week FAAB season of the default bots, shared by the tests that only read it (weeks 2-4 hold
+    waiver claims, drops of drafted players and free-agent adds)."""
+    lg = waiver_league(weeks=4)
+    out = tmp_path_factory.mktemp("faab") / "run"
+    run_engine(lg, prepared_2024, out)
+    return lg, out
+
+
 def scripted(league, **scripts):
     return agents_with(league, {t: ScriptedAgent(t, league.seed, s) for t, s in scripts.items()})
 
@@ -183,13 +193,13 @@ def test_llm_teams_make_waiver_decisions_through_litellm(prepared_2024, tmp_path
     from test_llm import llm_league
 
     with FakeOpenAIServer(fault_rate=0.15, faults=("illegal",), seed=3) as srv:
-        lg = llm_league(srv.api_base, tmp_path / "cache", n_llm=4, weeks=4)
+        lg = llm_league(srv.api_base, tmp_path / "cache", n_llm=4, weeks=3)
         lg = lg.model_copy(update={"waivers": Waivers(enabled=True, mode="faab")})
         run_engine(lg, prepared_2024, tmp_path / "run")
     recs = [json.loads(x) for x in open(tmp_path / "run" / "decisions.jsonl")]
     llm_teams = {f"M{i}" for i in range(4)}
     waiver = [r for r in recs if r["decision"] in ("waiver_claims", "free_agent_adds") and r["team"] in llm_teams]
-    assert len(waiver) == 4 * 3 * 2  # four LLM teams, weeks 2-4, waivers then free agents
+    assert len(waiver) == 4 * 2 * 2  # four LLM teams, weeks 2-3, waivers then free agents
     assert {r["decided_by"] for r in waiver} <= {"agent", "fallback"} and any(r["applied"] for r in waiver)
     assert all(r["raw_answer"]["_llm"]["prompt_version"] == "v2" for r in waiver)
     calls = [json.loads(x) for x in open(tmp_path / "run" / "llm_calls.jsonl")]
@@ -223,12 +233,12 @@ def test_a_checkpoint_with_bad_waiver_state_is_refused(prepared_2024, tmp_path, 
         run_engine(lg, prepared_2024, tmp_path / "run", resume=True)
 
 
-def test_waiver_prompts_shorten_the_free_agents_to_fit(prepared_2024, tmp_path):
+def test_waiver_prompts_shorten_the_free_agents_to_fit(faab_run):
     from ffbench_lib.agents import fit
     from ffbench_lib.agents.prompts import messages
 
-    run_engine(waiver_league(weeks=2), prepared_2024, tmp_path / "run")
-    recs = [json.loads(x) for x in open(tmp_path / "run" / "decisions.jsonl")]
+    _, run = faab_run
+    recs = [json.loads(x) for x in open(run / "decisions.jsonl")]
     view = next(r["view"] for r in recs if r["decision"] == "waiver_claims")
     assert fit.levels(view) == 3 and all(len(c) == 8 for c in view["free_agents"].values())
     short, notes = fit.shorten(view, 3)
@@ -305,37 +315,37 @@ def test_faab_a_higher_bid_wins_even_when_ranked_second(prepared_2024, tmp_path)
     assert state.extras["waivers"]["faab"] == {**{t.name: 100 for t in lg.teams}, b: 75}
 
 
-def test_a_dropped_players_points_still_count_for_the_draft(prepared_2024, tmp_path):
+def test_a_dropped_players_points_still_count_for_the_draft(faab_run, prepared_2024):
     """Draft quality counts every point a drafted player scored in the run's weeks, also after his team dropped
     him (the dropped_points table), as before waivers existed."""
     from ffbench_lib.analysis import metrics
 
-    lg = waiver_league(weeks=5)
-    run_engine(lg, prepared_2024, tmp_path / "run")
-    tx = table(tmp_path / "run", "transactions")
-    drafted = set(table(tmp_path / "run", "draft_picks")["player_id"])
+    lg, run = faab_run
+    tx = table(run, "transactions")
+    drafted = set(table(run, "draft_picks")["player_id"])
     dropped = [p for p in tx["drop"] if p in drafted]
-    assert dropped
-    dq = metrics.draft_quality(metrics.load_runs(tmp_path / "run")).set_index("player_id")["actual_points"]
+    assert dropped and set(tx.loc[tx["drop"].isin(dropped), "week"]) - {lg.weeks}  # dropped with weeks to go
+    dq = metrics.draft_quality(metrics.load_runs(run)).set_index("player_id")["actual_points"]
     w = prepared_2024.weekly
-    truth = w[w["week"] <= 5].groupby("player_id")["fantasy_points"].sum()
+    truth = w[w["week"] <= lg.weeks].groupby("player_id")["fantasy_points"].sum()
     for p in dropped:
         assert dq[p] == pytest.approx(float(truth.get(p, 0.0)), abs=0.01), p
-    dp = table(tmp_path / "run", "dropped_points")
-    rosters = table(tmp_path / "run", "rosters")
+    dp = table(run, "dropped_points")
+    assert len(dp) > 0
+    rosters = table(run, "rosters")
     assert not set(zip(dp["week"], dp["player_id"])) & set(zip(rosters["week"], rosters["player_id"]))
 
 
-def test_replay_widget_shows_waiver_moves_by_name(prepared_2024, tmp_path):
+def test_replay_widget_shows_waiver_moves_by_name(faab_run):
     from ffbench_lib.present.widgets import StandingsReplay
 
-    run_engine(waiver_league(weeks=3), prepared_2024, tmp_path / "run")
-    tx = table(tmp_path / "run", "transactions")
-    w = StandingsReplay(tmp_path / "run")
+    _, run = faab_run
+    tx = table(run, "transactions")
+    w = StandingsReplay(run)
     w.slider.value = 2
     moves = w.frames(2)["waivers"]
     assert len(moves) == (tx["week"] == 2).sum() > 0
-    undrafted = tx[~tx["add"].isin(set(table(tmp_path / "run", "draft_picks")["player_id"]))].iloc[0]
+    undrafted = tx[~tx["add"].isin(set(table(run, "draft_picks")["player_id"]))].iloc[0]
     assert undrafted["add_name"] in w.names.values() and undrafted["add"] not in moves.to_string()
     assert moves["added"].iloc[0] in w.waivers.value
 
@@ -377,13 +387,13 @@ def test_a_position_nobody_may_hold_is_on_no_board(prepared_2024, tmp_path):
     assert boards and all(set(b) == {"QB", "RB", "WR"} for b in boards)
 
 
-def test_faab_per_point_ignores_rolling_runs_of_the_same_agent(prepared_2024, tmp_path):
+def test_faab_per_point_ignores_rolling_runs_of_the_same_agent(faab_run, prepared_2024, tmp_path):
     from ffbench_lib.analysis import metrics
 
-    run_engine(waiver_league("faab", weeks=4), prepared_2024, tmp_path / "faab")
+    _, faab = faab_run
     run_engine(waiver_league("rolling", weeks=4), prepared_2024, tmp_path / "rolling")
-    alone = metrics.waiver_summary_by_agent(metrics.load_runs(tmp_path / "faab")).set_index("agent")
-    both = metrics.waiver_summary_by_agent(metrics.load_runs([tmp_path / "faab", tmp_path / "rolling"])).set_index("agent")
+    alone = metrics.waiver_summary_by_agent(metrics.load_runs(faab)).set_index("agent")
+    both = metrics.waiver_summary_by_agent(metrics.load_runs([faab, tmp_path / "rolling"])).set_index("agent")
     assert both.loc["bot:vorp", "claims"] > alone.loc["bot:vorp", "claims"]  # the rolling run is counted...
     for agent in ("bot:vorp", "bot:recent_form"):  # ...but not in dollars per point
         assert both.loc[agent, "faab_per_point"] == pytest.approx(alone.loc[agent, "faab_per_point"])

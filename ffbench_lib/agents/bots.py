@@ -16,6 +16,7 @@ The hindsight oracle is not an agent: it lives in :mod:`ffbench_lib.analysis.met
 """
 from __future__ import annotations
 
+import bisect
 import math
 from typing import Callable
 
@@ -26,7 +27,7 @@ from ffbench_lib.game.decisions import market_from_view as trade_market
 from ffbench_lib.game.decisions import roster_from_rules
 from ffbench_lib.game.rules.draft import legal_players
 from ffbench_lib.game.rules.lineup import best_lineup, random_lineup, start_value
-from ffbench_lib.sport.lineup import lineup_value
+from ffbench_lib.sport.lineup import LineupValuer
 from ffbench_lib.game.rules.roster import unmet_starters
 from ffbench_lib.game.rules.trades import Offer, OfferSpace
 from ffbench_lib.game.decisions.waiver_claims import legal_swaps
@@ -93,10 +94,27 @@ def _lineup(view: dict, how: str) -> dict[str, list[str | None]]:
     return best_lineup(positions, values, roster_rules(view))
 
 
-def _ros_value(cards: list[dict], roster: Roster) -> float:
+#: the vorp bot proposes a 1-for-1 trade only if it raises its projected starting value by more than this
+TRADE_GAIN = 0.5
+
+
+def _ros_entry(card: dict) -> tuple[float, str, str]:
+    """A card as :class:`LineupValuer` takes it: (-per-game projection, id, position)."""
+    return (-float(card.get("proj_week") or 0.0), card["id"], card["pos"])
+
+
+def _ros_value(cards: list[dict], roster: Roster, valuer: LineupValuer | None = None) -> float:
     """Projected weekly starting value of a roster (per-game projections, bye/injury of this week ignored)."""
-    values = {c["id"]: float(c.get("proj_week") or 0.0) for c in cards}
-    return lineup_value(best_lineup({c["id"]: c["pos"] for c in cards}, values, roster), values)
+    valuer = valuer or LineupValuer(roster.slot_counts(), roster.slot_positions())
+    return valuer.value(sorted(_ros_entry(c) for c in {c["id"]: c for c in cards}.values()))  # one card an id
+
+
+def _swapped(order: list[tuple[float, str, str]], out_id: str, entry: tuple[float, str, str]
+             ) -> list[tuple[float, str, str]]:
+    """A sorted roster (:func:`_ros_entry` entries) with one player out and another in, still sorted."""
+    new = [e for e in order if e[1] != out_id]
+    bisect.insort(new, entry)
+    return new
 
 
 def _swap(cards: list[dict], out_ids: list[str], in_cards: list[dict]) -> list[dict]:
@@ -335,8 +353,12 @@ class VORPBot(_Bot):
 
     async def propose_trade(self, view: dict) -> Answer:
         roster = roster_rules(view)
+        valuer = LineupValuer(roster.slot_counts(), roster.slot_positions())
         mine = view["my_roster"]
-        my_base = _ros_value(mine, roster)
+        # each roster sorted once; a 1-for-1 swap takes one entry out and puts one in (the same order a full
+        # sort would give, so the same lineups and values)
+        my_order = sorted(_ros_entry(c) for c in mine)
+        my_base = valuer.value(my_order)
         # a player can only raise my starting value if he beats my weakest starter he could replace
         val = {c["id"]: float(c.get("proj_week") or 0.0) for c in mine}
         lineup = best_lineup({c["id"]: c["pos"] for c in mine}, val, roster)
@@ -349,17 +371,22 @@ class VORPBot(_Bot):
         best: tuple[float, str, str, str] | None = None
         for other in view["other_teams"]:
             theirs = other["roster"]
-            their_base = _ros_value(theirs, roster)
+            their_order = sorted(_ros_entry(c) for c in theirs)
+            their_base = valuer.value(their_order)
             for t in theirs:
                 if float(t.get("proj_week") or 0.0) <= floor.get(t["pos"], 0.0):
                     continue
+                t_entry = _ros_entry(t)
+                # giving away a player who would not start beside t leaves the very same lineup (same value)
+                with_t, starters = valuer.lineup(_swapped(my_order, "", t_entry))
                 for g in mine:
                     if g["pos"] == t["pos"]:
                         continue  # a same-position swap cannot help both sides' starting value
-                    my_gain = _ros_value(_swap(mine, [g["id"]], [t]), roster) - my_base
-                    if my_gain <= 0.5:
+                    after = valuer.value(_swapped(my_order, g["id"], t_entry)) if g["id"] in starters else with_t
+                    my_gain = after - my_base
+                    if my_gain <= TRADE_GAIN:
                         continue
-                    their_gain = _ros_value(_swap(theirs, [t["id"]], [g]), roster) - their_base
+                    their_gain = valuer.value(_swapped(their_order, t["id"], _ros_entry(g))) - their_base
                     cand = (my_gain, other["team"], g["id"], t["id"])
                     if their_gain >= 0 and (best is None or cand > best) and market.problem(
                             Offer(view["team"], other["team"], (g["id"],), (t["id"],))) is None:

@@ -113,9 +113,28 @@ def _key_like(value: str) -> bool:
 
 def secret_values() -> list[str]:
     """Every credential value and the forms it takes written out (JSON-escaped, hex, base64 at each alignment),
-    longest first."""
+    longest first. Every writer asks before each write, so the answer is kept for as long as the registry and the
+    environment are the ones it was computed from (the key is their whole content: a changed, added or removed
+    variable is a new key, never a stale mask)."""
+    key = (frozenset(_REGISTERED), _environ_items())
+    cached = _last_values
+    if cached and cached[0] == key:
+        return list(cached[1])
     raw = _REGISTERED | {v for k in os.environ if _secret_name(k) and _key_like(v := os.environ.get(k, ""))}
-    return list(_forms(frozenset(raw))) if raw else []
+    values = _forms(frozenset(raw)) if raw else ()
+    _last_values[:] = [key, values]
+    return list(values)
+
+
+#: ``[key, forms]`` of the last :func:`secret_values` call (key: the registry and the environment's items)
+_last_values: list[Any] = []
+
+
+def _environ_items() -> tuple:
+    """The environment's items as stored (``os.environ``'s undecoded mapping, which every change through
+    ``os.environ`` updates): cheap to build and compare, unlike decoding every name and value."""
+    data = getattr(os.environ, "_data", None)
+    return tuple(data.items()) if isinstance(data, dict) else tuple(os.environ.items())
 
 
 @functools.lru_cache(maxsize=4096)

@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import Mapping, Sequence
 
 import pandas as pd
+from filelock import FileLock
 
 from ffbench_lib import __version__
 from ffbench_lib.data import projections
@@ -371,10 +372,25 @@ def prepare_season(season: int, source: str = "nflverse", data_dir: str | Path |
         extra["tiers"] = tiers
     params.update(extra)
     fp = _fingerprint(root, params)
-    if out is not None and not force:
-        manifest_path = Path(out) / "manifest.json"
-        if manifest_path.exists() and json.loads(manifest_path.read_text()).get("fingerprint") == fp:
+    if out is None:
+        return _prepare(season, source, src, weights, tiers, positions, projection_source, weeks,
+                        allow_missing_history, extra, fp)
+    out = Path(out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    with FileLock(str(out.parent / f".{out.name}.lock")):  # one writer per folder: never one's tables, another's manifest
+        manifest_path = out / "manifest.json"
+        if not force and manifest_path.exists() and json.loads(manifest_path.read_text()).get("fingerprint") == fp:
             return load_prepared(out)
+        prepared = _prepare(season, source, src, weights, tiers, positions, projection_source, weeks,
+                            allow_missing_history, extra, fp)
+        write_prepared(prepared, out)
+        return prepared
+
+
+def _prepare(season, source, src, weights, tiers, positions, projection_source, weeks, allow_missing_history,
+             extra, fp) -> PreparedSeason:
+    """:func:`prepare_season`'s tables and manifest, built in memory."""
+    root = src.root
     _raise_problems(input_problems(src, season, projection_source, allow_missing_history, positions), season,
                     source)
 
@@ -562,8 +578,6 @@ def prepare_season(season: int, source: str = "nflverse", data_dir: str | Path |
         # only for a season that lacks them, so other seasons' manifests stay as they were
         **({"unavailable": sorted(unavailable), "unavailable_notes": unavailable} if unavailable else {}),
     }
-    if out is not None:
-        write_prepared(prepared, out)
     return prepared
 
 
@@ -603,7 +617,9 @@ def prepared_for(league, cache_root: str | Path | None = None) -> PreparedSeason
     key = hashlib.sha256(json.dumps(key_parts, sort_keys=True).encode()).hexdigest()[:8]
     root = Path(cache_root or league.data.prepared_dir or settings().cache_dir
                 or outputs_dir() / "prepared")
-    out = root / f"{league.season}-{league.data.source}-{league.data.projections}-{key}"
+    # the data folder is part of the name: two data folders (the real files, a generated world) never share one
+    data_key = hashlib.sha256(str(Path(league.data.resolved_dir()).resolve()).encode()).hexdigest()[:6]
+    out = root / f"{league.season}-{league.data.source}-{league.data.projections}-{key}-{data_key}"
     return prepare_season(league.season, league.data.source, league.data.resolved_dir(), scoring=weights,
                           projection_source=league.data.projections, out=out,
                           allow_missing_history=league.data.allow_missing_history, positions=positions, tiers=tiers)

@@ -47,7 +47,9 @@ class PlayerCatalog:
 
     def __init__(self, prepared: PreparedSeason):
         pl = prepared.players
-        players = pl.loc[pl["in_draft_pool"] | pl["player_id"].isin(prepared.weekly["player_id"]),
+        plays = set(prepared.weekly["player_id"].to_numpy(dtype=object).tolist())  # a set: arrow's isin is slow
+        played = np.array([p in plays for p in pl["player_id"].to_numpy(dtype=object).tolist()], dtype=bool)
+        players = pl.loc[pl["in_draft_pool"].to_numpy(dtype=bool) | played,
                          list(PRESEASON_COLUMNS)].set_index("player_id", drop=False)
         players.index.name = None
         pool = players[players["in_draft_pool"]].sort_values(["proj_points", "player_id"], ascending=[False, True])
@@ -120,20 +122,39 @@ class Knowledge:
 
     @classmethod
     def from_rows(cls, catalog: PlayerCatalog, played: pd.DataFrame, pub: Publication) -> Knowledge:
-        """Build from the played rows of weeks < ``pub.week`` and that week's publication; refuses later rows."""
+        """Build from the played rows of weeks < ``pub.week`` and that week's publication; refuses later rows.
+        Numpy over the rows (pandas row access is slow), with pandas' own group sums and orders: the same
+        Kahan-summed points, each player's games sorted by week, the same dict orders (players sorted by id)."""
         w = pub.week
-        if len(played) and int(played["week"].max()) >= w:
-            raise ValueError(f"knowledge of week {w} was handed a row of week {int(played['week'].max())}")
-        known = catalog.preseason_ids | frozenset(played["player_id"])
-        g = played.groupby("player_id")
-        games = g["week"].nunique().to_dict()
-        points = g["fantasy_points"].sum().round(2).to_dict()
-        last = played.sort_values(["player_id", "week"]).groupby("player_id").tail(RECENT_GAMES)
+        weeks = played["week"].to_numpy()
+        if len(weeks) and int(weeks.max()) >= w:
+            raise ValueError(f"knowledge of week {w} was handed a row of week {int(weeks.max())}")
+        pids = played["player_id"].to_numpy(dtype=object)
+        known = catalog.preseason_ids | frozenset(pids.tolist())
+        codes, ids = pd.factorize(pids, sort=True)
+        ids = ids.tolist()
+        n = len(ids)
+        span = int(weeks.max()) + 1 if len(weeks) else 1
+        games = dict(zip(ids, np.bincount(np.unique(codes * span + weeks) // span, minlength=n).tolist()))
+        sums = pd.Series(played["fantasy_points"].to_numpy(dtype=float)).groupby(codes).sum().round(2)
+        points = dict(zip(ids, sums.to_numpy().tolist()))
+        # the last RECENT_GAMES games of each player: rows sorted by (player, week), the tail of each group
+        order = np.lexsort((weeks, codes))
+        sc = codes[order]
+        ends = np.searchsorted(sc, sc, side="right")
+        last = order[(ends - np.arange(len(sc))) <= RECENT_GAMES]
+        fp = played["fantasy_points"].to_numpy(dtype=float)
         recent: dict[str, list[list[float]]] = {}
-        for pid, wk, pts in zip(last["player_id"], last["week"], last["fantasy_points"]):
+        for pid, wk, pts in zip(pids[last].tolist(), weeks[last].tolist(), fp[last].tolist()):
             recent.setdefault(pid, []).append([int(wk), round(float(pts), 2)])
         team = {p: t for p, t in catalog.team.items() if p in known}
-        team.update(played.sort_values("week").groupby("player_id")["team"].last().dropna().to_dict())
+        # the latest known NFL team: the last non-missing one in week order (pandas' sort: quicksort by week)
+        teams = played["team"].to_numpy(dtype=object)
+        by_week = np.argsort(weeks, kind="quicksort")
+        by_week = by_week[~pd.isna(teams[by_week])]
+        rev = codes[by_week][::-1]
+        seen, first = np.unique(rev, return_index=True)  # first in reverse = last in week order, by code
+        team.update(zip([ids[c] for c in seen.tolist()], teams[by_week][::-1][first].tolist()))
         opponent: dict[str, str | None] = {t: None for t in catalog.byes}
         for h, a in pub.games:
             opponent[h], opponent[a] = a, h
@@ -152,21 +173,36 @@ class SeasonFeed:
 
     def __init__(self, prepared: PreparedSeason, catalog: PlayerCatalog):
         self._catalog = catalog
-        self._weekly = prepared.weekly[["player_id", "week", "team", "fantasy_points"]]
-        self._wproj = prepared.weekly_projections.set_index(["week", "player_id"])["proj_points_builtin"]
-        self._injuries = prepared.injuries[["week", "player_id", "report_status"]]
-        self._schedule = prepared.schedule[["week", "home_team", "away_team"]]
+        wk = prepared.weekly
+        # plain numpy columns (object strings): a week's rows are a boolean mask, not an arrow-backed frame
+        self._weekly = pd.DataFrame({"player_id": wk["player_id"].to_numpy(dtype=object),
+                                     "week": wk["week"].to_numpy(), "team": wk["team"].to_numpy(dtype=object),
+                                     "fantasy_points": wk["fantasy_points"].to_numpy(dtype=float)})
+        self._weeks_col = self._weekly["week"].to_numpy()
+        wp = prepared.weekly_projections
+        self._wproj: dict[int, dict[str, float]] = {}  # week -> player -> projection, in the table's order
+        for w, pid, v in zip(wp["week"].tolist(), wp["player_id"].to_numpy(dtype=object).tolist(),
+                             wp["proj_points_builtin"].to_numpy(dtype=float).tolist()):
+            self._wproj.setdefault(w, {})[pid] = v
+        inj = prepared.injuries
+        inj = inj[inj["report_status"].notna()]
+        self._status: dict[int, dict[str, str]] = {}
+        for w, pid, st in zip(inj["week"].tolist(), inj["player_id"].to_numpy(dtype=object).tolist(),
+                              inj["report_status"].astype(str).tolist()):
+            self._status.setdefault(w, {})[pid] = st
+        sc = prepared.schedule
+        self._games: dict[int, list[tuple[str, str]]] = {}
+        for w, h, a in zip(sc["week"].tolist(), sc["home_team"].to_numpy(dtype=object).tolist(),
+                           sc["away_team"].to_numpy(dtype=object).tolist()):
+            self._games.setdefault(w, []).append((h, a))
         self._weeks: dict[int, Knowledge] = {}
 
     def _played_before(self, w: int) -> pd.DataFrame:
-        return self._weekly[self._weekly["week"] < w]
+        return self._weekly[self._weeks_col < w]
 
     def _published(self, w: int) -> Publication:
-        proj = self._wproj.xs(w, level="week").to_dict() if w in self._wproj.index.get_level_values(0) else {}
-        inj = self._injuries[(self._injuries["week"] == w) & self._injuries["report_status"].notna()]
-        games = self._schedule[self._schedule["week"] == w]
-        return Publication(w, proj, dict(zip(inj["player_id"], inj["report_status"].astype(str))),
-                           tuple(zip(games["home_team"], games["away_team"])))
+        return Publication(w, dict(self._wproj.get(w, {})), dict(self._status.get(w, {})),
+                           tuple(self._games.get(w, ())))
 
     def as_of(self, w: int) -> Knowledge:
         """What is knowable just before week ``w`` kicks off (cached: knowledge never changes)."""

@@ -34,11 +34,37 @@ VIEW_UNAVAILABLE = ("injury_report", "adp")
 
 
 def view_hash(view: dict) -> str:
-    return hashlib.sha256(canonical_json(view).encode()).hexdigest()[:16]
+    return json_hash(canonical_json(view))
+
+
+def json_hash(text: str) -> str:
+    """The view hash of a view's :func:`canonical_json` (for a caller that keeps the encoding)."""
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
 def canonical_json(obj: Any) -> str:
     return json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
+
+
+def spaced_json(compact: str) -> str | None:
+    """:func:`canonical_json`'s text with ``json.dumps``' default separators (``", "``, ``": "``), as a log line
+    holds it, without encoding the object again; None when the text has an escaped quote (then encode it).
+    Outside strings compact JSON has a comma or colon only as a separator, and its strings are what lies between
+    unescaped quotes; it never holds a NUL (``json.dumps`` escapes control characters), the join marker here."""
+    if '\\"' in compact or "\0" in compact:
+        return None
+    parts = compact.split('"')
+    parts[0::2] = "\0".join(parts[0::2]).replace(",", ", ").replace(":", ": ").split("\0")
+    return '"'.join(parts)
+
+
+def _fresh(obj: Any) -> Any:
+    """A copy of nested dicts and lists (views share no mutable state; the leaves are immutable)."""
+    if isinstance(obj, dict):
+        return {k: _fresh(v) for k, v in obj.items()}
+    if isinstance(obj, list):
+        return [_fresh(v) for v in obj]
+    return obj
 
 
 class Firewall:
@@ -49,6 +75,9 @@ class Firewall:
         self._league = league
         self.catalog = PlayerCatalog(prepared)
         self._feed = SeasonFeed(prepared, self.catalog)
+        #: (player, week) -> his card of that week, built once (the knowledge of a week never changes)
+        self._player_weeks: dict[tuple[str, int], dict[str, Any]] = {}
+        self._rules: dict[str, Any] | None = None
         self.position = self.catalog.position
         self.name = self.catalog.name
         self.preseason_proj = self.catalog.preseason_proj
@@ -69,6 +98,12 @@ class Firewall:
         return self._league_rules()
 
     def _league_rules(self) -> dict[str, Any]:
+        """A fresh copy of the rules, built once (the league never changes under a firewall)."""
+        if self._rules is None:
+            self._rules = self._make_rules()
+        return _fresh(self._rules)
+
+    def _make_rules(self) -> dict[str, Any]:
         lg = self._league
         # superflex_positions only in leagues with the slot, so other leagues' views stay as they were
         superflex = {"superflex_positions": list(lg.roster.superflex_positions)} if lg.roster.SUPERFLEX else {}
@@ -146,7 +181,15 @@ class Firewall:
 
     def player_week(self, pid: str, w: int) -> dict[str, Any]:
         """One rostered player as seen before week ``w``: season to date, last season, recent games,
-        this week's projection and opponent, and zero flags knowable before kickoff (bye, ruled Out)."""
+        this week's projection and opponent, and zero flags knowable before kickoff (bye, ruled Out).
+        Built once per player and week (it depends on nothing else); each call returns a fresh copy."""
+        card = self._player_weeks.get((pid, w))
+        if card is None:
+            card = self._player_weeks[(pid, w)] = self._player_week(pid, w)
+        # a copy: views share nothing (the lists are the only mutable values)
+        return {**card, "recent": [list(x) for x in card["recent"]], "zero_flags": list(card["zero_flags"])}
+
+    def _player_week(self, pid: str, w: int) -> dict[str, Any]:
         k = self.week(w)
         if pid not in k.known:
             raise ValueError(f"player {pid} is not known before week {w} (first plays later): no view may show them")
@@ -158,7 +201,7 @@ class Firewall:
         on_bye = team is not None and k.opponent.get(team, None) is None
         card.update({"team": team, "opp": k.opponent.get(team) if team else None,
                      "std_g": g, "std_pts": _r(pts), "std_ppg": _r(pts / g) if g else None,
-                     "recent": [list(x) for x in k.recent.get(pid, [])],  # a copy: views share nothing
+                     "recent": [list(x) for x in k.recent.get(pid, [])],
                      "last3_avg": _r(np.mean([x[1] for x in k.recent[pid]])) if pid in k.recent else None,
                      "proj_week": _r(k.projection.get(pid)), "injury": status,
                      "zero_flags": [f for f, on in (("bye", on_bye), ("out", status == OUT)) if on]})

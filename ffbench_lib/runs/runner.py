@@ -120,7 +120,8 @@ class Engine(SeasonLoop):
 
     def decision_sink(self, state: LeagueState):
         def write(record: dict) -> None:
-            state.log_bytes["decisions.jsonl"] = self.rundir.append("decisions.jsonl", record)
+            view_json = self.rec.view_json(record) if self.rec is not None else None
+            state.log_bytes["decisions.jsonl"] = self.rundir.append("decisions.jsonl", record, view_json)
             self.guard.record(record)  # stops a run the engine mostly played
             if self._bar is not None:  # a phase of LLM calls takes minutes: show the decisions as they come
                 now = time.monotonic()  # at most one redraw a second (a log, not a terminal, keeps every one)

@@ -27,3 +27,52 @@ def best_lineup(positions: Mapping[str, str], values: Mapping[str, float], count
 
 def lineup_value(lineup: Mapping[str, list[str | None]], values: Mapping[str, float]) -> float:
     return float(sum(values.get(p, 0.0) for ids in lineup.values() for p in ids if p is not None))
+
+
+class LineupValuer:
+    """``lineup_value(best_lineup(...))`` for many rosters under one set of slots, faster: the slots are read
+    once, and a roster is given as ``(-value, id, position)`` entries already in :func:`best_lineup`'s order
+    (so a trade search sorts a roster once and swaps players in and out).
+
+    One pass, best first: each player takes the first slot with room among his position's own slot and then
+    the flex slots narrow to wide. That is the lineup :func:`best_lineup` fills slot by slot (a position slot
+    takes its position's best; a flex slot the best eligible players left, and a player passed on to a wider
+    slot found the narrower one full of better players). The values are then added slot by slot, best first,
+    as :func:`lineup_value` adds them, hence the same float."""
+
+    def __init__(self, counts: Mapping[str, int], slot_positions: Mapping[str, frozenset[str]]):
+        slots = list(slot_positions)
+        self._room = [counts[s] for s in slots]
+        #: position -> the indices of the slots it may fill, in filling order
+        self._route: dict[str, tuple[int, ...]] = {}
+        for i, s in enumerate(slots):
+            for pos in slot_positions[s]:
+                self._route[pos] = (*self._route.get(pos, ()), i)
+
+    def value(self, order: Sequence[tuple[float, str, str]]) -> float:
+        """The best lineup's value of a roster given as sorted ``(-value, id, position)`` entries."""
+        return self.lineup(order)[0]
+
+    def lineup(self, order: Sequence[tuple[float, str, str]]) -> tuple[float, set[str]]:
+        """The best lineup's value and its starters (ids). A roster that loses a player who does not start
+        keeps the very same lineup, value and float."""
+        room = list(self._room)
+        picked: list[list[float]] = [[] for _ in room]
+        starters: set[str] = set()
+        left = sum(room)
+        route = self._route
+        for neg, pid, pos in order:
+            if not left:
+                break
+            for i in route.get(pos, ()):
+                if room[i]:
+                    room[i] -= 1
+                    picked[i].append(-neg)
+                    starters.add(pid)
+                    left -= 1
+                    break
+        total = 0
+        for vals in picked:
+            for v in vals:
+                total += v
+        return float(total), starters

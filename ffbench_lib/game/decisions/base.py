@@ -12,6 +12,7 @@ reach the same verdict.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import TYPE_CHECKING, Any, ClassVar, Mapping
 
 from pydantic import BaseModel, ConfigDict
@@ -88,13 +89,25 @@ def register(cls: type[Decision]) -> type[Decision]:
 
 def roster_from_rules(rules: Mapping[str, Any]) -> Roster:
     """The league's roster rules from a view's ``rules``: starting slots, FLEX and SUPERFLEX, bench, flex
-    positions, caps (a position without starting slots is known from its cap or its flex eligibility)."""
-    flex = {slot: rules["roster_slots"].get(slot, 0) for slot in FLEX_SLOTS}
-    slots = {pos: n for pos, n in rules["roster_slots"].items() if pos not in FLEX_SLOTS}
-    eligible = {key: tuple(rules[key]) for key in FLEX_SLOTS.values() if key in rules}
-    for pos in [*rules["caps"], *(p for ps in eligible.values() for p in ps)]:
+    positions, caps (a position without starting slots is known from its cap or its flex eligibility).
+    Built once per distinct rules (every bot decision asks; a Roster is immutable)."""
+    key = (tuple(rules["roster_slots"].items()), rules["bench"], rules.get("ir_slots", 0),
+           tuple((k, tuple(rules[k])) for k in FLEX_SLOTS.values() if k in rules), tuple(rules["caps"].items()))
+    try:
+        hash(key)
+    except TypeError:  # not the plain numbers a view holds: build it uncached (pydantic names the problem)
+        return _roster.__wrapped__(key)
+    return _roster(key)
+
+
+@lru_cache(maxsize=64)
+def _roster(key: tuple) -> Roster:
+    roster_slots, bench, ir, eligible, caps = dict(key[0]), key[1], key[2], dict(key[3]), dict(key[4])
+    flex = {slot: roster_slots.get(slot, 0) for slot in FLEX_SLOTS}
+    slots = {pos: n for pos, n in roster_slots.items() if pos not in FLEX_SLOTS}
+    for pos in [*caps, *(p for ps in eligible.values() for p in ps)]:
         slots.setdefault(pos, 0)
-    return Roster(**slots, **flex, BENCH=rules["bench"], IR=rules.get("ir_slots", 0), **eligible, caps=rules["caps"])
+    return Roster(**slots, **flex, BENCH=bench, IR=ir, **eligible, caps=caps)
 
 
 def market_from_view(view: dict) -> Market:

@@ -15,6 +15,7 @@ place this legality lives: the processing re-checks claims with them and bots en
 from __future__ import annotations
 
 import math
+from collections import Counter
 from typing import TYPE_CHECKING, Any, Iterator, Literal, Mapping, Sequence
 
 from pydantic import BaseModel, with_config
@@ -62,16 +63,40 @@ def legal_swaps(roster_ids: Sequence[str], positions: Mapping[str, str], free: S
                 roster: Roster) -> Iterator[tuple[str, str]]:
     """Every legal (add, drop) pair, free agents in the order given, drops in roster order (then no drop, while
     an active spot is open). Legality depends only on the two players' positions, so :func:`swap_problem` is
-    asked once per pair of positions."""
+    asked once per pair of positions; and within them only on the roster's positions afterwards, so its answer is
+    kept per (roster rules, positions afterwards) for every later call (bots ask for every team every week)."""
     verdict: dict[tuple[str, str | None], bool] = {}
     drops: list[str | None] = [*roster_ids, *([None] if len(roster_ids) < roster.size else [])]
+    base = Counter(positions[p] for p in roster_ids)
+    known = _known_swaps(roster)
     for add in free:
         for drop in drops:
             key = (positions[add], positions[drop] if drop is not None else None)
             if key not in verdict:
-                verdict[key] = swap_problem(roster_ids, positions, free, add, drop, roster) is None
+                after = base.copy()
+                if drop is not None:
+                    after[key[1]] -= roster_ids.count(drop)
+                after[key[0]] += 1
+                shape = tuple(sorted((pos, n) for pos, n in after.items() if n))
+                if shape not in known:
+                    known[shape] = swap_problem(roster_ids, positions, free, add, drop, roster) is None
+                verdict[key] = known[shape]
             if verdict[key]:
                 yield add, drop
+
+
+#: id(roster) -> (roster, {positions afterwards: legal}); the roster is held, so its id is not reused meanwhile
+_SWAPS: dict[int, tuple[Roster, dict[tuple[tuple[str, int], ...], bool]]] = {}
+
+
+def _known_swaps(roster: Roster) -> dict[tuple[tuple[str, int], ...], bool]:
+    """The legality of a roster's positions after a swap, kept per roster rules (a :class:`Roster` is frozen)."""
+    held = _SWAPS.get(id(roster))
+    if held is None or held[0] is not roster:
+        if len(_SWAPS) >= 16:
+            _SWAPS.clear()
+        held = _SWAPS[id(roster)] = (roster, {})
+    return held[1]
 
 
 def apply_swap(rosters: dict[str, list[str]], team: str, add: str, drop: str | None) -> None:

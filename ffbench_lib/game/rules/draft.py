@@ -2,6 +2,7 @@
 the draft answers (shortlist, then pick; or a queue)."""
 from __future__ import annotations
 
+from collections import Counter
 from typing import Any, Iterable, Mapping, Sequence
 
 import numpy as np
@@ -57,11 +58,9 @@ def legal_positions(current: Sequence[str], roster: Roster, supply: Mapping[str,
 def supply_and_needs(team: str, rosters: Mapping[str, Sequence[str]], available: Iterable[str],
                      position: Mapping[str, str], roster: Roster) -> tuple[dict[str, int], dict[str, int]]:
     """Players still available per position, and how many the other teams' starting slots of each still lack."""
-    supply: dict[str, int] = {}
-    for p in available:
-        supply[position[p]] = supply.get(position[p], 0) + 1
-    need = {pos: sum(max(0, roster.starting(pos) - [position[p] for p in ids].count(pos))
-                     for t, ids in rosters.items() if t != team) for pos in roster.positions}
+    supply = dict(Counter(map(position.__getitem__, available)))
+    held = [Counter(map(position.__getitem__, ids)) for t, ids in rosters.items() if t != team]
+    need = {pos: sum(max(0, roster.starting(pos) - c[pos]) for c in held) for pos in roster.positions}
     return supply, need
 
 

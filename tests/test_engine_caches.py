@@ -1,0 +1,123 @@
+"""The engine's caches and fast paths give exactly what the plain computation gives (issue #27, part 4)."""
+import json
+import random
+
+import pytest
+
+from ffbench_lib.config.league import Roster
+from ffbench_lib.game.decisions import roster_from_rules
+from ffbench_lib.game.state import LeagueState
+from ffbench_lib.game.views import Firewall
+from ffbench_lib.sport.lineup import LineupValuer, best_lineup, lineup_value
+
+from engine_helpers import demo_league
+
+ROSTERS = {
+    "demo": Roster(),
+    "superflex": Roster(SUPERFLEX=1),
+    "two_qb_no_flex": Roster(QB=2, RB=2, WR=2, TE=1, FLEX=0, caps={"QB": 4}),
+    "kickers_defenses": Roster(QB=1, RB=2, WR=2, TE=1, K=1, DST=1, FLEX=2),
+}
+
+
+@pytest.mark.parametrize("name", sorted(ROSTERS))
+def test_lineup_valuer_is_best_lineup_to_the_float(name):
+    """Same value (repr: the same float, not a close one) and the same starters as best_lineup + lineup_value,
+    ties, zeros and empty slots included."""
+    roster = ROSTERS[name]
+    counts, allowed = roster.slot_counts(), roster.slot_positions()
+    valuer, rng = LineupValuer(counts, allowed), random.Random(27)
+    for _ in range(3000):
+        ids = list(dict.fromkeys(f"p{rng.randint(0, 40):02d}" for _ in range(rng.randint(0, 18))))
+        pos = {p: rng.choice(roster.positions) for p in ids}
+        val = {p: rng.choice([0.0, 1.5, 3.25, round(rng.uniform(0, 25), 2)]) for p in ids}
+        lineup = best_lineup(pos, val, counts, allowed)
+        value, starters = valuer.lineup(sorted((-val[p], p, pos[p]) for p in ids))
+        assert repr(value) == repr(lineup_value(lineup, val))
+        assert starters == {p for slot in lineup.values() for p in slot if p}
+
+
+def test_roster_from_rules_is_cached_per_rules_and_follows_a_change():
+    rules = {"roster_slots": {"QB": 1, "RB": 2, "WR": 2, "TE": 1, "FLEX": 1}, "bench": 5,
+             "flex_positions": ["RB", "WR", "TE"], "caps": {"QB": 3}}
+    a = roster_from_rules(rules)
+    assert roster_from_rules({**rules}) is a  # equal rules: the same (immutable) roster
+    wider = roster_from_rules({**rules, "roster_slots": {**rules["roster_slots"], "FLEX": 2}})
+    assert wider.FLEX == 2 and a.FLEX == 1
+
+
+def test_player_week_cache_hands_out_fresh_copies_equal_to_a_fresh_build(prepared_2024):
+    """A cached card equals one built by a new firewall, and changing a returned card changes no later one."""
+    league = demo_league()
+    fw, fresh = Firewall(prepared_2024, league), Firewall(prepared_2024, league)
+    pid = next(iter(sorted(fw.week(5).known_players() & fw.catalog.preseason_ids)))
+    card = fw.player_week(pid, 5)
+    card["recent"].append([99, 99.0])
+    card["zero_flags"].append("edited")
+    card["proj_week"] = -1
+    assert fw.player_week(pid, 5) == fresh.player_week(pid, 5) != card
+    rules = fw.rules()
+    rules["roster_slots"]["QB"] = 9
+    assert fw.rules() == fresh.rules()
+
+
+def test_views_follow_roster_changes(prepared_2024):
+    """Cards are cached per player and week, never per roster: a trade shows at once in the next view."""
+    league = demo_league()
+    fw = Firewall(prepared_2024, league)
+    teams = [t.name for t in league.teams]
+    state = LeagueState(teams=teams, agent_ids={t: "test" for t in teams}, draft_order=list(teams),
+                        schedule={})
+    a, b = state.teams[:2]
+    pool = list(fw.catalog.pool_ids)
+    state.rosters[a], state.rosters[b] = pool[:3], pool[3:6]
+    before = [c["id"] for c in fw.lineup_view(state, a, 3)["players"]]
+    state.rosters[a], state.rosters[b] = [pool[0], pool[1], pool[3]], [pool[2], pool[4], pool[5]]
+    after = [c["id"] for c in fw.lineup_view(state, a, 3)["players"]]
+    assert before == sorted(pool[:3]) and after == sorted([pool[0], pool[1], pool[3]])
+
+
+ODD_VALUES = [None, True, 0, -1.5, 1e-05, 2.5e16, "", "a, b: c", "quote \" inside", "back\\slash", "naïve — ünï",
+              "tab\tnew\nline", {"k, ey": [1, 2, {"x": ":"}]}, [], {}, [[]], {"": None}]
+
+
+def test_a_decision_line_built_around_the_view_encoding_is_json_dumps():
+    """The line spliced around the view's canonical encoding is byte for byte json.dumps of the record, whatever
+    the view holds (separators inside strings, escaped quotes: then it is encoded again), extra keys included."""
+    from ffbench_lib.game.views import canonical_json, spaced_json
+    from ffbench_lib.runs.rundir import _line
+
+    rng = random.Random(27)
+    for i in range(300):
+        view = {f"k{j}": rng.choice(ODD_VALUES) for j in range(rng.randint(0, 6))}
+        view["cards"] = [{"id": f"p{j}", "pts": [rng.random() * 30, None], "note": rng.choice(ODD_VALUES)}
+                         for j in range(rng.randint(0, 4))]
+        record = {"run_id": "r", "view": view, "view_hash": "h", "raw_answer": rng.choice(ODD_VALUES),
+                  "zeta": i, "applied": {"a": [1, "x, y"]}, "week": None}
+        text = canonical_json(view)
+        plain = json.dumps(record, sort_keys=True, ensure_ascii=False, default=str)
+        assert _line(record, text) == plain == _line(record)
+        spaced = spaced_json(text)
+        assert spaced is None or spaced == json.dumps(view, sort_keys=True, ensure_ascii=False, default=str)
+
+
+def test_secret_values_follow_the_environment_and_the_registry(monkeypatch):
+    """The kept secret values are never stale: a set, changed or removed variable, or a registered value, is
+    masked (or no longer) on the very next call."""
+    from ffbench_lib.core import secrets
+
+    key_a, key_b, extra = "sk-" + "a1" * 12, "sk-" + "b2" * 12, "registered-" + "c3" * 8
+    monkeypatch.delenv("FFB27_TEST_API_KEY", raising=False)
+    assert key_a not in secrets.secret_values()
+    monkeypatch.setenv("FFB27_TEST_API_KEY", key_a)
+    assert secrets.scrub(f"x {key_a} y") == "x *** y"
+    monkeypatch.setenv("FFB27_TEST_API_KEY", key_b)
+    assert secrets.scrub(f"{key_a} {key_b}") == f"{key_a} ***"
+    monkeypatch.delenv("FFB27_TEST_API_KEY")
+    assert secrets.scrub(key_b) == key_b
+    try:
+        secrets.register(extra)
+        assert secrets.scrub(extra) == "***"
+    finally:
+        secrets._REGISTERED.discard(extra)
+    assert secrets.scrub(extra) == extra
