@@ -225,7 +225,7 @@ def test_a_bot_season_moves_players_to_ir_and_fills_the_spots(season):
     assert len(dropless) >= 3 and set(dropless["kind"]) <= {"waiver", "free_agent"}
     assert set(tx["kind"]) >= {"ir_return"} and tx.loc[tx["kind"] == "ir_return", "add"].isna().all()
     ir_decisions = [d for d in decisions(run) if d["decision"] == "ir_moves"]
-    assert ir_decisions and {d["week"] for d in ir_decisions} >= {2, 3}
+    assert len({d["week"] for d in ir_decisions}) >= 3  # asked week after week, not once (which weeks: the data's)
     for d in ir_decisions:  # judged again on the logged view: what was applied, no repair
         out = IR.resolve(d["raw_answer"], d["view"])
         assert (out.decided_by, json.loads(json.dumps(out.applied))) == ("agent", d["applied"])
@@ -307,7 +307,7 @@ def test_llm_teams_make_ir_moves_through_litellm(prepared_2024, tmp_path):
     from test_llm import llm_league
 
     with FakeOpenAIServer(fault_rate=0.5, faults=("illegal",), fault_decisions=("ir_moves",), seed=3) as srv:
-        lg = llm_league(srv.api_base, tmp_path / "cache", n_llm=6, weeks=5)
+        lg = llm_league(srv.api_base, tmp_path / "cache", n_llm=8, weeks=5)
         lg = lg.model_copy(update={"roster": lg.roster.model_copy(update={"IR": 2}),
                                    "waivers": Waivers(enabled=True, mode="faab")})
         run_engine(lg, prepared_2024, tmp_path / "run")

@@ -49,8 +49,8 @@ def llm_season(prepared_2024, tmp_path_factory):
     out = tmp_path_factory.mktemp("llm-season")
     with FakeOpenAIServer(latency_s=0.05) as srv:
         d = llm_league(srv.api_base, out / "cache").model_dump(mode="json")
-        for t in d["teams"]:
-            t["agent"]["max_concurrency"] = 3
+        for t in d["teams"]:  # a fault-free season: no client timeout on a loaded machine either
+            t["agent"].update(max_concurrency=3, timeout_s=60.0)
         state, _ = run_engine(League.model_validate(d), prepared_2024, out / "run")
     return state, out / "run", srv.requests, srv.max_inflight
 

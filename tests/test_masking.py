@@ -218,8 +218,14 @@ def test_a_late_arrival_is_numbered_from_earlier_weeks_only(prepared_2024):
         assert min(int(n) for p, n in late if p == pos) == len(catalog.pool(pos)) + 1, pos
 
 
+def until_a_late_arrival(prepared) -> int:
+    """A league length that ends before the season's last late arrival first plays: that player is in the catalog
+    but has no pseudonym (the synthetic season's late arrivals all play by week 16)."""
+    return max(late_arrivals(prepared).values()) - 1
+
+
 def test_views_are_masked_by_value_and_answers_mapped_back(prepared_2024):
-    league = masked(demo_league())
+    league = masked(demo_league(weeks=until_a_late_arrival(prepared_2024)))
     fw = Firewall(prepared_2024, league)
     m = Masker(fw, league)
     rb, wr = fw.catalog.pool("RB")[0], fw.catalog.pool("WR")[0]
@@ -251,7 +257,7 @@ def test_the_masked_agent_wrapper_masks_readers_only_and_a_view_it_cannot_mask_s
     from ffbench_lib.agents.masked import MaskedAgent, masked as mask_seats
     from ffbench_lib.game.loop import SeasonLoop
 
-    league = masked(demo_league(), "players")
+    league = masked(demo_league(weeks=until_a_late_arrival(prepared_2024)), "players")
     loop = SeasonLoop(league, prepared_2024, {})
     m = Masker(loop.fw, league)
     rb, wr = loop.catalog.pool("RB")[0], loop.catalog.pool("WR")[0]

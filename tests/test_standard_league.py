@@ -118,7 +118,7 @@ def test_llm_teams_play_kickers_defenses_ir_and_playoffs(standard, tmp_path):
     league, prepared = standard
     with FakeOpenAIServer(fault_rate=0.1, faults=("illegal",), seed=7) as srv:
         d = league.model_dump(mode="json")
-        d.update(weeks=9, trades={"weeks": [3], "max_players_per_side": 2},
+        d.update(weeks=6, trades={"weeks": [3], "max_players_per_side": 2},
                  playoffs={"enabled": True, "teams": 4, "round_weeks": [1, 1]},
                  llm={"cache_dir": str(tmp_path / "cache"), "max_fallback_rate": None})
         for i in (0, 3, 5, 8):
@@ -137,7 +137,7 @@ def test_llm_teams_play_kickers_defenses_ir_and_playoffs(standard, tmp_path):
     dec = runs["decisions"]
     ir = dec[(dec["decision"] == "ir_moves") & dec["team"].isin(llm)]
     assert len(ir) > 0 and (ir["decided_by"] == "agent").any()
-    assert runs["playoffs"]["week"].min() == 8 and metrics.final_standings(runs)["champion"].sum() == 1
+    assert runs["playoffs"]["week"].min() == 5 and metrics.final_standings(runs)["champion"].sum() == 1
     calls = [json.loads(line) for line in (tmp_path / "run" / "llm_calls.jsonl").open()]
     assert any("DST" in m["content"] and "points allowed" in m["content"] for c in calls for m in c["messages"])
 
