@@ -100,6 +100,13 @@ def real_data_dir() -> Path:
     return REAL
 
 
+@pytest.fixture(autouse=True)
+def _real_data_is_the_default_of_realdata_tests(request, monkeypatch):
+    """A realdata test's commands (the CLI, subprocesses, ``prepared_for``) read the real data by default too."""
+    if "real_data_dir" in request.fixturenames and REAL is not None:
+        monkeypatch.setenv("FFBENCH_DATA_DIR", str(REAL))
+
+
 def _prepared(tmp_path_factory, root: Path, source: str, name: str):
     from ffbench_lib.data.prepare import prepare_season
 

@@ -304,8 +304,9 @@ def _season(world: World, season: int, last_played: int | None) -> dict[str, pd.
     for depth in world.rosters.values():
         for players in depth.values():
             for p in players:
-                if rng.random() < 0.28 and p.position != "K":  # a kicker who misses a game is replaced: never out
-                    start = int(rng.integers(1, WEEKS + 1))
+                if rng.random() < 0.34 and p.position != "K":  # a kicker who misses a game is replaced: never out
+                    # a fifth of injuries happen before the season (the week-1 report already rules them Out)
+                    start = 1 if rng.random() < 0.2 else int(rng.integers(1, WEEKS + 1))
                     length = int(min(rng.geometric(0.35), 12))
                     missed[p.pid] = set(range(start, min(start + length, WEEKS + 1)))
     backups = [p for d in world.rosters.values() for ps in d.values() for p in ps[1:]]
