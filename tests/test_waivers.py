@@ -20,22 +20,26 @@ def waiver_league(mode="faab", weeks=4, **waivers):
                                  "trades": lg.trades.model_copy(update={"weeks": []})})
 
 
-def top_swap(view):
-    """The best free agent by projection, dropping the team's weakest player of that position."""
+def top_swap(view, nth=0):
+    """The best free agent by projection (the ``nth`` best the team can swap for), dropping the team's weakest
+    player of that position."""
     free = [c for cards in view["free_agents"].values() for c in cards]
     mine = view["my_roster"]
+    swaps = []
     for fa in sorted(free, key=lambda c: (-(c["proj_week"] or 0), c["id"])):
         same = sorted((c for c in mine if c["pos"] == fa["pos"]), key=lambda c: ((c["proj_week"] or 0), c["id"]))
         if len(same) > 1:
-            return fa["id"], same[0]["id"]
+            swaps.append((fa["id"], same[0]["id"]))
+            if len(swaps) > nth:
+                return swaps[nth]
     raise AssertionError("no swap found")
 
 
-def claim(bid=None, only_week=2):
+def claim(bid=None, only_week=2, nth=0):
     def answer(view):
         if view["week"] != only_week:
             return {"claims": []}
-        add, drop = top_swap(view)
+        add, drop = top_swap(view, nth)
         return {"claims": [{"add": add, "drop": drop, **({"bid": bid} if bid is not None else {})}]}
     return answer
 
@@ -92,7 +96,9 @@ def test_faab_tie_goes_to_the_worse_record(prepared_2024, tmp_path):
 def test_rolling_priority_winner_moves_to_the_end(prepared_2024, tmp_path):
     lg = waiver_league("rolling")
     names = [t.name for t in lg.teams]
-    scripts = {t: {"waiver_claims": claim(), "free_agent_adds": lambda v: {"claims": []}} for t in names}
+    # each team claims a different free agent (its i-th best swap), so several claims can win
+    scripts = {t: {"waiver_claims": claim(nth=i), "free_agent_adds": lambda v: {"claims": []}}
+               for i, t in enumerate(names)}
     state, _ = run_engine(lg, prepared_2024, tmp_path / "run", agents=scripted(lg, **scripts))
     first = state.draft_order[-1]  # priority starts in reverse draft order
     w2 = table(tmp_path / "run", "waiver_claims").query("week == 2")
