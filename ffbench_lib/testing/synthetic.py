@@ -32,18 +32,15 @@ import numpy as np
 import pandas as pd
 
 from ffbench_lib.data.base import name_key
+from ffbench_lib.data.defense import NICKNAMES as DEFENSE_NICKNAMES
 from ffbench_lib.core.atomic import atomic_path, write_csv, write_text
 from ffbench_lib.sport import sport
 
 NFL = sport("nfl")
 TEAMS = tuple(sorted(NFL.team_codes))
-#: nickname per team code (files that name a defense by team: ADP's "KC Chiefs" resolves through it)
-NICKNAMES = {"ARI": "Cardinals", "ATL": "Falcons", "BAL": "Ravens", "BUF": "Bills", "CAR": "Panthers",
-             "CHI": "Bears", "CIN": "Bengals", "CLE": "Browns", "DAL": "Cowboys", "DEN": "Broncos", "DET": "Lions",
-             "GB": "Packers", "HOU": "Texans", "IND": "Colts", "JAX": "Jaguars", "KC": "Chiefs", "LA": "Rams",
-             "LAC": "Chargers", "LV": "Raiders", "MIA": "Dolphins", "MIN": "Vikings", "NE": "Patriots",
-             "NO": "Saints", "NYG": "Giants", "NYJ": "Jets", "PHI": "Eagles", "PIT": "Steelers", "SEA": "Seahawks",
-             "SF": "49ers", "TB": "Buccaneers", "TEN": "Titans", "WAS": "Commanders"}
+#: nickname per team code (files that name a defense by team: ADP's "KC Chiefs" resolves through it); the readers'
+#: table inverted, its first nickname of a team winning ("Commanders", not "Redskins")
+NICKNAMES = {code: nick for nick, code in reversed(list(DEFENSE_NICKNAMES.items()))}
 #: a team's depth chart: position -> players carried (the first of each is the starter)
 DEPTH = {"QB": 2, "RB": 3, "WR": 4, "TE": 2, "K": 1}
 #: share of the team's carries and targets by depth-chart slot (QB, RB1.., WR1.., TE1..)
