@@ -76,8 +76,8 @@ def demo_2025(real_data_dir, tmp_path_factory):
         mp.setenv("FFBENCH_DATA_DIR", str(real_data_dir))
         code, out, err = ffbench("run", f, "--out", tmp / "run", "--quiet")
     assert code == 0, err
-    return {"run": RunDir(tmp / "run"), "stdout": out, "stderr": err,
-            "prepared": next((tmp / "prepared").iterdir())}
+    (prepared,) = [p for p in (tmp / "prepared").iterdir() if p.is_dir()]  # the season folder, not its lock file
+    return {"run": RunDir(tmp / "run"), "stdout": out, "stderr": err, "prepared": prepared}
 
 
 def test_demo_league_plays_the_2025_season_through_the_cli(demo_2025):
