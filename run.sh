@@ -52,7 +52,8 @@ case "$cmd" in
       { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium; } >/dev/null 2>&1 \
         || echo "CI: chromium could not be installed; the browser tests will fail" >&2
     fi
-    exec "$VENV/bin/python" -m pytest -n 2 "$@"
+    # --dist loadfile: a file's tests on one worker, so a module's shared season is played once, not per worker
+    exec "$VENV/bin/python" -m pytest -n 2 --dist loadfile "$@"
     ;;
   demo)
     # downloaded once; an interrupted download (no marker yet) is done again

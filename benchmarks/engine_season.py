@@ -52,17 +52,23 @@ for seed in range(repeat):
         t = time.perf_counter()
         asyncio.run(Engine(lg, prepared, Path(out) / "run", progress=False).run())
         times.append(time.perf_counter() - t)
-print(json.dumps({"median": statistics.median(times), "min": min(times),
+import ffbench_lib
+print(json.dumps({"code": str(Path(ffbench_lib.__file__).resolve().parents[1]), "median": statistics.median(times), "min": min(times),
                   "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
 """
 
 
 def child(code: Path, teams: int, weeks: int, repeat: int, waivers: str) -> dict:
-    """One fresh process timing ``repeat`` seasons with the ``ffbench_lib`` of ``code``."""
+    """One fresh process timing ``repeat`` seasons with the ``ffbench_lib`` of ``code``. ``-P``: ``python -c`` would
+    put its working folder (this checkout, for the params) ahead of ``PYTHONPATH``, timing this code whatever
+    ``code`` says."""
     env = {**os.environ, "PYTHONPATH": str(code)}
-    out = subprocess.run([sys.executable, "-c", CHILD, str(teams), str(weeks), str(repeat), waivers], cwd=ROOT,
+    out = subprocess.run([sys.executable, "-P", "-c", CHILD, str(teams), str(weeks), str(repeat), waivers], cwd=ROOT,
                          env=env, check=True, capture_output=True, text=True).stdout
-    return json.loads(out)
+    res = json.loads(out)
+    if Path(res["code"]) != Path(code).resolve():  # never time one checkout and label it another
+        raise SystemExit(f"the child timed the ffbench_lib of {res['code']}, not of {code}")
+    return res
 
 
 def compare(old: Path, new: Path, pairs: int, repeat: int) -> None:

@@ -68,6 +68,23 @@ def _shared(tmp_path_factory, name: str) -> tuple[Path, FileLock]:
     return root / name, FileLock(str(root / f"{name}.lock"))
 
 
+def built_once(tmp_path_factory, name: str, build) -> Path:
+    """``build(folder)`` run once per test run, whichever xdist worker asks first; the others wait for it and reuse
+    the folder (a ``<name>.complete`` marker beside it says it finished: a builder that failed leaves none, and the
+    next one to ask starts over in a clean folder). For expensive things several test files only read."""
+    import shutil
+
+    folder, lock = _shared(tmp_path_factory, name)
+    done = folder.with_name(f"{name}.complete")
+    with lock:
+        if not done.exists():
+            shutil.rmtree(folder, ignore_errors=True)
+            folder.mkdir(parents=True)
+            build(folder)
+            done.touch()
+    return folder
+
+
 @pytest.fixture(scope="session", autouse=True)
 def synthetic_dir(tmp_path_factory) -> Path:
     """The synthetic NFL world (``ffbench_lib.testing.synthetic``, seed 0, seasons 2021-2024), written once per
@@ -130,3 +147,16 @@ def real_prepared_2024(real_data_dir, tmp_path_factory):
 @pytest.fixture(scope="session")
 def prepared_2024_sdio(real_data_dir, tmp_path_factory):
     return _prepared(tmp_path_factory, real_data_dir, "sportsdataio", "sportsdataio-2024")
+
+
+@pytest.fixture(scope="session")
+def imported_runs(real_data_dir, tmp_path_factory) -> Path:
+    """The earlier benchmark's five recorded real seasons (``reference_runs/simulation_*``), imported once per test
+    run (``<folder>/<simulation name>``, seed = its place in name order). Read them; never write into them."""
+    from ffbench_lib.runs.importers.fantasyfootballbench import import_reference_run
+
+    def build(out: Path) -> None:
+        for i, sim in enumerate(sorted((real_data_dir / "reference_runs").glob("simulation_*"))):
+            import_reference_run(sim, out / sim.name, real_data_dir, seed=i)
+
+    return built_once(tmp_path_factory, "imported-reference-runs", build)

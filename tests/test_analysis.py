@@ -13,6 +13,7 @@ from ffbench_lib.config.league import League, Roster
 from ffbench_lib.runs.runner import SimulatedCrash
 from ffbench_lib.runs.rundir import RunDir, table_frame
 
+from analysis_helpers import newcomer_notebook, newcomer_project
 from engine_helpers import demo_league, run_engine
 
 
@@ -122,24 +123,21 @@ def test_statistics_on_synthetic_data_with_known_answers():
     assert set(means["ci_method"]) == {"t-interval"}  # 12 runs
 
 
-DEMO_WEEKS = 11
+@pytest.fixture(scope="module")
+def newcomer(data_dir, prepared_2024, tmp_path_factory):
+    """The newcomer's project (analysis_helpers, shared with test_notebooks): outputs/runs holds five full demo
+    seasons (seeds 0-4; seed 1 played by notebook 02 with its defaults) and one partial run (crashed after week 1):
+    the metrics, the replay widget and the notebooks all read them."""
+    return newcomer_project(tmp_path_factory, data_dir, prepared_2024)
 
 
 @pytest.fixture(scope="module")
-def demo_runs(prepared_2024, tmp_path_factory):
-    """Five demo seasons (seeds 0-4) and one partial run (crashed after week 1), played once for the module: the
-    metrics, the replay widget and the notebooks all read them. 11 weeks: every trade week of the demo (4, 7, 10)
-    and a week after the replay's week 10."""
-    root = tmp_path_factory.mktemp("demo_runs")
-    for seed in range(5):
-        run_engine(demo_league(seed=seed, weeks=DEMO_WEEKS), prepared_2024, root / f"s{seed}")
-    with pytest.raises(SimulatedCrash):  # a partial run: left out, and every notebook says so
-        run_engine(demo_league(seed=9, weeks=3), prepared_2024, root / "partial", crash_after="week:1")
-    return root
+def demo_runs(newcomer):
+    return newcomer / "outputs" / "runs"
 
 
 def test_metrics_on_a_real_run(demo_runs):
-    data = metrics.load_runs([demo_runs / "s2", demo_runs / "s3"])
+    data = metrics.load_runs([demo_runs / "demo-s2", demo_runs / "demo-s3"])
     assert data["meta"]["run_id"].nunique() == 2
     st = metrics.standings(data)
     assert len(st) == 20 and st["draft_slot"].between(1, 10).all()
@@ -157,19 +155,8 @@ def test_metrics_on_a_real_run(demo_runs):
 REF = "reference_runs"
 
 
-@pytest.fixture(scope="session")
-def imported(real_data_dir, tmp_path_factory):
-    """The earlier benchmark's recorded real seasons, imported (real data: the importer's agreement with them)."""
-    from ffbench_lib.runs.importers.fantasyfootballbench import import_reference_run
-
-    out = tmp_path_factory.mktemp("imported")
-    for i, sim in enumerate(sorted((real_data_dir / REF).glob("simulation_*"))):
-        import_reference_run(sim, out / sim.name, real_data_dir, seed=i)
-    return out
-
-
-def test_importer_reproduces_the_recorded_seasons(imported, real_data_dir):
-    runs = sorted(imported.iterdir())
+def test_importer_reproduces_the_recorded_seasons(imported_runs, real_data_dir):
+    runs = sorted(imported_runs.iterdir())
     assert len(runs) == 5
     for run in runs:
         meta = RunDir(run).meta().dump()
@@ -185,7 +172,7 @@ def test_importer_reproduces_the_recorded_seasons(imported, real_data_dir):
         # the earlier engine sometimes fielded fewer than 7 starters; those weeks are kept as they were played
         assert set(lu["slot"]) == {"QB", "RB", "WR", "TE", "FLEX"} and sizes.between(1, 7).all()
         assert meta["checks"]["team_weeks_short_of_starters"] == int((sizes < 7).sum())
-    data = metrics.load_runs(imported)
+    data = metrics.load_runs(imported_runs)
     st = metrics.standings(data)
     # agents are the logged models, not the team labels
     assert st["agent"].str.startswith("llm:").all() and "llm:anthropic/claude-sonnet-4" in set(st["agent"])
@@ -215,16 +202,26 @@ def test_importer_reproduces_the_recorded_seasons(imported, real_data_dir):
     assert (st["agent"] != st["draft_agent"]).all() and len(st) == 50
 
 
+NOTEBOOKS = ["03_standings", "04_positions", "05_draft", "06_start_sit", "07_trades", "08_model_comparison"]
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("source", ["demo", pytest.param("imported", marks=pytest.mark.realdata)])
-def test_analysis_notebooks_execute(source, request, tmp_path):
+def test_analysis_notebooks_execute(source, request, tmp_path, tmp_path_factory, data_dir):
+    """demo: what the newcomer's executions of the notebooks (one per test run, test_notebooks checks their
+    defaults) show; imported: the notebooks executed here on the imported runs (read only: they write to ``out``)."""
     from ffbench_lib.runs.notebooks import execute
 
-    runs = str(request.getfixturevalue("demo_runs" if source == "demo" else "imported"))
-    out = tmp_path / "analysis"
-    names = ["03_standings", "04_positions", "05_draft", "06_start_sit", "07_trades", "08_model_comparison"]
-    for name in names:
-        nb = execute(f"{name}.ipynb", out / f"{name}.ipynb", {"runs": runs, "out": str(out)}, timeout_s=600)
+    names = NOTEBOOKS
+    if source == "demo":
+        project = request.getfixturevalue("newcomer")
+        executed = {name: newcomer_notebook(tmp_path_factory, project, data_dir, name) for name in names}
+        out = project / "outputs" / "analysis"
+    else:
+        runs, out = str(request.getfixturevalue("imported_runs")), tmp_path / "analysis"
+        executed = {name: execute(f"{name}.ipynb", out / f"{name}.ipynb", {"runs": runs, "out": str(out)},
+                                  timeout_s=600) for name in names}
+    for name, nb in executed.items():
         cells = json.loads(Path(nb).read_text())["cells"]
         assert not [o for c in cells for o in c.get("outputs", []) if o.get("output_type") == "error"], name
     for fig in ("points_by_position", "draft_performance", "start_sit", "trade_value", "win_rate_ci",
@@ -245,7 +242,7 @@ def test_analysis_notebooks_execute(source, request, tmp_path):
     assert {"fallback_rate", "flagged", "drafted_by"} <= set(head.columns)
 
     def texts(name):
-        cells = json.loads((out / f"{name}.ipynb").read_text())["cells"]
+        cells = json.loads(Path(executed[name]).read_text())["cells"]
         return [t if isinstance(t, str) else "".join(t) for c in cells for o in c.get("outputs", [])
                 for t in ([o.get("text", "")] + [o.get("data", {}).get(k, "") for k in ("text/plain", "text/markdown")])]
     every = [t for name in names for t in texts(name)]
@@ -262,7 +259,7 @@ def test_analysis_notebooks_execute(source, request, tmp_path):
     if source == "imported":  # the trades table names players, never ids
         trades = [t for t in texts("07_trades") if "proposer_gives" in t]
         assert trades and not [t for t in trades if "00-00" in t]
-    replay = json.loads((out / "03_standings.ipynb").read_text())
+    replay = json.loads(Path(executed["03_standings"]).read_text())
     assert any("application/vnd.jupyter.widget-view+json" in o.get("data", {})
                for c in replay["cells"] for o in c.get("outputs", []))
 
@@ -270,7 +267,7 @@ def test_analysis_notebooks_execute(source, request, tmp_path):
 def test_replay_widget_moves_through_weeks(demo_runs):
     from ffbench_lib.present.widgets import StandingsReplay
 
-    w = StandingsReplay(demo_runs / "s1")
+    w = StandingsReplay(demo_runs / "demo-s1")
     first = w.table.value
     w.slider.value = 10
     assert w.table.value != first and "ADP" in w.table.value

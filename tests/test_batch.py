@@ -55,21 +55,32 @@ def test_rotate_design_balances_draft_slots(tmp_path):
 
 
 @pytest.mark.slow
-def test_batch_reports_a_broken_run_and_finishes_the_rest(tmp_path, data_dir):
-    f = spec_file(tmp_path, seeds=[0, 1, 2], workers=2, overrides=SHORT, seed_overrides={1: {"weeks": 99}},
+def test_batch_reports_a_broken_run_and_finishes_the_rest(tmp_path, data_dir, capsys, monkeypatch):
+    """Through the CLI's main() in this process (exit codes through a real process:
+    test_run_failing_inside_the_notebook_...); the analysis runs over the complete runs only. One analysis notebook
+    stands for the batch's wiring: each notebook on its own is tests/test_notebooks.py's and test_analysis.py's."""
+    from ffbench_lib import cli
+    from ffbench_lib.runs import batch
+
+    monkeypatch.setenv("FFBENCH_DATA_DIR", str(data_dir))
+    monkeypatch.setattr(batch, "ANALYSIS", ("03_standings",))  # the notebook that draws win_rate_ci
+    f = spec_file(tmp_path, seeds=[0, 1], workers=1, overrides=SHORT, seed_overrides={1: {"weeks": 99}},
                   analysis=True)
-    env = {**os.environ, "FFBENCH_DATA_DIR": str(data_dir)}
-    r = subprocess.run([sys.executable, "-m", "ffbench_lib", "batch", str(f), "--quiet"], capture_output=True,
-                       text=True, env=env, cwd=REPO)
-    assert r.returncode == 1, r.stderr
-    assert "seed 1 failed" in r.stdout and "weeks" in r.stdout
+    assert cli.main(["batch", str(f), "--quiet"]) == 1
+    out, err = capsys.readouterr()
+    assert "seed 1 failed" in out and "weeks" in out and "Traceback" not in out + err, out + err
+    assert "batch t: 1/2 runs complete" in out and "analysis 03_standings: ok" in out
     runs = pd.read_csv(tmp_path / "batch" / "batch_runs.csv").set_index("seed")
-    assert runs.loc[0, "status"] == "complete" and runs.loc[2, "status"] == "complete"
+    assert runs.loc[0, "status"] == "complete"
     assert runs.loc[1, "status"] == "failed" and "less than or equal to 18" in runs.loc[1, "error"]
     summary = json.loads((tmp_path / "batch" / "batch_summary.json").read_text())
-    assert set(summary["analysis"].values()) == {"ok"}
+    assert summary["analysis"] == {"03_standings": "ok"}
     assert (tmp_path / "batch" / "analysis" / "win_rate_ci.png").exists()
     assert (tmp_path / "batch" / "notebooks" / "seed-0.ipynb").exists()
+    assert not (tmp_path / "batch" / "notebooks" / "seed-1.ipynb").exists()  # refused before it ran
+    cells = json.loads((tmp_path / "batch" / "analysis" / "03_standings.ipynb").read_text())["cells"]
+    (injected,) = ["".join(c["source"]) for c in cells if "injected-parameters" in c["metadata"].get("tags", [])]
+    assert str((tmp_path / "batch" / "runs" / "seed-0").resolve()) in injected and "seed-1" not in injected
 
 
 @pytest.mark.slow

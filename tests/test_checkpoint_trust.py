@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from ffbench_lib.cli import main
 from ffbench_lib.runs.batch import load_batch
 from ffbench_lib.config.errors import ConfigError
 from ffbench_lib.config.load import load_config
@@ -28,8 +29,10 @@ STANDARD = REPO / "params" / "standard_10.yaml"
 
 
 @pytest.fixture(scope="module")
-def cache(tmp_path_factory) -> Path:
-    return tmp_path_factory.mktemp("prepared")
+def cache(data_dir) -> Path:
+    """The test run's shared prepared-season cache (FFBENCH_CACHE_DIR, set by conftest): a season another test
+    prepared is loaded, not prepared again."""
+    return Path(os.environ["FFBENCH_CACHE_DIR"])
 
 
 @pytest.fixture(scope="module")
@@ -131,8 +134,9 @@ def _small_league(path: Path, data_dir: Path) -> Path:
     return path
 
 
-def test_the_issue_edit_through_the_cli(tmp_path, disk_env, data_dir, cache):
-    """The tester's edit (+50 points for VORP-1) used to resume with exit 0 and another season: now exit 2."""
+def test_the_issue_edit_through_the_cli(tmp_path, data_dir, cache, capsys):
+    """The tester's edit (+50 points for VORP-1) used to resume with exit 0 and another season: now exit 2 (the CLI
+    in-process: its exit code and message are main's)."""
     cfg = _small_league(tmp_path / "l.yaml", data_dir)
     league = load_config(cfg)
     code_fingerprint.cache_clear()  # the code as the CLI below sees it (other work may have edited it meanwhile)
@@ -141,9 +145,10 @@ def test_the_issue_edit_through_the_cli(tmp_path, disk_env, data_dir, cache):
     cp = json.loads((tmp_path / "run" / "checkpoint.json").read_text())
     TAMPER["records points_for"][0](cp)
     (tmp_path / "run" / "checkpoint.json").write_text(json.dumps(cp))
-    r = _cli(disk_env, "run", cfg, "--out", tmp_path / "run", "--resume", "--quiet")
-    assert r.returncode == 2 and "Traceback" not in r.stderr and r.stderr.count("\n") == 1, r.stderr
-    assert "VORP-1's record (" in r.stderr and "start the run again with another --out" in r.stderr, r.stderr
+    capsys.readouterr()
+    rc, err = main(["run", str(cfg), "--out", str(tmp_path / "run"), "--resume", "--quiet"]), capsys.readouterr().err
+    assert rc == 2 and "Traceback" not in err and err.count("\n") == 1, err
+    assert "VORP-1's record (" in err and "start the run again with another --out" in err, err
 
 
 # ------------------------------------------------------------------------------------------- a failing disk
@@ -166,12 +171,16 @@ def disk_env(data_dir, cache):
 
 
 @pytest.fixture(scope="module")
-def small_whole(disk_env, data_dir, tmp_path_factory) -> tuple[Path, Path]:
-    """The small league run whole through the CLI, once: what each stopped-then-resumed run below must end as."""
+def small_whole(disk_env, data_dir, cache, tmp_path_factory) -> tuple[Path, Path]:
+    """The small league run whole (in-process, as the CLI's ``run_season`` plays it), once: what each
+    stopped-then-resumed run below must end as."""
+    from ffbench_lib.runs.season import run_season
+
     tmp = tmp_path_factory.mktemp("small")
     cfg = _small_league(tmp / "l.yaml", data_dir)
-    r = _cli(disk_env, "run", cfg, "--out", tmp / "whole", "--quiet")
-    assert r.returncode == 0, r.stderr
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("FFBENCH_CACHE_DIR", str(cache))
+        run_season(cfg, out=tmp / "whole", progress=False)
     return cfg, tmp / "whole"
 
 

@@ -11,21 +11,18 @@ import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 import pytest  # noqa: E402
 
-from engine_helpers import demo_league, run_engine  # noqa: E402
 from ffbench_lib.analysis import metrics, power, ratings
 from ffbench_lib.core import stats
 from ffbench_lib.present import plots, report  # noqa: E402
 from ffbench_lib.present.widgets import StandingsReplay  # noqa: E402
+from report_helpers import demo_batch_report, demo_runs as shared_demo_runs  # noqa: E402
 
 
 @pytest.fixture(scope="module")
 def demo_runs(prepared_2024, tmp_path_factory):
     """Two 4-week runs of the demo league (3 adp, 3 vorp, 2 recent_form, 2 random teams: agents meet their own
-    teams)."""
-    root = tmp_path_factory.mktemp("consistency_runs")
-    for seed in range(2):
-        run_engine(demo_league(seed=seed, weeks=4), prepared_2024, root / f"s{seed}")
-    return root
+    teams), played once per test run with test_report's (tests/report_helpers.py): read only."""
+    return shared_demo_runs(tmp_path_factory, prepared_2024)
 
 
 @pytest.fixture(scope="module")
@@ -156,14 +153,16 @@ def test_figures_with_nothing_to_show_shrink_to_a_line(rep):
     plt.close("all")
 
 
-def test_report_page_says_its_stages_centres_its_figures_and_prints_no_kernel_warning(demo_runs, tmp_path, capfd):
-    out = report.build(str(demo_runs), tmp_path / "report.html", progress=True)  # the default on a terminal
-    err = capfd.readouterr().err
+def test_report_page_says_its_stages_centres_its_figures_and_prints_no_kernel_warning(tmp_path_factory):
+    """The demo batch's page (built once with test_report: tests/report_helpers.py), built with progress on, as
+    on a terminal: what it printed on stderr (Python's and the kernel's) and its figures."""
+    folder = demo_batch_report(tmp_path_factory)
+    err = (folder / "stderr.txt").read_text()
     stages = [line for line in re.split(r"[\r\n]", err) if line.startswith("report: ")]
     assert len(stages) == 3 and "executing notebooks/11_report.ipynb" in stages[0] and "page written" in stages[2]
     assert "Executing" in err  # papermill's bar of the cells
     assert "without encryption" not in err  # the kernel's own log is quieted for ffbench's executions
-    page = out.read_text()
+    page = (folder / "report.html").read_text()
     figs = re.findall(r'<img[^>]*class="(ffb-fig|ffb-line)"', page)
     assert figs.count("ffb-fig") >= 6 and len(figs) == report.embedded_images(page) + 1  # + the replay GIF
     assert re.search(r"img\.ffb-fig \{display: block; margin: 8px auto[^}]*width: 100%", page)

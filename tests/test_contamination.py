@@ -3,8 +3,6 @@ of 2024 and their masked twins paired by seed, the verdict's rules on constructe
 batch ``overrides`` that makes a masked twin."""
 import json
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -14,6 +12,7 @@ import pytest
 import yaml
 from scipy import stats as sps
 
+from ffbench_lib import cli
 from ffbench_lib.analysis import contamination as con
 from ffbench_lib.present import plots
 from ffbench_lib.runs.batch import load_batch, run_configs
@@ -24,6 +23,7 @@ from ffbench_lib.llm import FatalLLMError
 from ffbench_lib.runs.notebooks import KERNEL_ARGS, NotebookError, execute
 from ffbench_lib.testing.fake_openai import FakeOpenAIServer
 
+from conftest import built_once
 from engine_helpers import REPO, demo_league, run_engine
 from project_copy import OVERRIDES, copy_project
 
@@ -43,12 +43,14 @@ def short_league(seed: int, weeks: int = 3, information: Information = Informati
 
 @pytest.fixture(scope="module")
 def twins(prepared_2024, tmp_path_factory):
-    """Six short seasons of the 10 demo bots and their masked twins (same league and seeds)."""
-    root = tmp_path_factory.mktemp("twins")
-    for seed in SEEDS:
-        run_engine(short_league(seed), prepared_2024, root / "unmasked" / f"seed-{seed}")
-        run_engine(short_league(seed, information=MASKED), prepared_2024, root / "masked" / f"seed-{seed}")
-    return root
+    """Six short seasons of the 10 demo bots and their masked twins (same league and seeds), played once per test
+    run (built_once: every xdist worker running a test of this file reads the same folder; read, never written)."""
+    def build(root):
+        for seed in SEEDS:
+            run_engine(short_league(seed), prepared_2024, root / "unmasked" / f"seed-{seed}")
+            run_engine(short_league(seed, information=MASKED), prepared_2024, root / "masked" / f"seed-{seed}")
+
+    return built_once(tmp_path_factory, "contamination-twins", build)
 
 
 def hand_points(run: Path) -> pd.Series:
@@ -338,7 +340,7 @@ def test_probe_files_are_checked(twins, tmp_path):
     f = tmp_path / "probe.json"
     f.write_text(json.dumps({"season": 2023, "models": []}))
     with pytest.raises(con.ContaminationError, match=r"probed season 2023, the runs played 2024"):
-        con.compare(twins / "unmasked", twins / "masked", f)
+        con.compare([twins / "unmasked" / "seed-0"], [twins / "masked" / "seed-0"], f)  # one pair is enough
     f.write_text(json.dumps({"season": 2024, "models": [{"model": "openai/x"}]}))
     with pytest.raises(con.ContaminationError, match=r"models.0.agent_id: Field required"):
         con.load_probe(f)
@@ -380,7 +382,7 @@ def test_runs_the_engine_mostly_played_are_refused(prepared_2024, tmp_path, monk
 
 
 # --------------------------------------------------------------------------- the batch twin
-def test_batch_overrides_make_a_masked_twin(tmp_path):
+def test_batch_overrides_make_a_masked_twin(tmp_path, capsys):
     spec = {"name": "demo_masked", "base": str(REPO / "params" / "demo.yaml"), "seeds": [0, 1, 2],
             "overrides": {"information": {"masking": "players_and_teams"}, "weeks": 3,
                           "trades": {"weeks": [2], "max_players_per_side": 2}},
@@ -405,9 +407,10 @@ def test_batch_overrides_make_a_masked_twin(tmp_path):
         with pytest.raises(ConfigError) as err:
             load_batch(f)
         assert words in str(err.value)
-    r = subprocess.run([sys.executable, "-m", "ffbench_lib", "batch", str(f)], capture_output=True, text=True,
-                       timeout=300)
-    assert r.returncode == 2 and words in r.stderr and "Traceback" not in r.stderr  # the last bad spec, as the CLI says it
+    capsys.readouterr()
+    code = cli.main(["batch", str(f)])  # in-process (the real CLI subprocess refusing: test_bad_input)
+    err = capsys.readouterr().err
+    assert code == 2 and words in err and "Traceback" not in err  # the last bad spec, as the CLI says it
 
 
 def test_batch_overrides_merge_into_the_base(tmp_path):

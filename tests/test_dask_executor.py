@@ -51,6 +51,15 @@ def local_batch(tmp_path_factory, data_dir):
     return tmp / "batch"
 
 
+@pytest.fixture(scope="module")
+def shared_cluster():
+    """One LocalCluster of 2 worker processes for the tests on an existing scheduler (--scheduler's path); a worker
+    a test kills is started again by its nanny. Each test first waits for both workers."""
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0",
+                                  silence_logs=40) as cluster, distributed.Client(cluster) as client:
+        yield cluster, client
+
+
 def assert_same_batch(local: Path, other: Path) -> list[list]:
     """Every run's files and config byte for byte (run.json apart from a resume list), batch_runs.csv apart
     from the seconds; returns each run's resumes."""
@@ -64,13 +73,18 @@ def assert_same_batch(local: Path, other: Path) -> list[list]:
     return resumes
 
 
-def test_dask_batch_equals_the_local_batch_byte_for_byte(local_batch, tmp_path, data_dir):
-    """The CLI's --executor dask on an embedded LocalCluster of 2 worker processes; the dashboard is printed."""
-    r = cli(str(spec_file(tmp_path)), "--executor", "dask", "--workers", "2", "--quiet",
-            env={"FFBENCH_DATA_DIR": str(data_dir)})
-    assert r.returncode == 0, r.stderr
-    assert f"batch t: {len(SEEDS)}/{len(SEEDS)} runs complete" in r.stdout
-    (line,) = [ln for ln in r.stderr.splitlines() if "Dask dashboard: http://" in ln]
+def test_dask_batch_equals_the_local_batch_byte_for_byte(local_batch, tmp_path, data_dir, capsys, monkeypatch):
+    """The CLI's --executor dask on an embedded LocalCluster of 2 worker processes; the dashboard is printed. The
+    CLI's main() in this process (the workers and their kernels are processes; a CLI process: the refusals and
+    the interrupted batch below)."""
+    from ffbench_lib.cli import main
+
+    monkeypatch.setenv("FFBENCH_DATA_DIR", str(data_dir))
+    code = main(["batch", str(spec_file(tmp_path)), "--executor", "dask", "--workers", "2", "--quiet"])
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    assert f"batch t: {len(SEEDS)}/{len(SEEDS)} runs complete" in out
+    (line,) = [ln for ln in err.splitlines() if "Dask dashboard: http://" in ln]
     assert_same_batch(local_batch, tmp_path / "batch")
 
 
@@ -81,43 +95,43 @@ def _alive(p) -> bool:
         return False
 
 
-def test_worker_killed_mid_season_is_resumed_elsewhere_and_its_kernel_ends(local_batch, tmp_path, data_dir,
-                                                                          monkeypatch):
+def test_worker_killed_mid_season_is_resumed_elsewhere_and_its_kernel_ends(local_batch, shared_cluster, tmp_path,
+                                                                          data_dir, monkeypatch):
     """An existing scheduler (--scheduler's path): kill -9 the worker running a season once it has a checkpoint;
     Dask retries the task, the run resumes from its checkpoint, and the killed worker's kernel exits (one writer)."""
     monkeypatch.setenv("FFBENCH_DATA_DIR", str(data_dir))
     f = spec_file(tmp_path, executor="dask", workers=1)
-    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0",
-                                  silence_logs=40) as cluster, distributed.Client(cluster) as client:
-        box: dict = {}
-        batch = threading.Thread(target=lambda: box.update(summary=run_batch(f, progress=False,
-                                                                             scheduler=cluster.scheduler_address)))
-        batch.start()
-        try:
-            victim, killed, deadline = None, None, time.time() + 240
-            while victim is None and time.time() < deadline and batch.is_alive():
-                for seed in SEEDS:
-                    run = tmp_path / "batch" / "runs" / f"seed-{seed}"
-                    if (run / "checkpoint.json").exists():
-                        busy = {w: keys for w, keys in client.processing().items()}
-                        victim = next((w for w, keys in busy.items() if any(f"-seed{seed}-" in str(k) for k in keys)),
-                                      None)
-                        if victim is not None:
-                            killed = seed
-                            break
-                time.sleep(0.05)
-            assert victim is not None, "no run reached a checkpoint while its task ran"
-            pid = client.run(os.getpid, workers=[victim])[victim]
-            unfinished = json.loads((tmp_path / "batch" / "runs" / f"seed-{killed}" / "run.json").read_text())
-            unfinished = unfinished["status"] != "complete"
-            family = psutil.Process(pid).children(recursive=True)
-            os.kill(pid, signal.SIGKILL)
-            deadline = time.time() + 30  # a bound, not a timing assertion: ipykernel polls its parent every 1 s
-            while time.time() < deadline and any(_alive(p) for p in family):
-                time.sleep(0.2)
-            assert family and not [p.pid for p in family if _alive(p)], "the killed worker's kernel lives on"
-        finally:
-            batch.join(timeout=600)
+    cluster, client = shared_cluster
+    client.wait_for_workers(2, timeout=120)
+    box: dict = {}
+    batch = threading.Thread(target=lambda: box.update(summary=run_batch(f, progress=False,
+                                                                         scheduler=cluster.scheduler_address)))
+    batch.start()
+    try:
+        victim, killed, deadline = None, None, time.time() + 240
+        while victim is None and time.time() < deadline and batch.is_alive():
+            for seed in SEEDS:
+                run = tmp_path / "batch" / "runs" / f"seed-{seed}"
+                if (run / "checkpoint.json").exists():
+                    busy = {w: keys for w, keys in client.processing().items()}
+                    victim = next((w for w, keys in busy.items() if any(f"-seed{seed}-" in str(k) for k in keys)),
+                                  None)
+                    if victim is not None:
+                        killed = seed
+                        break
+            time.sleep(0.05)
+        assert victim is not None, "no run reached a checkpoint while its task ran"
+        pid = client.run(os.getpid, workers=[victim])[victim]
+        unfinished = json.loads((tmp_path / "batch" / "runs" / f"seed-{killed}" / "run.json").read_text())
+        unfinished = unfinished["status"] != "complete"
+        family = psutil.Process(pid).children(recursive=True)
+        os.kill(pid, signal.SIGKILL)
+        deadline = time.time() + 30  # a bound, not a timing assertion: ipykernel polls its parent every 1 s
+        while time.time() < deadline and any(_alive(p) for p in family):
+            time.sleep(0.2)
+        assert family and not [p.pid for p in family if _alive(p)], "the killed worker's kernel lives on"
+    finally:
+        batch.join(timeout=600)
     assert box["summary"]["complete"] == len(SEEDS) and box["summary"]["failed"] == []
     resumes = assert_same_batch(local_batch, tmp_path / "batch")
     assert resumes[SEEDS.index(killed)] or not unfinished  # killed mid-season: the retry resumed the checkpoint
@@ -176,38 +190,38 @@ def test_scheduler_needs_the_dask_executor(tmp_path, capsys):
         assert "write it as tcp://HOST:PORT" in r.stderr and not (tmp_path / "batch").exists()
 
 
-def test_interrupted_batch_ends_its_leagues_on_an_existing_cluster(tmp_path, data_dir):
+def test_interrupted_batch_ends_its_leagues_on_an_existing_cluster(shared_cluster, tmp_path, data_dir):
     """Ctrl-C of a batch on an existing scheduler: the running leagues' kernels (children of the workers, which
     live on) are ended before the batch exits, so no season plays on, and pays, after it; the runs stay
     resumable (their locks free, not complete); the message says how to resume."""
     from filelock import FileLock
 
     f = spec_file(tmp_path, executor="dask", seeds=[0, 1], overrides={})  # full seasons: still running at the ^C
-    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0",
-                                  silence_logs=40) as cluster, distributed.Client(cluster) as client:
-        batch = subprocess.Popen([sys.executable, "-m", "ffbench_lib", "batch", str(f), "--scheduler",
-                                  cluster.scheduler_address, "--quiet"], cwd=REPO, text=True,
-                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                 env={**os.environ, "FFBENCH_DATA_DIR": str(data_dir)})
-        runs = [tmp_path / "batch" / "runs" / f"seed-{s}" for s in (0, 1)]
-        deadline = time.time() + 240
-        while not any((r / "checkpoint.json").exists() for r in runs) and time.time() < deadline:
-            assert batch.poll() is None, batch.communicate()
-            time.sleep(0.1)
-        workers = client.run(os.getpid).values()
-        kernels = [p for w in workers for p in psutil.Process(w).children(recursive=True)]
-        assert kernels, "no league was running on the workers"
-        batch.send_signal(signal.SIGINT)
-        out, err = batch.communicate(timeout=180)
-        for run in runs:  # at once: no kernel holds a run any more (a season takes seconds; it had just begun)
-            with FileLock(run / ".lock", timeout=0):
-                pass
-        state = {run: digests(run) for run in runs}
-        deadline = time.time() + 10  # a bound for the OS to reap them, not a timing assertion
-        while time.time() < deadline and any(_alive(p) for p in kernels):
-            time.sleep(0.2)
-        assert not [p.pid for p in kernels if _alive(p)], "a league plays on after the batch exited"
-        assert {run: digests(run) for run in runs} == state  # nothing written since the batch exited
+    cluster, client = shared_cluster
+    client.wait_for_workers(2, timeout=120)
+    batch = subprocess.Popen([sys.executable, "-m", "ffbench_lib", "batch", str(f), "--scheduler",
+                              cluster.scheduler_address, "--quiet"], cwd=REPO, text=True,
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                             env={**os.environ, "FFBENCH_DATA_DIR": str(data_dir)})
+    runs = [tmp_path / "batch" / "runs" / f"seed-{s}" for s in (0, 1)]
+    deadline = time.time() + 240
+    while not any((r / "checkpoint.json").exists() for r in runs) and time.time() < deadline:
+        assert batch.poll() is None, batch.communicate()
+        time.sleep(0.1)
+    workers = client.run(os.getpid).values()
+    kernels = [p for w in workers for p in psutil.Process(w).children(recursive=True)]
+    assert kernels, "no league was running on the workers"
+    batch.send_signal(signal.SIGINT)
+    out, err = batch.communicate(timeout=180)
+    for run in runs:  # at once: no kernel holds a run any more (a season takes seconds; it had just begun)
+        with FileLock(run / ".lock", timeout=0):
+            pass
+    state = {run: digests(run) for run in runs}
+    deadline = time.time() + 10  # a bound for the OS to reap them, not a timing assertion
+    while time.time() < deadline and any(_alive(p) for p in kernels):
+        time.sleep(0.2)
+    assert not [p.pid for p in kernels if _alive(p)], "a league plays on after the batch exited"
+    assert {run: digests(run) for run in runs} == state  # nothing written since the batch exited
     assert batch.returncode == 130 and "Traceback" not in err, err
     assert "interrupted (SIGINT); run the same command again to resume" in err and "ended" in err, err
 

@@ -2,6 +2,7 @@
 import json
 import random
 
+import numpy as np
 import pytest
 
 from ffbench_lib.config.league import Roster
@@ -46,19 +47,31 @@ def test_roster_from_rules_is_cached_per_rules_and_follows_a_change():
     assert wider.FLEX == 2 and a.FLEX == 1
 
 
-def test_player_week_cache_hands_out_fresh_copies_equal_to_a_fresh_build(prepared_2024):
-    """A cached card equals one built by a new firewall, and changing a returned card changes no later one."""
+def test_player_week_cache_is_a_fresh_build_and_refuses_changes(prepared_2024):
+    """A cached card equals one built by a new firewall; a view's shared parts (cards, their lists, the rules)
+    refuse any change loudly, so no view can change another's, and a copy of one is plain and mutable."""
+    import copy
+    import pickle
+
     league = demo_league()
     fw, fresh = Firewall(prepared_2024, league), Firewall(prepared_2024, league)
     pid = next(iter(sorted(fw.week(5).known_players() & fw.catalog.preseason_ids)))
     card = fw.player_week(pid, 5)
-    card["recent"].append([99, 99.0])
-    card["zero_flags"].append("edited")
-    card["proj_week"] = -1
-    assert fw.player_week(pid, 5) == fresh.player_week(pid, 5) != card
+    assert card == fresh.player_week(pid, 5) and fw.player_week(pid, 5) is card
     rules = fw.rules()
-    rules["roster_slots"]["QB"] = 9
-    assert fw.rules() == fresh.rules()
+    for change in (lambda: card["recent"].append([99, 99.0]), lambda: card["zero_flags"].extend(["x"]),
+                   lambda: card.__setitem__("proj_week", -1), lambda: card.update(proj_week=-1),
+                   lambda: card.pop("id"), lambda: card["recent"].sort(), lambda: rules["roster_slots"].clear(),
+                   lambda: rules.__setitem__("bench", 9), lambda: fw.player_card(pid).setdefault("new", 1)):
+        with pytest.raises(TypeError, match="read-only"):
+            change()
+    assert card == fresh.player_week(pid, 5) and rules == fresh.rules()
+    for plain in (copy.deepcopy(card), pickle.loads(pickle.dumps(card))):
+        plain["recent"].append([99, 99.0])
+        assert type(plain) is dict and type(plain["recent"]) is list and plain != card
+    mine = dict(card)
+    mine["proj_week"] = -1
+    assert card["proj_week"] != -1
 
 
 def test_views_follow_roster_changes(prepared_2024):
@@ -81,22 +94,34 @@ ODD_VALUES = [None, True, 0, -1.5, 1e-05, 2.5e16, "", "a, b: c", "quote \" insid
               "tab\tnew\nline", {"k, ey": [1, 2, {"x": ":"}]}, [], {}, [[]], {"": None}]
 
 
-def test_a_decision_line_built_around_the_view_encoding_is_json_dumps():
-    """The line spliced around the view's canonical encoding is byte for byte json.dumps of the record, whatever
-    the view holds (separators inside strings, escaped quotes: then it is encoded again), extra keys included."""
+ODD_LEAVES = [float("nan"), float("inf"), -float("inf"), 1e300, -0.0, 10**30, False, ("tu", "ple"), {3: "int key"},
+              {1.5: "float key", 2: 1}, {None: 0}, {True: 1, 2: 0}, frozenset({1}), object, np.float64(2.5), np.int64(7), np.float32(0.1), "\u2028 \x00 \U0001f600"]
+
+
+def test_views_and_decision_lines_with_shared_parts_are_json_dumps():
+    """canonical_json and the decision line, built around the kept encodings of read-only parts, are byte for byte
+    json.dumps of the same values, whatever they hold (separators and quotes inside strings, non-ASCII, NaN and
+    infinities, exponents, int/float/None keys, tuples, default=str), frozen at any depth or not, encoded again."""
+    from ffbench_lib.game.frozen import freeze
     from ffbench_lib.game.views import canonical_json, spaced_json
     from ffbench_lib.runs.rundir import _line
 
     rng = random.Random(27)
-    for i in range(300):
-        view = {f"k{j}": rng.choice(ODD_VALUES) for j in range(rng.randint(0, 6))}
-        view["cards"] = [{"id": f"p{j}", "pts": [rng.random() * 30, None], "note": rng.choice(ODD_VALUES)}
+    for i in range(400):
+        def value(depth=0):
+            v = rng.choice(ODD_VALUES + ODD_LEAVES)
+            if depth < 2 and rng.random() < 0.4:
+                v = {f"c{j}": value(depth + 1) for j in range(rng.randint(0, 3))}
+            return freeze(v) if rng.random() < 0.5 else v
+        view = {f"k{j}": value() for j in range(rng.randint(0, 6))}
+        view["cards"] = [freeze({"id": f"p{j}", "pts": [rng.random() * 30, None], "note": value()})
                          for j in range(rng.randint(0, 4))]
-        record = {"run_id": "r", "view": view, "view_hash": "h", "raw_answer": rng.choice(ODD_VALUES),
-                  "zeta": i, "applied": {"a": [1, "x, y"]}, "week": None}
-        text = canonical_json(view)
-        plain = json.dumps(record, sort_keys=True, ensure_ascii=False, default=str)
-        assert _line(record, text) == plain == _line(record)
+        record = {"run_id": "r", "view": view, "view_hash": "h", "raw_answer": value(), "zeta": i,
+                  "applied": {"a": [1, "x, y"]}, "week": None}
+        for _ in range(2):  # the second time from the kept encodings
+            text = canonical_json(view)
+            assert text == json.dumps(view, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
+            assert _line(record) == json.dumps(record, sort_keys=True, ensure_ascii=False, default=str)
         spaced = spaced_json(text)
         assert spaced is None or spaced == json.dumps(view, sort_keys=True, ensure_ascii=False, default=str)
 
@@ -121,3 +146,33 @@ def test_secret_values_follow_the_environment_and_the_registry(monkeypatch):
     finally:
         secrets._REGISTERED.discard(extra)
     assert secrets.scrub(extra) == extra
+
+
+def test_checkpoint_text_with_kept_row_encodings_is_json_dumps(prepared_2024, tmp_path):
+    """A played season's checkpoint, built from the rows' kept encodings, is json.dumps of the state after every
+    checkpoint (rows added, a table replaced or reordered, a plain row put in), and after a round trip; rows are
+    read-only once added."""
+    import asyncio
+
+    from ffbench_lib.game.state import _plain
+    from ffbench_lib.runs.runner import Engine
+
+    league = demo_league(weeks=3)
+    state = asyncio.run(Engine(league, prepared_2024, tmp_path / "run", progress=False).run())
+
+    def plain(s):
+        return json.dumps(s.to_dict(), separators=(",", ":"), ensure_ascii=False, default=_plain)
+
+    assert state.to_json() == plain(state)
+    with pytest.raises(TypeError, match="read-only"):
+        state.tables["lineups"][0]["points"] = 99.0
+    state.add_rows("lineups", [{**state.tables["lineups"][0], "points": 1.5, "slot": "naïve \"QB\""}])
+    state.tables["bench"] = list(reversed(state.tables["bench"]))
+    state.tables["rosters"].insert(1, {"week": 1, "team": "x", "agent": "y", "player_id": "p", "position": np.str_("QB")})
+    state.tables["rosters"].pop()
+    for _ in range(2):
+        assert state.to_json() == plain(state)
+    again = LeagueState.from_json(state.to_json())
+    assert again.to_json() == state.to_json() == plain(again)
+    with pytest.raises(TypeError, match="read-only"):
+        again.tables["draft_picks"][0]["shortlist"].append("p")

@@ -45,8 +45,13 @@ def field_batch(prepared_2024, tmp_path_factory):
     return out
 
 
-def test_duplicate_scores_subtract_the_reference_on_the_same_seed(field_batch):
-    loaded = field.load(field_batch)
+@pytest.fixture(scope="module")
+def loaded(field_batch):
+    """The field batch loaded once (loading is most of these tests' time) for the tests that only read it."""
+    return field.load(field_batch)
+
+
+def test_duplicate_scores_subtract_the_reference_on_the_same_seed(field_batch, loaded):
     assert loaded.manifest.seat == SEAT and loaded.runs["meta"]["run_id"].nunique() == 6
     seat = field.seat_results(loaded.runs, loaded.manifest, loaded.folder)
     assert set(zip(seat["agent"], seat["seed"])) == {(a, s) for a in CANDIDATES for s in SEEDS}
@@ -79,8 +84,7 @@ def test_duplicate_scores_subtract_the_reference_on_the_same_seed(field_batch):
                                                  / g["dup"].var(ddof=1))
 
 
-def test_pairwise_is_a_paired_t_test_with_holm(field_batch):
-    loaded = field.load(field_batch)
+def test_pairwise_is_a_paired_t_test_with_holm(loaded):
     scores = field.duplicate_scores(field.seat_results(loaded.runs, loaded.manifest), loaded.manifest)
     pw = field.pairwise(scores)
     assert len(pw) == 3 and set(pw["ci_method"]) <= {"t-interval"}
@@ -95,8 +99,7 @@ def test_pairwise_is_a_paired_t_test_with_holm(field_batch):
     assert (pw["p_holm"] >= pw["p_value"]).all()
 
 
-def test_missing_reference_run_is_refused_naming_the_seed(field_batch):
-    loaded = field.load(field_batch)
+def test_missing_reference_run_is_refused_naming_the_seed(loaded):
     runs = loaded.runs
     keep = runs["meta"].loc[~((runs["meta"]["path"].str.contains("bot-adp")) & (runs["meta"]["seed"] == 1)),
                             "path"].tolist()
@@ -106,8 +109,7 @@ def test_missing_reference_run_is_refused_naming_the_seed(field_batch):
         field.duplicate_scores(seat, partial.manifest)
 
 
-def test_power_table_from_the_field_batch(field_batch):
-    loaded = field.load(field_batch)
+def test_power_table_from_the_field_batch(loaded):
     t = pair_table(loaded.runs, manifest=loaded.manifest)
     assert t.summary["design"] == "field" and t.summary["m"] == 3 and t.summary["seeds"] == 2
     assert len(t.pairs) == 2 and list(t.agents["rank"]) == [1, 2, 3]
@@ -131,6 +133,31 @@ def _full_league(field_batch, tmp_path):
 
 
 def _cli(*args):
+    """``ffbench power ARGS`` through the CLI's main() in this process (a process start is seconds; the exit codes
+    and messages through a real process: test_a_broken_manifest_is_named). A Python warning that escaped the
+    command goes to stderr as the interpreter would print it, so "no UserWarning there" can still fail."""
+    import contextlib
+    import io
+    import warnings
+
+    from ffbench_lib.cli import main
+
+    out, err = io.StringIO(), io.StringIO()
+    with warnings.catch_warnings(record=True) as leaked, contextlib.redirect_stdout(out), \
+            contextlib.redirect_stderr(err):
+        warnings.simplefilter("always")
+        try:
+            code = main(["power", *map(str, args)])
+        except SystemExit as exc:  # argparse's own refusals
+            code = exc.code
+    hidden = (DeprecationWarning, PendingDeprecationWarning, ImportWarning, ResourceWarning)  # Python's default
+    shown = "".join(warnings.formatwarning(w.message, w.category, w.filename, w.lineno) for w in leaked
+                    if not issubclass(w.category, hidden))
+    return subprocess.CompletedProcess(args, code, out.getvalue(), err.getvalue() + shown)
+
+
+def _process(*args):
+    """``ffbench power ARGS`` as a user runs it: its own process."""
     env = {**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
     return subprocess.run([sys.executable, "-m", "ffbench_lib", "power", *map(str, args)], capture_output=True,
                           text=True, cwd=REPO, env=env, timeout=300)
@@ -176,9 +203,8 @@ def test_power_command_bad_input_exits_2(field_batch, tmp_path):
     assert bad.returncode == 2 and "between 0 and 1" in bad.stderr
 
 
-def test_agents_mostly_played_by_fallbacks_are_not_ranked(field_batch):
+def test_agents_mostly_played_by_fallbacks_are_not_ranked(loaded):
     """bot:random's decisions relabelled as engine fallbacks: it keeps its row, unranked, out of every family."""
-    loaded = field.load(field_batch)
     runs = dict(loaded.runs)
     dec = runs["decisions"].copy()
     dec.loc[dec["agent"] == "bot:random", "decided_by"] = "fallback"
@@ -203,7 +229,7 @@ def test_runs_of_another_batch_are_refused(field_batch, tmp_path):
 
 def test_a_broken_manifest_is_named(tmp_path):
     (tmp_path / field_record.MANIFEST).write_text('{"name": "x"}')
-    r = _cli(tmp_path)
+    r = _process(tmp_path)  # the one real process of this file
     assert r.returncode == 2 and "Traceback" not in r.stderr and "field.json: not a field manifest" in r.stderr
     # the batch refuses a corrupt manifest until it is deleted: the fix says so
     assert "delete" in r.stderr and "re-run the batch (it rewrites it from the spec; the runs are kept)" in r.stderr

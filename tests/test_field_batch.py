@@ -1,5 +1,5 @@
 """Field batches (``design: field``, issue #14): every candidate plays the same seat of the same league on the same
-seeds. Real short leagues (3 weeks) through the real batch; the checks are what field mode relies on: per seed the
+seeds. Real short leagues (3 weeks; the fewest leagues a field has: 2 candidates and the reference x 2 seeds) through the real batch; the checks are what field mode relies on: per seed the
 same schedule and draft order in every candidate's league, only the seat's agent changed, runs reused on re-run."""
 import json
 import re
@@ -10,7 +10,9 @@ import pytest
 import yaml
 
 from ffbench_lib.records import field as field_record
-from ffbench_lib.runs.batch import field_plan, load_batch, run_batch
+from ffbench_lib.runs.batch import field_plan, load_batch, run_batch, run_configs
+from ffbench_lib.runs.season import run_season
+from ffbench_lib.config.league import League
 from ffbench_lib.config.errors import ConfigError
 from ffbench_lib.runs.rundir import RunDir
 
@@ -23,7 +25,7 @@ BOTS = {s: {"kind": "bot", "strategy": s} for s in ("adp", "vorp", "recent_form"
 
 def field_spec(tmp_path, name="batch.yaml", out="batch", **fieldkw):
     """A field batch file over the demo league (seat VORP-1, 3 weeks); ``fieldkw`` replaces keys of ``field``."""
-    fld = {"seat": "VORP-1", "candidates": [BOTS["adp"], BOTS["random"], BOTS["recent_form"]], **fieldkw}
+    fld = {"seat": "VORP-1", "candidates": [BOTS["adp"], BOTS["random"]], **fieldkw}
     d = {"name": "t", "base": str(BASE), "design": "field", "field": fld, "seeds": [0, 1], "workers": 2,
          "out": str(tmp_path / out), "analysis": False, "overrides": SHORT}
     f = tmp_path / name
@@ -43,13 +45,27 @@ def edited(f, **top):
     return f
 
 
+#: the one league of the module's batch that its workers play through the season notebook (the others are played
+#: in this process first and reused by the batch)
+PLAYED = ("reference", 1)
+
+
 @pytest.fixture(scope="module")
 def field_batch(tmp_path_factory, data_dir):
-    """3 candidates x 2 seeds, reference = the seat's own agent (bot:vorp, not a candidate: runs/reference)."""
+    """2 candidates x 2 seeds, reference = the seat's own agent (bot:vorp, not a candidate: runs/reference). All but
+    one league are played first in this process (run_season, what the season notebook calls, on the batch's own
+    configs, into the folders field_plan names): the batch reuses those only if its plan puts the same configs in
+    the same folders, and its workers play the last one through the notebook. One kernel instead of six."""
     tmp = tmp_path_factory.mktemp("field")
     f = field_spec(tmp)
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("FFBENCH_DATA_DIR", str(data_dir))
+        spec, base = load_batch(f)
+        for entry in field_plan(spec, base)[1]:
+            for seed, cfg in run_configs(spec, base, entry.agent).items():
+                if (entry.label, seed) != PLAYED:
+                    run_season(League.model_validate(cfg), out=tmp / "batch" / entry.folder / f"seed-{seed}",
+                               progress=False)
         summary = run_batch(f, progress=False)
     return f, tmp / "batch", summary
 
@@ -57,20 +73,23 @@ def field_batch(tmp_path_factory, data_dir):
 @pytest.mark.slow
 def test_field_batch_writes_manifest_and_one_league_per_candidate_and_seed(field_batch):
     f, out, summary = field_batch
-    assert summary["complete"] == 8 and summary["failed"] == [] and summary["design"] == "field"
+    assert summary["complete"] == 6 and summary["failed"] == [] and summary["design"] == "field"
     manifest = field_record.Manifest.model_validate_json((out / field_record.MANIFEST).read_text())
     assert manifest == field_record.Manifest(
         name="t", seat="VORP-1", reference="bot:vorp", reference_dir="runs/reference", seeds=[0, 1],
-        candidates={"bot:adp": "runs/bot-adp", "bot:random": "runs/bot-random",
-                    "bot:recent_form": "runs/bot-recent_form"})
+        candidates={"bot:adp": "runs/bot-adp", "bot:random": "runs/bot-random"})
     runs = pd.read_csv(out / "batch_runs.csv")
     assert list(runs.columns[:3]) == ["candidate", "seed", "status"]
+    played = (runs["candidate"] == PLAYED[0]) & (runs["seed"] == PLAYED[1])
+    assert runs.loc[~played, "skipped"].eq(True).all()  # played by the fixture: the batch found them and reused them
+    assert runs.loc[played, "skipped"].ne(True).all() and played.sum() == 1  # played by the batch's worker
     assert sorted(zip(runs["candidate"], runs["seed"])) == sorted(
-        (c, s) for c in ("bot:adp", "bot:random", "bot:recent_form", "reference") for s in (0, 1))
+        (c, s) for c in ("bot:adp", "bot:random", "reference") for s in (0, 1))
     dirs = [out / d / f"seed-{s}" for d in [*manifest.candidates.values(), manifest.reference_dir] for s in (0, 1)]
     assert all(RunDir(d).meta().status == "complete" for d in dirs)
-    assert (out / "configs" / "bot-adp" / "seed-0.yaml").is_file()
+    assert (out / "configs" / "reference" / "seed-1.yaml").is_file()  # written for the league it plays
     assert (out / "notebooks" / "reference" / "seed-1.ipynb").is_file()
+    assert not list((out / "notebooks").glob("bot-*/*.ipynb"))  # the reused leagues were not played again
     found = field_record.find_manifest([dirs[0]])
     assert found is not None and found[0] == manifest and found[1] == out.resolve()
 
@@ -84,8 +103,7 @@ def test_field_leagues_of_a_seed_share_schedule_draft_order_and_opponents(field_
     seat_slot = {}
     for seed in (0, 1):
         pairings, orders = set(), set()
-        for folder, agent in (("bot-adp", "bot:adp"), ("bot-random", "bot:random"),
-                              ("bot-recent_form", "bot:recent_form"), ("reference", "bot:vorp")):
+        for folder, agent in (("bot-adp", "bot:adp"), ("bot-random", "bot:random"), ("reference", "bot:vorp")):
             run = RunDir(out / "runs" / folder / f"seed-{seed}")
             m = run.table("matchups")
             pairings.add(frozenset(frozenset(p) for p in m.loc[m["week"] == 1, ["team", "opponent"]].values))
@@ -106,7 +124,7 @@ def test_field_rerun_skips_complete_runs(field_batch, data_dir, monkeypatch):
     manifest = (out / field_record.MANIFEST).read_text()
     before = (out / "runs" / "bot-adp" / "seed-0" / "run.json").stat().st_mtime_ns
     summary = run_batch(f, progress=False)
-    assert summary["complete"] == 8
+    assert summary["complete"] == 6
     runs = pd.read_csv(out / "batch_runs.csv")
     assert runs["skipped"].all() and (runs["seconds"] == 0).all()
     assert (out / "runs" / "bot-adp" / "seed-0" / "run.json").stat().st_mtime_ns == before
@@ -130,9 +148,9 @@ def test_field_batch_out_of_another_seat_reference_or_design_is_refused(field_ba
         load_batch(variant(seat="ADP-1", reference=BOTS["vorp"]))
     with pytest.raises(ConfigError, match=r"reference: 'bot:vorp' there, 'bot:adp' now"):
         load_batch(variant(reference=BOTS["adp"]))
-    with pytest.raises(ConfigError, match=r"field.candidates: .* holds runs of bot:recent_form, which this spec "
+    with pytest.raises(ConfigError, match=r"field.candidates: .* holds runs of bot:random, which this spec "
                                           r"drops; add them back or use another out"):
-        load_batch(variant(candidates=[BOTS["adp"], BOTS["random"]]))
+        load_batch(variant(candidates=[BOTS["adp"], BOTS["recent_form"]]))
     load_batch(variant(candidates=[*spec["field"]["candidates"], BOTS["vorp"]]))  # a new candidate: fine
     rotate = {k: v for k, v in spec.items() if k != "field"} | {"design": "rotate"}
     g.write_text(yaml.safe_dump(rotate))
@@ -156,9 +174,9 @@ def test_spec_change_that_makes_the_runs_another_config_is_refused_before_writin
     g.write_text(f.read_text())
     edited(g, **top)
     before = {name: (out / name).read_bytes() for name in RECORDS}
-    one_problem(g, rf"^out: {re.escape(str(out))} holds 8 run\(s\) of another config \({keys}\): the batch spec "
+    one_problem(g, rf"^out: {re.escape(str(out))} holds 6 run\(s\) of another config \({keys}\): the batch spec "
                    r"changed since they ran; use another out, or restore the spec to reuse them$")
-    with pytest.raises(ConfigError, match="holds 8 run"):
+    with pytest.raises(ConfigError, match="holds 6 run"):
         run_batch(g, progress=False)
     assert {name: (out / name).read_bytes() for name in RECORDS} == before
 
@@ -179,7 +197,7 @@ def test_corrupt_manifest_is_named_and_rewritten_once_deleted(field_batch, data_
                        rf"{re.escape(str(manifest))} to let the batch rewrite it from the spec \(its runs are kept and "
                        r"reused when their configs match\), or use another out$")
         manifest.unlink()
-        assert run_batch(f, progress=False)["complete"] == 8
+        assert run_batch(f, progress=False)["complete"] == 6
         assert pd.read_csv(out / "batch_runs.csv")["skipped"].all()
         rewritten = manifest.read_text()
     finally:
@@ -316,17 +334,17 @@ def test_notebook_08_reads_a_field_batch_as_one(field_batch, tmp_path):
     assert not [o for c in cells for o in c.get("outputs", []) if o.get("output_type") == "error"]
     text = " ".join("".join(o.get("text", "")) + "".join(o.get("data", {}).get("text/plain", ""))
                     for c in cells for o in c.get("outputs", []))
-    assert "8 runs: 3 candidates and the reference × 2 seeds of the 2024 season" in text
+    assert "6 runs: 2 candidates and the reference × 2 seeds of the 2024 season" in text
     assert "over 2 seeds of the 2024 season (one league per candidate each)" in text
     board = pd.read_csv(tmp_path / "leaderboard.csv").set_index("agent")
-    assert board.loc[["bot:adp", "bot:random", "bot:recent_form", "bot:vorp"], "n_runs"].tolist() == [2, 2, 2, 2]
+    assert board.loc[["bot:adp", "bot:random", "bot:vorp"], "n_runs"].tolist() == [2, 2, 2]
     assert {"field:bot:adp", "field:bot:vorp"} <= set(board.index)  # the baseline teams, apart from the seat
     scores = pd.read_csv(tmp_path / "field_scores.csv")
-    assert len(scores) == 8 and (scores.loc[scores["agent"] == "bot:vorp", "dup"] == 0).all()
+    assert len(scores) == 6 and (scores.loc[scores["agent"] == "bot:vorp", "dup"] == 0).all()
     pairs = pd.read_csv(tmp_path / "field_pairwise.csv")
     outside = pairs[(pairs["agent_a"] == "bot:vorp") | (pairs["agent_b"] == "bot:vorp")]
-    assert len(outside) == 3 and outside["p_holm"].isna().all()  # the reference: a yardstick, not a hypothesis
-    assert pd.read_csv(tmp_path / "friedman.csv")["n_runs"].eq(2).all()  # blocks are the 2 seeds, not 8 runs
+    assert len(outside) == 2 and outside["p_holm"].isna().all()  # the reference: a yardstick, not a hypothesis
+    assert pd.read_csv(tmp_path / "friedman.csv")["n_runs"].eq(2).all()  # blocks are the 2 seeds, not 6 runs
 
 
 def test_candidates_sharing_an_endpoint_share_one_limit(tmp_path):

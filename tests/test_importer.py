@@ -21,11 +21,10 @@ MODELS = ["anthropic/claude-opus-4.1", "anthropic/claude-sonnet-4", "google/gemi
 
 
 @pytest.fixture(scope="module")
-def two_runs(real_data_dir, tmp_path_factory):
-    out = tmp_path_factory.mktemp("ffb")
-    for i, name in enumerate((LATEST, INJURY)):
-        import_reference_run(real_data_dir / REF / name, out / name, real_data_dir, seed=i)
-    return out
+def two_runs(imported_runs):
+    """The recorded runs imported once per test run (LATEST and INJURY among them). Shared: read them, never write
+    into them (copy one first)."""
+    return imported_runs
 
 
 def test_drafting_model_from_the_team_label():
@@ -184,6 +183,8 @@ def test_a_folder_that_is_not_a_recorded_run_is_refused(real_data_dir, tmp_path,
 
 
 def test_standings_the_weekly_results_do_not_reproduce_are_refused(real_data_dir, tmp_path, two_runs):
+    import shutil
+
     # all five reference runs reproduce their final standings (checks.final_standings_match), so a mismatch
     # means the recorded run is not whole; a refused import leaves an earlier import in --out as it was
     assert RunDir(two_runs / LATEST).meta().checks["final_standings_match"] is True
@@ -193,7 +194,7 @@ def test_standings_the_weekly_results_do_not_reproduce_are_refused(real_data_dir
     final.loc[final["Team"] == "GPT_5_Team_9", "PointsFor"] += 150
     final.to_csv(path, index=False)
     out = tmp_path / "out"
-    import_reference_run(real_data_dir / REF / LATEST, out, real_data_dir)
+    shutil.copytree(two_runs / LATEST, out)  # an earlier import of the same run (imported once per test run)
     before = {p.name: p.read_bytes() for p in out.iterdir()}
     with pytest.raises(DataError, match=r"final_standings_2024.csv is not reproduced by the weekly results for 1 "
                                         r"team\(s\), e.g. GPT_5_Team_9"):

@@ -28,16 +28,17 @@ BOTS = [("VORP-1", "vorp"), ("ADP-1", "adp"), ("Form-1", "recent_form"), ("Rando
 LIVE_BOOKKEEPING = ("resumes", "live", "data_fingerprint")
 
 
-def six_weeks(path: Path, llm_base: str | None = None) -> Path:
-    """A short full league: K, DST, IR, FAAB waivers, a trade week and a two-round playoff in 6 weeks."""
+def four_weeks(path: Path, llm_base: str | None = None) -> Path:
+    """A short full league: K, DST, IR, FAAB waivers, a trade week (2) and a two-round playoff (weeks 3 and 4) in
+    4 weeks (each live step prepares a cut of the data and plays a week: the fewest weeks that have them all)."""
     teams = [{"name": n, "agent": {"kind": "bot", "strategy": s}} for n, s in BOTS]
     if llm_base:
         for i in (0, 3):
             teams[i] = {"name": f"M{i}", "agent": {"kind": "llm", "model": f"openai/fake-model-{i}",
                                                    "api_base": llm_base, "timeout_s": 5.0, "max_tokens": 2000}}
-    d = {"name": "live6", "season": 2024, "weeks": 6, "seed": 2, "schedule": "round_robin", "scoring": "half_ppr",
+    d = {"name": "live4", "season": 2024, "weeks": 4, "seed": 2, "schedule": "round_robin", "scoring": "half_ppr",
          "roster": {"QB": 1, "RB": 2, "WR": 2, "TE": 1, "FLEX": 1, "K": 1, "DST": 1, "BENCH": 6, "IR": 1},
-         "trades": {"weeks": [3]}, "waivers": {"enabled": True, "mode": "faab", "budget": 100},
+         "trades": {"weeks": [2]}, "waivers": {"enabled": True, "mode": "faab", "budget": 100},
          "playoffs": {"enabled": True, "teams": 4, "round_weeks": [1, 1]}, "teams": teams,
          **({"llm": {"backoff_s": 0.01}} if llm_base else {})}
     path.write_text(yaml.safe_dump(d, sort_keys=False))
@@ -117,16 +118,16 @@ def same_as_normal(live: Path, normal: Path, volatile: tuple[str, ...] = ()) -> 
 
 
 def test_live_replay_of_2024_equals_a_normal_run(tmp_path, env, capsys, cut, data_dir):
-    """2024 replayed live from data cut after weeks 0..6 (draft, waivers, IR, a trade week, a two-round playoff,
+    """2024 replayed live from data cut after weeks 0..4 (draft, waivers, IR, a trade week, a two-round playoff,
     K and DST scored from the final scores): each step plays what the data has, decides the next week, commits to
     it and waits; the finished run equals a normal run on the full data, file by file.
 
-    Before weeks 2, 3 (a trade week) and 6 (the final) the data first lacks the week's injury report (results through
+    Before weeks 2 (a trade week) and 4 (the final) the data first lacks the week's injury report (results through
     week k, reports through week k only): the run waits for it without deciding anything or writing a line. Before,
     it decided the week at once, without the report a normal run's lineups see."""
-    config, live = six_weeks(tmp_path / "live6.yaml"), tmp_path / "live"
-    for k in range(6):
-        if k in (1, 2, 5):
+    config, live = four_weeks(tmp_path / "live4.yaml"), tmp_path / "live"
+    for k in range(4):
+        if k in (1, 3):
             before = {n: (live / n).read_bytes() for n in ("decisions.jsonl", "live.jsonl")}  # week k scored only
             rc, out, err = ffbench(env, capsys, cut(k, injuries=k), "live", config, "--out", live)
             assert rc == 0, err
@@ -142,14 +143,14 @@ def test_live_replay_of_2024_equals_a_normal_run(tmp_path, env, capsys, cut, dat
         assert (m["status"], m["phase"], m["live"]["waiting_for_week"], m["live"]["waiting_for"]) == (
             "waiting_for_week", f"decided:{k + 1}", k + 1, "results")
         assert json.dumps(commitments(live)[-1]) in out and "ffbench data download --seasons 2024" in out
-    rc, out, err = ffbench(env, capsys, cut(6), "live", config, "--out", live)
+    rc, out, err = ffbench(env, capsys, cut(4), "live", config, "--out", live)
     assert rc == 0 and "champion:" in out, err
     assert meta(live)["status"] == "complete" and "waiting_for_week" not in meta(live)["live"]
-    assert [u["played_weeks"] for u in meta(live)["live"]["data_updates"]] == [1, 1, 2, 2, 3, 4, 5, 5, 6]
+    assert [u["played_weeks"] for u in meta(live)["live"]["data_updates"]] == [1, 1, 2, 3, 3, 4]
     rc, _, err = ffbench(env, capsys, data_dir, "run", config, "--out", tmp_path / "normal")
     assert rc == 0, err
     same_as_normal(live, tmp_path / "normal")
-    check_commitments(live, 6)
+    check_commitments(live, 4)
     for table in ("trade_steps", "waiver_claims", "ir_moves", "playoffs"):  # every kind of decision was replayed
         assert len(pd.read_parquet(live / f"{table}.parquet")), table
 
@@ -158,8 +159,8 @@ def test_live_replay_of_2024_equals_a_normal_run(tmp_path, env, capsys, cut, dat
 def test_live_replay_with_llm_teams_equals_a_normal_run(tmp_path, env, capsys, cut, data_dir):
     """The same with two LLM teams on the local fake server (separate replay caches, so both runs ask it)."""
     with FakeOpenAIServer() as srv:
-        config, live = six_weeks(tmp_path / "llm6.yaml", srv.api_base), tmp_path / "live"
-        for k in (0, 3, 6):  # a step may bring several weeks at once
+        config, live = four_weeks(tmp_path / "llm4.yaml", srv.api_base), tmp_path / "live"
+        for k in (0, 2, 4):  # a step may bring several weeks at once
             rc, _, err = ffbench(env, capsys, cut(k), "live", config, "--out", live)
             assert rc == 0, err
         env.setenv("FFBENCH_LLM_CACHE", str(tmp_path / "llm-cache-normal"))
@@ -172,7 +173,7 @@ def test_live_replay_with_llm_teams_equals_a_normal_run(tmp_path, env, capsys, c
     for c in cp:
         del c["log_bytes"]["llm_calls.jsonl"]
     assert cp[0] == cp[1]
-    check_commitments(live, 6, results_in_data={2, 3, 5, 6})  # weeks 2-3 and 5-6 came with their results
+    check_commitments(live, 4, results_in_data={2, 4})  # weeks 2 and 4 came with their results (3 without)
 
 
 def test_live_stops_at_the_first_week_without_results_and_waits(tmp_path, env, capsys, cut, data_dir):
@@ -265,18 +266,18 @@ def test_every_week_a_live_run_decides_gets_a_line_before_it_is_scored(tmp_path,
     from ffbench_lib.runs.runner import SimulatedCrash
     from ffbench_lib.runs.season import run_season
 
-    config, live = six_weeks(tmp_path / "live6.yaml"), tmp_path / "live"
-    env.setenv("FFBENCH_DATA_DIR", str(cut(2)))
-    with pytest.raises(SimulatedCrash):  # killed between week 3's decided checkpoint and its line
-        run_season(config, out=live, resume=True, progress=False, live=True, crash_after="decided:3")
-    assert [(x["week"], x["results_in_data"]) for x in commitments(live)] == [(1, True), (2, True)]
-    rc, out, err = ffbench(env, capsys, cut(4), "live", config, "--out", live)  # weeks 3 and 4 are in the data
+    config, live = four_weeks(tmp_path / "live4.yaml"), tmp_path / "live"
+    env.setenv("FFBENCH_DATA_DIR", str(cut(1)))
+    with pytest.raises(SimulatedCrash):  # killed between week 2's decided checkpoint and its line
+        run_season(config, out=live, resume=True, progress=False, live=True, crash_after="decided:2")
+    assert [(x["week"], x["results_in_data"]) for x in commitments(live)] == [(1, True)]
+    rc, out, err = ffbench(env, capsys, cut(3), "live", config, "--out", live)  # weeks 2 and 3 are in the data
     assert rc == 0, err
     assert (meta(live)["phase"], [(x["week"], x["results_in_data"]) for x in commitments(live)]) == (
-        "decided:5", [(1, True), (2, True), (3, True), (4, True), (5, False)])
-    rc, out, err = ffbench(env, capsys, cut(6), "live", config, "--out", live)
+        "decided:4", [(1, True), (2, True), (3, True), (4, False)])
+    rc, out, err = ffbench(env, capsys, cut(4), "live", config, "--out", live)
     assert rc == 0 and meta(live)["status"] == "complete", err
-    check_commitments(live, 6, results_in_data={1, 2, 3, 4, 6})
+    check_commitments(live, 4, results_in_data={1, 2, 3})
 
 
 def test_a_budget_stop_scores_the_decided_week_first(tmp_path, env, capsys, cut):
@@ -284,7 +285,7 @@ def test_a_budget_stop_scores_the_decided_week_first(tmp_path, env, capsys, cut)
     scored (scoring asks nobody), then the run stops at the budget before deciding week 2 (exit 3). Before, it
     stopped at decided:1 with week 1 unscored."""
     with FakeOpenAIServer() as srv:
-        d = yaml.safe_load(six_weeks(tmp_path / "llm6.yaml", srv.api_base).read_text())
+        d = yaml.safe_load(four_weeks(tmp_path / "llm4.yaml", srv.api_base).read_text())
         for t in d["teams"]:
             if t["agent"]["kind"] == "llm":
                 t["agent"].update(input_cost_per_token=1e-6, output_cost_per_token=1e-6)

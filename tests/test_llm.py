@@ -1,7 +1,5 @@
 """The real litellm path against a local OpenAI-compatible server (scripted answers, faults on demand)."""
 import json
-import subprocess
-import sys
 from collections import Counter
 
 import pytest
@@ -42,14 +40,18 @@ def test_parse_json_variants():
     assert parse_json("[1, 2]")[0] is None
 
 
+SEASON_LLM = 4  # LLM teams of the shared season: more than the provider's 3 calls in flight, so the limit binds
+
+
 @pytest.fixture(scope="module")
 def llm_season(prepared_2024, tmp_path_factory):
-    """One full 17-week season of 10 LLM teams, each limited to 3 calls in flight, on a server answering after
-    50 ms (so calls overlap wherever the limit allows): the ledger test and the concurrency test read it."""
+    """Four weeks (the draft, lineups, the week-4 trade window: every kind of call) of 4 LLM teams and 6 bots,
+    the provider limited to 3 calls in flight, on a server answering after 50 ms (so the 4 teams' lineup calls
+    overlap wherever the limit allows): the ledger test and the concurrency test read it."""
     out = tmp_path_factory.mktemp("llm-season")
     with FakeOpenAIServer(latency_s=0.05) as srv:
-        d = llm_league(srv.api_base, out / "cache").model_dump(mode="json")
-        for t in d["teams"]:  # a fault-free season: no client timeout on a loaded machine either
+        d = llm_league(srv.api_base, out / "cache", n_llm=SEASON_LLM, weeks=4).model_dump(mode="json")
+        for t in d["teams"][:SEASON_LLM]:  # a fault-free season: no client timeout on a loaded machine either
             t["agent"].update(max_concurrency=3, timeout_s=60.0)
         state, _ = run_engine(League.model_validate(d), prepared_2024, out / "run")
     return state, out / "run", srv.requests, srv.max_inflight
@@ -60,8 +62,11 @@ def test_full_llm_season_and_ledger(llm_season):
     run = RunDir(folder)
     assert run.meta().status == "complete"
     calls = run.llm_calls()
-    assert len(calls) == requests > 400  # one ledger line per HTTP call, no faults here
     decisions = run.decisions()
+    llm_decisions = [d for d in decisions if d["agent"].startswith("llm:")]
+    # one ledger line per HTTP call and one call per LLM decision (no faults here): the draft, 4 weeks, trades
+    assert len(calls) == requests == len(llm_decisions) > 100
+    assert {d["decision"] for d in llm_decisions} >= {"draft_shortlist", "draft_pick", "set_lineup", "propose_trade"}
     assert {d["decided_by"] for d in decisions} == {"agent"}
     for c in calls[:50]:
         assert c["messages"][0]["role"] == "system" and "DECISION:" in c["messages"][1]["content"]
@@ -71,19 +76,26 @@ def test_full_llm_season_and_ledger(llm_season):
     total = sum(c["cost_usd"] for c in calls)
     assert state.llm_cost_usd == pytest.approx(total, rel=1e-6)
     summary = run.table("llm_summary")
-    assert len(summary) == 10 and summary["calls"].sum() == len(calls)
+    assert len(summary) == SEASON_LLM and summary["calls"].sum() == len(calls)
     assert (summary["fallback_rate"] == 0).all() and summary["cost_usd"].sum() == pytest.approx(total)
     lineups = run.table("lineups")
-    assert (lineups["decided_by"] == "agent").all() and lineups["agent"].str.startswith("llm:openai/").all()
+    assert (lineups["decided_by"] == "agent").all()
+    llm_teams = {f"M{i}" for i in range(SEASON_LLM)}
+    assert lineups.loc[lineups["team"].isin(llm_teams), "team"].nunique() == SEASON_LLM
+    assert (lineups["agent"].str.startswith("llm:openai/") == lineups["team"].isin(llm_teams)).all()
+
+
+FAULT_LLM = 4  # LLM teams: calls enough for every fault kind to be injected (the test checks it is)
 
 
 def test_fault_season_accounts_for_every_fault_and_replays_from_cache(prepared_2024, tmp_path):
     """Every request carries an attempt id, so the ledger is matched to what the server received request by
     request. A busy machine may make the client give up on a request the server has not read yet (it never
     counts it) or answered too late: those are the client's Timeouts, recorded as such, never silent. Four weeks
-    (the draft, lineups, the week-4 trades: every kind of call, every fault kind), played and then replayed."""
+    (the draft, lineups, the week-4 trades: every kind of call, every fault kind) of FAULT_LLM LLM teams, played
+    and then replayed."""
     with FakeOpenAIServer(fault_rate=0.3, seed=11) as srv:  # a slow answer waits for the client to hang up
-        league = llm_league(srv.api_base, tmp_path / "cache", weeks=4)
+        league = llm_league(srv.api_base, tmp_path / "cache", n_llm=FAULT_LLM, weeks=4)
         run_engine(league, prepared_2024, tmp_path / "run")
         injected, requests = Counter(srv.injected), srv.requests
         received = {e["attempt_id"]: e["fault"] for e in srv.log}
@@ -113,7 +125,7 @@ def test_fault_season_accounts_for_every_fault_and_replays_from_cache(prepared_2
 
     # replay: a new server that must not be called, replay_only on, same outputs
     with FakeOpenAIServer() as srv2:
-        replay = llm_league(srv2.api_base, tmp_path / "cache", weeks=4, replay_only=True)
+        replay = llm_league(srv2.api_base, tmp_path / "cache", n_llm=FAULT_LLM, weeks=4, replay_only=True)
         run_engine(replay, prepared_2024, tmp_path / "replay")
         assert srv2.requests == 0
     a, b = digests(tmp_path / "run"), digests(tmp_path / "replay")
@@ -123,25 +135,30 @@ def test_fault_season_accounts_for_every_fault_and_replays_from_cache(prepared_2
     assert all(c["cache_hit"] or c["error"] for c in RunDir(tmp_path / "replay").llm_calls())
 
 
-def test_replay_only_miss_fails_clearly(prepared_2024, tmp_path, data_dir):
+def test_replay_only_miss_fails_clearly(prepared_2024, tmp_path, capsys):
+    """The first call misses the empty cache: the run stops, failed; ``ffbench run`` says so, with exit code 2
+    (in this process: a real process's exit 2 is test_bad_input's and test_checkpoint_trust's)."""
+    from ffbench_lib.cli import main
+
     (tmp_path / "empty-cache").mkdir()  # an empty cache (no cache folder at all is refused before the run)
-    league = llm_league("http://127.0.0.1:9/v1", tmp_path / "empty-cache", replay_only=True)
+    league = llm_league("http://127.0.0.1:9/v1", tmp_path / "empty-cache", n_llm=1, weeks=1, replay_only=True)
     with pytest.raises(ReplayMiss, match="replay_only: no recorded answer"):
         run_engine(league, prepared_2024, tmp_path / "run")
     assert RunDir(tmp_path / "run").meta().status == "failed"
     cfg = tmp_path / "replay.yaml"
     cfg.write_text(json.dumps(league.model_dump(mode="json")))
-    r = subprocess.run([sys.executable, "-m", "ffbench_lib", "run", str(cfg), "--out", str(tmp_path / "cli"), "--quiet"],
-                       capture_output=True, text=True, env={**__import__("os").environ, "FFBENCH_DATA_DIR": str(data_dir),
-                                                            "FFBENCH_CACHE_DIR": str(tmp_path / "prep")})
-    assert r.returncode == 2 and "replay_only: no recorded answer" in r.stderr and "Traceback" not in r.stderr
+    capsys.readouterr()
+    rc = main(["run", str(cfg), "--out", str(tmp_path / "cli"), "--quiet"])
+    err = capsys.readouterr().err
+    assert rc == 2 and "replay_only: no recorded answer" in err and "Traceback" not in err
+    assert RunDir(tmp_path / "cli").meta().status == "failed"
 
 
 def test_secret_canary_never_written(prepared_2024, tmp_path, monkeypatch, capfd):
     canary = "sk-canary-" + "7" * 32
     monkeypatch.setenv("FFBENCH_CANARY_API_KEY", canary)
     with FakeOpenAIServer(fault_rate=0.5, faults=("500",), echo_auth_in_errors=True, seed=3) as srv:
-        d = llm_league(srv.api_base, tmp_path / "cache", n_llm=2, weeks=2).model_dump(mode="json")
+        d = llm_league(srv.api_base, tmp_path / "cache", n_llm=2, weeks=1).model_dump(mode="json")
         for t in d["teams"][:2]:
             t["agent"]["api_key_env"] = "FFBENCH_CANARY_API_KEY"
         run_engine(League.model_validate(d), prepared_2024, tmp_path / "run")
@@ -167,16 +184,17 @@ def test_missing_key_variable_stops_the_run(prepared_2024, tmp_path, monkeypatch
 
 
 def test_budget_stops_cleanly_and_resumes_identically(prepared_2024, tmp_path):
+    """One LLM team, two weeks: the budget runs out at a checkpoint on the way (in the draft, its most calls)."""
     with FakeOpenAIServer() as srv:
-        whole = llm_league(srv.api_base, tmp_path / "cache-a", n_llm=4, weeks=6)
+        whole = llm_league(srv.api_base, tmp_path / "cache-a", n_llm=1, weeks=2)
         full_state, _ = run_engine(whole, prepared_2024, tmp_path / "whole")
         limit = round(full_state.llm_cost_usd * 0.6, 6)
-        capped = llm_league(srv.api_base, tmp_path / "cache-b", n_llm=4, weeks=6, budget_usd=limit)
+        capped = llm_league(srv.api_base, tmp_path / "cache-b", n_llm=1, weeks=2, budget_usd=limit)
         state, _ = run_engine(capped, prepared_2024, tmp_path / "capped")
         meta = RunDir(tmp_path / "capped").meta().dump()
         assert meta["status"] == "stopped_budget" and meta["budget"]["spent_usd"] >= limit
-        assert state.phase.startswith(("draft:", "drafted", "week:")) and state.phase != "week:6"  # a checkpoint
-        more = llm_league(srv.api_base, tmp_path / "cache-b", n_llm=4, weeks=6, budget_usd=100)
+        assert state.phase.startswith(("draft:", "drafted", "week:")) and state.phase != "week:2"  # a checkpoint
+        more = llm_league(srv.api_base, tmp_path / "cache-b", n_llm=1, weeks=2, budget_usd=100)
         run_engine(more, prepared_2024, tmp_path / "capped", resume=True)
     assert RunDir(tmp_path / "capped").meta().status == "complete"
     a, b = digests(tmp_path / "whole"), digests(tmp_path / "capped")

@@ -62,10 +62,11 @@ def test_rejected_key_names_api_key_env_and_cli_exits_nonzero(prepared_2024, tmp
         league = small_league(srv.api_base, tmp_path / "cache", agent={"api_key_env": "FFBENCH_TEST_KEY"})
         cfg = tmp_path / "league.yaml"
         cfg.write_text(json.dumps(league.model_dump(mode="json")))
+        # the test run's shared prepared-season cache (FFBENCH_CACHE_DIR, set by conftest): nothing to prepare
         r = subprocess.run([sys.executable, "-m", "ffbench_lib", "run", str(cfg), "--out", str(tmp_path / "cli"),
                             "--quiet"], capture_output=True, text=True,
-                           env={**os.environ, "FFBENCH_DATA_DIR": str(data_dir),
-                                "FFBENCH_CACHE_DIR": str(tmp_path / "prep")}, timeout=600)
+                           env={**os.environ, "FFBENCH_DATA_DIR": str(data_dir)}, timeout=600)
+        assert srv.requests == 1  # the first call stops the run
     assert r.returncode != 0 and "Traceback" not in r.stderr
     assert "rejected the API key from FFBENCH_TEST_KEY" in r.stderr and "M0" in r.stderr
     assert RunDir(tmp_path / "cli").meta().status == "failed"

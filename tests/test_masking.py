@@ -6,6 +6,7 @@ import asyncio
 import contextlib
 import dataclasses
 import json
+import os
 import re
 
 import pandas as pd
@@ -321,6 +322,9 @@ def test_team_names_that_read_as_pseudonyms_or_real_names_are_refused(prepared_2
 
 
 # --------------------------------------------------------------------------------------------------- LLMs
+LLM_SEATS = (0, 3, 5, 8)  # fewer LLM teams meet no re-ask (with these faults) and too few prompts to compare
+
+
 def llm_league(data_dir, api_base, cache, mode: str, weeks: int = PERTURB_WEEK + 1) -> League:
     """A short standard league (K, DST, IR, FAAB waivers, trades) with four LLM teams on the fake server; it ends
     a week after PERTURB_WEEK (the first week whose prompts the perturbed stats reach)."""
@@ -329,7 +333,7 @@ def llm_league(data_dir, api_base, cache, mode: str, weeks: int = PERTURB_WEEK +
     d.update(weeks=weeks, trades={"weeks": [3, 4], "max_players_per_side": 2}, playoffs={"enabled": False},
              information={"masking": mode}, llm={"cache_dir": str(cache), "max_fallback_rate": 0.1,
                                                   "sequential": True})  # one request at a time: same faults
-    for i in (0, 3, 5, 8):
+    for i in LLM_SEATS:
         d["teams"][i] = {"name": f"LLM-{i}", "agent": {"kind": "llm", "model": f"openai/fake-{i}",
                                                        "api_base": api_base, "timeout_s": 30}}
     return League.model_validate(d)
@@ -343,7 +347,7 @@ def llm_runs(data_dir, tmp_path_factory):
 
     root = tmp_path_factory.mktemp("maskllm")
     base = load_config(REPO / "params" / "standard_10.yaml", data={"dir": str(data_dir)})
-    prepared = prepared_for(base, cache_root=root / "prep")
+    prepared = prepared_for(base, cache_root=os.environ["FFBENCH_CACHE_DIR"])  # test_standard_league's too
     runs = {}
     for name, mode, prep in (("players_and_teams", "players_and_teams", prepared), ("players", "players", prepared),
                              ("off", "off", prepared),

@@ -5,25 +5,18 @@ import re
 import shutil
 
 import pandas as pd
-import papermill as pm
 import pytest
 
 from ffbench_lib.config.league import Waivers
 
-from ffbench_lib.runs.notebooks import KERNEL_ARGS, execute
+from ffbench_lib.runs.notebooks import execute
 
+from analysis_helpers import ANALYSIS, errors, newcomer_notebook, newcomer_project, run_as_in_jupyterlab
 from engine_helpers import demo_league, run_engine
-from project_copy import OVERRIDES, copy_project
+from project_copy import copy_project
 
 #: a player id as nflverse (and the synthetic world) writes them: 00-0031234, 00-9000123
 GSIS_ID = re.compile(r"\b00-\d{7}\b")
-ANALYSIS = ["03_standings", "04_positions", "05_draft", "06_start_sit", "07_trades", "08_model_comparison",
-            "09_waivers"]
-
-
-def errors(nb_path):
-    cells = json.loads(nb_path.read_text())["cells"]
-    return [o for c in cells for o in c.get("outputs", []) if o.get("output_type") == "error"]
 
 
 @pytest.mark.slow
@@ -48,31 +41,15 @@ def test_prepare_notebook_executes(real_data_dir, tmp_path, capfd):
 
 @pytest.fixture(scope="module")
 def project(tmp_path_factory):
+    """A project copy of this module's own (notebook 01, the waiver runs)."""
     return copy_project(tmp_path_factory.mktemp("newcomer") / "ffbench")
 
 
-def run_as_in_jupyterlab(project, name, data_dir, parameters=None, tag=""):
-    """Execute ``notebooks/<name>.ipynb`` of the copy with its default parameters (or ``parameters``) and the
-    kernel's cwd in ``notebooks/`` (papermill's ``cwd``; not ffbench_lib.runs.notebooks.execute, which starts it at
-    the root)."""
-    executed = project.parent / "executed" / f"{name}{tag}.ipynb"
-    executed.parent.mkdir(exist_ok=True)
-    with pytest.MonkeyPatch.context() as mp:
-        for k in OVERRIDES:
-            mp.delenv(k, raising=False)
-        mp.setenv("FFBENCH_DATA_DIR", str(data_dir))
-        pm.execute_notebook(str(project / "notebooks" / f"{name}.ipynb"), str(executed), kernel_name="python3",
-                            parameters=parameters or {}, cwd=str(project / "notebooks"), progress_bar=False,
-                            execution_timeout=600,
-                            extra_arguments=KERNEL_ARGS)
-    assert errors(executed) == []
-    assert not (project / "notebooks" / "outputs").exists(), "outputs landed in notebooks/outputs"
-    return executed
-
-
 @pytest.fixture(scope="module")
-def simulated(project, data_dir):
-    return run_as_in_jupyterlab(project, "02_simulate_season", data_dir)
+def simulated(data_dir, prepared_2024, tmp_path_factory):
+    """The newcomer's project once notebook 02 ran with its defaults (analysis_helpers, shared with
+    test_analysis: its outputs/runs also holds four more demo seeds and a partial run)."""
+    return newcomer_project(tmp_path_factory, data_dir, prepared_2024)
 
 
 @pytest.mark.slow
@@ -84,21 +61,22 @@ def test_prepare_notebook_defaults_from_notebooks_folder(project, data_dir):
 
 
 @pytest.mark.slow
-def test_simulate_notebook_defaults_from_notebooks_folder(project, simulated):
-    run = project / "outputs" / "runs" / "demo-s1"
+def test_simulate_notebook_defaults_from_notebooks_folder(simulated):
+    run = simulated / "outputs" / "runs" / "demo-s1"
     assert json.loads((run / "run.json").read_text())["status"] == "complete"
     # the engine's prepared-season cache also defaults to the root's outputs/
-    assert any((project / "outputs" / "prepared").glob("2024-nflverse-builtin-*/manifest.json"))
+    assert any((simulated / "outputs" / "prepared").glob("2024-nflverse-builtin-*/manifest.json"))
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("name", ANALYSIS)
-def test_analysis_notebook_defaults_from_notebooks_folder(project, simulated, data_dir, name):
-    executed = run_as_in_jupyterlab(project, name, data_dir)
-    assert any((project / "outputs" / "analysis").glob("*.png"))
-    if name == "09_waivers":  # the demo run has waivers off: one line says so, no empty figure
+def test_analysis_notebook_defaults_from_notebooks_folder(simulated, data_dir, tmp_path_factory, name):
+    """Executed once per test run (test_analysis checks what the same executions show)."""
+    executed = newcomer_notebook(tmp_path_factory, simulated, data_dir, name)
+    assert errors(executed) == [] and any((simulated / "outputs" / "analysis").glob("*.png"))
+    if name == "09_waivers":  # the demo runs have waivers off: one line says so, no empty figure
         assert any("no run used waivers" in t for t in texts(executed))
-        assert not list((project / "outputs" / "analysis").glob("waiver*"))
+        assert not list((simulated / "outputs" / "analysis").glob("waiver*"))
 
 
 def texts(nb_path):

@@ -448,26 +448,33 @@ def test_one_process_refuses_two_limits_for_one_endpoint(monkeypatch):
 # -- end to end: `ffbench batch`, 3 local workers, LLM teams ------------------------------------------------------
 @pytest.mark.slow
 def test_batch_of_llm_seasons_never_exceeds_the_provider_limit(tmp_path, data_dir):
-    """3 seasons at once in 3 workers (kernels), 3 LLM teams each with ``max_concurrency: 2``: the provider sees
-    at most 2 calls in flight for the whole batch (each worker alone would allow 2, the batch 6)."""
+    """2 seasons at once in 2 workers (kernels), 3 LLM teams each with ``max_concurrency: 1``: the provider sees
+    at most 1 call in flight for the whole batch (each worker alone would allow 1, the batch 2: two leagues
+    drafting at once overlap their calls unless the batch's lock files keep them apart). The fewest processes and
+    calls that show it: 2 leagues of 4 teams, 8 rounds, 1 week."""
     import pandas as pd
     import yaml
     from test_llm import llm_league
 
-    with FakeOpenAIServer(latency_s=0.02) as srv:
+    limit, rounds = 1, 8
+    with FakeOpenAIServer(latency_s=0.05) as srv:
         league = llm_league(srv.api_base, tmp_path / "cache", n_llm=3, weeks=1).model_dump(mode="json")
-        league["teams"] = league["teams"][:4]  # 3 LLM teams and a bot: 3 x (36 picks + 3 lineups) calls
+        league["teams"] = league["teams"][:4]  # 3 LLM teams and a bot: 3 x (8 picks + 1 lineup) calls a league
+        league["roster"]["BENCH"] = 1  # QB RB RB WR WR TE FLEX BENCH: 8 rounds
         for t in league["teams"][:3]:
-            t["agent"].update(max_concurrency=LIMIT, timeout_s=60)
+            t["agent"].update(max_concurrency=limit, timeout_s=60)
         (tmp_path / "base.yaml").write_text(yaml.safe_dump(league))
-        spec = {"name": "limits", "base": str(tmp_path / "base.yaml"), "seeds": [0, 1, 2], "workers": 3,
+        spec = {"name": "limits", "base": str(tmp_path / "base.yaml"), "seeds": [0, 1], "workers": 2,
                 "out": str(tmp_path / "batch"), "analysis": False}
         (tmp_path / "batch.yaml").write_text(yaml.safe_dump(spec))
         r = subprocess.run([sys.executable, "-m", "ffbench_lib", "batch", str(tmp_path / "batch.yaml"), "--quiet"],
                            capture_output=True, text=True, env={**os.environ, "FFBENCH_DATA_DIR": str(data_dir)},
                            cwd=Path(__file__).resolve().parents[1])
         assert r.returncode == 0, r.stdout + r.stderr
-        assert srv.requests > 100 and srv.max_inflight <= LIMIT
+        assert srv.requests >= 2 * 3 * (rounds + 1) and srv.max_inflight <= limit
     runs = pd.read_csv(tmp_path / "batch" / "batch_runs.csv")
-    assert list(runs["status"]) == ["complete"] * 3
-    assert len(list((tmp_path / "batch" / ".limits").iterdir())) == 1  # one endpoint, its lock files
+    assert list(runs["status"]) == ["complete"] * 2
+    picks = [pd.read_parquet(tmp_path / "batch" / "runs" / f"seed-{s}" / "draft_picks.parquet") for s in (0, 1)]
+    assert all(p["round"].max() == rounds and len(p) == 4 * rounds for p in picks)
+    (key,) = (tmp_path / "batch" / ".limits").iterdir()  # one endpoint, its lock files
+    assert sorted(p.name for p in key.iterdir()) == ["slot-0.lock"]

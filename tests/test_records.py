@@ -15,7 +15,6 @@ from ffbench_lib.core.atomic import write_json
 from ffbench_lib.records.decision import DecisionLine, is_decision
 from ffbench_lib.records.load import RunFiles
 from ffbench_lib.records.run import FORMAT, RunMeta, RunMetaError
-from ffbench_lib.runs.importers.fantasyfootballbench import import_reference_run
 from ffbench_lib.runs.rundir import CheckpointError
 
 
@@ -33,24 +32,23 @@ def season(prepared_2024, tmp_path_factory):
 
 
 @pytest.fixture(scope="module")
-def imported(real_data_dir, tmp_path_factory):
-    """A recorded real run imported (the reference runs are in the real data only): marks its tests realdata."""
-    out = tmp_path_factory.mktemp("records-imported") / "run"
-    import_reference_run(real_data_dir / "reference_runs" / "simulation_20251020_174956", out, real_data_dir, seed=0)
-    return out
+def imported(imported_runs):
+    """A recorded real run, imported once per test run (the reference runs are in the real data only: marks its
+    tests realdata). Shared: read it, never write into it."""
+    return imported_runs / "simulation_20251020_174956"
 
 
-def _round_trips(run_json: Path) -> None:
+def _round_trips(run_json: Path, tmp_path: Path) -> None:
     """RunMeta reads the file and writes it back byte for byte (run.json is written sorted, indented)."""
     meta = RunMeta.read(run_json)
     assert meta.dump() == json.loads(run_json.read_bytes())
-    again = run_json.with_name("again.json")
+    again = tmp_path / "again.json"  # beside the test, never into a shared run
     write_json(again, meta.dump())
     assert again.read_bytes() == run_json.read_bytes()
 
 
-def test_run_json_round_trips_through_run_meta(season):
-    _round_trips(season / "run.json")
+def test_run_json_round_trips_through_run_meta(season, tmp_path):
+    _round_trips(season / "run.json", tmp_path)
     meta = RunFiles(season).meta()
     assert (meta.format, meta.status, meta.phase, meta.seed) == (FORMAT, "complete", "week:4", 2)
     assert meta.budget is not None and meta.budget.limit_usd == 5.0 and meta.code_fingerprint
@@ -58,8 +56,8 @@ def test_run_json_round_trips_through_run_meta(season):
                                 "data_fingerprint", "code_fingerprint"}  # only the fields that apply
 
 
-def test_an_imported_run_json_round_trips_through_run_meta(imported):
-    _round_trips(imported / "run.json")
+def test_an_imported_run_json_round_trips_through_run_meta(imported, tmp_path):
+    _round_trips(imported / "run.json", tmp_path)
     imp = RunFiles(imported).meta()
     assert imp.imported_from and imp.checks["final_standings_match"] is True and imp.data_fingerprint is None
 

@@ -118,38 +118,42 @@ def test_without_ffmpeg_mp4_export_is_one_line_and_other_formats_are_refused(run
     assert list(tmp_path.iterdir()) == []
 
 
-@pytest.mark.slow
-def test_executed_standings_notebook_shows_the_replay_as_a_picture(run, tmp_path):
+@pytest.fixture(scope="module")
+def executed(run, tmp_path_factory):
+    """notebooks/03_standings.ipynb executed once on the run (as ffbench executes notebooks): the two tests below
+    read it. ``(executed notebook, its out folder)``."""
     from ffbench_lib.runs.notebooks import execute
 
-    params = {"runs": [str(run)], "out": str(tmp_path / "out")}
-    nb = execute("03_standings.ipynb", tmp_path / "03.ipynb", params, timeout_s=600)
+    tmp = tmp_path_factory.mktemp("standings_nb")
+    params = {"runs": [str(run)], "out": str(tmp / "out")}
+    return execute("03_standings.ipynb", tmp / "03.ipynb", params, timeout_s=600), tmp / "out"
+
+
+@pytest.mark.slow
+def test_executed_standings_notebook_shows_the_replay_as_a_picture(executed):
+    nb, out = executed
     outputs = [o for c in json.loads(nb.read_text())["cells"] for o in c.get("outputs", [])]
     replay = [o["data"] for o in outputs if "application/vnd.jupyter.widget-view+json" in o.get("data", {})]
     assert len(replay) == 1 and "image/png" in replay[0]
     assert "".join(replay[0]["text/plain"]).startswith("Standings replay")
-    with Image.open(tmp_path / "out" / "standings_replay.gif") as gif:
+    with Image.open(out / "standings_replay.gif") as gif:
         assert gif.n_frames == WEEKS
 
 
-def test_html_export_of_an_executed_notebook_shows_the_replay_picture_offline(run, tmp_path):
+def test_html_export_of_an_executed_notebook_shows_the_replay_picture_offline(executed):
     """nbclient stores the kernel's widget state in the executed notebook (``metadata.widgets``); nbconvert then
     renders the replay as a live widget whose manager loads from unpkg: blank offline. ffbench's executed notebooks
-    drop that state, so nbconvert (its own lab template) shows the replay's PNG and loads no widget manager."""
+    (here 03_standings, whose last cell ends with the replay) drop that state, so nbconvert (its own lab template)
+    shows the replay's PNG and loads no widget manager."""
     import nbformat
     from nbconvert import HTMLExporter
 
-    from ffbench_lib.runs.notebooks import execute
-
-    src = tmp_path / "replay.ipynb"
-    nbformat.write(nbformat.v4.new_notebook(cells=[
-        nbformat.v4.new_code_cell(f"run = {str(run)!r}", metadata={"tags": ["parameters"]}),
-        nbformat.v4.new_code_cell("from ffbench_lib.present.widgets import StandingsReplay\nStandingsReplay(run)")],
-        metadata={"kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"}}), src)
-    nb = nbformat.read(execute(str(src), tmp_path / "executed.ipynb", {"run": str(run)}, timeout_s=600),
-                       as_version=4)
-    shown = [o["data"] for o in nb.cells[-1].outputs if o.get("output_type") == "execute_result"]
+    nb = nbformat.read(executed[0], as_version=4)
+    last = [c for c in nb.cells if c.cell_type == "code"][-1]
+    assert "StandingsReplay(" in last.source and last.source.rstrip().endswith("replay")
+    shown = [o["data"] for o in last.outputs if o.get("output_type") == "execute_result"]
     assert len(shown) == 1 and "image/png" in shown[0]  # the kernel sent the picture beside the widget
+    assert "application/vnd.jupyter.widget-view+json" in shown[0]  # ... for a live widget
     assert "widgets" not in nb.metadata  # no widget state kept
     page, _ = HTMLExporter(template_name="lab").from_notebook_node(nb)
     body = page[page.index("<body"):]

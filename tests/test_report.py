@@ -2,7 +2,9 @@
 from the network, no code cells), with a leaderboard row and a card for every agent, on bot runs and on the
 imported earlier runs."""
 import asyncio
+import contextlib
 import io
+import json
 import re
 import shutil
 
@@ -23,6 +25,7 @@ from ffbench_lib.play.desk import PlayDesk
 from ffbench_lib.runs.notebooks import NotebookError
 from ffbench_lib.play.session import start_play
 from jupyterlab_helpers import launch, need_chromium
+from report_helpers import demo_batch_report, demo_runs
 
 AGENTS = ["bot:adp", "bot:vorp", "bot:recent_form", "bot:random", "scripted"]
 
@@ -30,15 +33,16 @@ AGENTS = ["bot:adp", "bot:vorp", "bot:recent_form", "bot:random", "scripted"]
 @pytest.fixture(scope="module")
 def bot_runs(prepared_2024, tmp_path_factory):
     """Three 4-week runs of the demo league; in the third, team ADP-1 is played by an agent whose lineups are all
-    invalid (the engine sets them: a run with mass fallbacks)."""
+    invalid (the engine sets them: a run with mass fallbacks). The first two are copies of the runs
+    test_consistency reads (tests/report_helpers.py: played once per test run)."""
     root = tmp_path_factory.mktemp("report_runs")
-    for seed in range(3):
-        league = demo_league(seed=seed, weeks=4)
-        agents = None
-        if seed == 2:
-            agents = agents_with(league, {"ADP-1": ScriptedAgent("ADP-1", seed, {
-                "set_lineup": lambda view: {"lineup": {"QB": ["nobody"]}, "rationale": "broken"}})})
-        run_engine(league, prepared_2024, root / f"s{seed}", agents=agents)
+    shared = demo_runs(tmp_path_factory, prepared_2024)
+    for seed in range(2):
+        shutil.copytree(shared / f"s{seed}", root / f"s{seed}")
+    league = demo_league(seed=2, weeks=4)
+    agents = agents_with(league, {"ADP-1": ScriptedAgent("ADP-1", 2, {
+        "set_lineup": lambda view: {"lineup": {"QB": ["nobody"]}, "rationale": "broken"}})})
+    run_engine(league, prepared_2024, root / "s2", agents=agents)
     return root
 
 
@@ -85,10 +89,49 @@ def open_offline(path, screenshot) -> None:
     assert wide <= 1280 and wrapped == []  # nothing cut at 1280 px; no name in a table breaks over two lines
 
 
-def test_report_page_on_bot_runs_opens_offline(bot_runs, tmp_path, capsys):
-    out = tmp_path / "site" / "report.html"
-    assert main(["report", str(bot_runs), "--out", str(out)]) == 0
-    assert "report written to" in capsys.readouterr().out
+def _cli(args: list[str]) -> tuple[int, str, str]:
+    """``ffbench`` in-process: (exit code, stdout, stderr)."""
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code = main(args)
+    return code, out.getvalue(), err.getvalue()
+
+
+@pytest.fixture(scope="module")
+def bot_site(bot_runs, tmp_path_factory):
+    """The one page over the bot runs (one notebook execution shared by the tests reading it), written into a
+    folder where two builds over a run with an unreadable table failed first: what each step said and left behind
+    is kept for test_a_failed_report_leaves_no_temporary_folder. The page's command names the runs' folder and a
+    fourth run, unfinished (a copy of s1 marked running), to be left out."""
+    root = tmp_path_factory.mktemp("report_site")
+    bad = root / "bad" / "s0"
+    shutil.copytree(bot_runs / "s0", bad)
+    (bad / "standings.parquet").write_bytes(b"not a parquet file")
+    unfinished = root / "unfinished"
+    shutil.copytree(bot_runs / "s1", unfinished)
+    meta = json.loads((unfinished / "run.json").read_text())
+    (unfinished / "run.json").write_text(json.dumps({**meta, "status": "running"}))
+    site, seen = root / "site", {}
+    out = site / "report.html"
+    seen["cli_failed"] = _cli(["report", str(bad.parent), "--out", str(out)])
+    seen["after_cli"] = sorted(p.name for p in site.iterdir())
+    failed = out.with_name(f"{out.name}.failed.ipynb")
+    seen["failed_text"] = failed.read_text() if failed.exists() else ""
+    try:
+        report.build(str(bad.parent), out)
+        seen["api_failed"] = None
+    except NotebookError as exc:
+        seen["api_failed"] = exc
+    seen["after_api"] = sorted(p.name for p in site.iterdir())
+    seen["cli"] = _cli(["report", str(bot_runs), str(unfinished), "--out", str(out)])
+    seen["after_good"] = sorted(p.name for p in site.iterdir())
+    return out, seen
+
+
+def test_report_page_on_bot_runs_opens_offline(bot_site):
+    out, seen = bot_site
+    code, printed, err = seen["cli"]
+    assert code == 0 and "report written to" in printed, err
     page = out.read_text()
     body = _body(page)
     # self-contained: every figure embedded (8 of them), nothing loaded from the network, no code
@@ -150,7 +193,7 @@ def test_bad_runs_are_one_line_and_exit_2(prepared_2024, tmp_path, capsys):
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "no run directories" in err and "Traceback" not in err
     with pytest.raises(SimulatedCrash):
-        run_engine(demo_league(seed=9, weeks=3), prepared_2024, tmp_path / "partial" / "p", crash_after="week:1")
+        run_engine(demo_league(seed=9, weeks=2), prepared_2024, tmp_path / "partial" / "p", crash_after="week:1")
     assert main(["report", str(tmp_path / "partial"), "--out", str(tmp_path / "r.html")]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "no complete runs" in err
@@ -160,19 +203,17 @@ def test_bad_runs_are_one_line_and_exit_2(prepared_2024, tmp_path, capsys):
 
 
 @pytest.mark.browser
-def test_report_page_on_imported_runs(real_data_dir, tmp_path):
-    """Two of the earlier benchmark's recorded runs (real data): the page renders, models flagged as mostly engine
-    fallbacks keep their row with a dagger and their runs marked, and trades are quoted in the models' words."""
-    from ffbench_lib.runs.importers.fantasyfootballbench import import_reference_run
-
-    sims = sorted((real_data_dir / "reference_runs").glob("simulation_*"))[-2:]
-    for i, sim in enumerate(sims):
-        import_reference_run(sim, tmp_path / "runs" / sim.name, real_data_dir, seed=i)
-    out = report.build(str(tmp_path / "runs"), tmp_path / "imported.html")
+def test_report_page_on_imported_runs(imported_runs, tmp_path):
+    """Two of the earlier benchmark's recorded runs (real data, imported once per test run by conftest; read, never
+    written): the page renders, models flagged as mostly engine fallbacks keep their row with a dagger and their
+    runs marked, and trades are quoted in the models' words."""
+    runs = [str(p) for p in sorted(imported_runs.glob("simulation_*"))[-2:]]
+    assert len(runs) == 2
+    out = report.build(runs, tmp_path / "imported.html")
     page = out.read_text()
     body = _body(page)
     assert report.embedded_images(page) >= 8 and report.offline_problems(page) == []
-    weeks = int(report.load(str(tmp_path / "runs")).data["standings"]["week"].max())
+    weeks = int(report.load(runs).data["standings"]["week"].max())
     assert replay_gif(page).n_frames == weeks == 17
     board = body[body.index("Leaderboard"):body.index("Caveats")]
     assert re.search(r"<td>gpt-5 \(drafted by [^)]+\)</td>", board)  # the season model, and who drafted
@@ -188,21 +229,13 @@ def test_report_page_on_imported_runs(real_data_dir, tmp_path):
 
 @pytest.mark.slow
 @pytest.mark.browser
-def test_report_on_a_demo_batch_opens_offline(data_dir, tmp_path, monkeypatch, capsys):
+def test_report_on_a_demo_batch_opens_offline(tmp_path_factory, tmp_path):
     """The README's flow in small: a batch of the demo league (params/batch_demo.yaml's shape: bot seeds, rotate
-    design; 2 seeds of 3 weeks here), then ``ffbench report`` on the batch folder; opened in Chromium offline."""
-    from ffbench_lib.runs.batch import run_batch
-
-    monkeypatch.setenv("FFBENCH_DATA_DIR", str(data_dir))
-    spec = yaml.safe_load((REPO / "params" / "batch_demo.yaml").read_text())
-    short = {"weeks": 3, "trades": {"weeks": [2]}}
-    spec.update(base=str(REPO / "params" / "demo.yaml"), seeds=[0, 1], workers=1, out=str(tmp_path / "batch"),
-                analysis=False, seed_overrides={0: short, 1: short})
-    (tmp_path / "batch.yaml").write_text(yaml.safe_dump(spec))
-    assert run_batch(tmp_path / "batch.yaml", progress=False)["complete"] == 2
-    out = tmp_path / "report.html"
-    assert main(["report", str(tmp_path / "batch"), "--out", str(out)]) == 0
-    assert "report written to" in capsys.readouterr().out
+    design; 2 seeds of 3 weeks here), then the report on the batch folder (built once with test_consistency:
+    tests/report_helpers.py); opened in Chromium offline."""
+    folder = demo_batch_report(tmp_path_factory)
+    assert json.loads((folder / "batch.json").read_text())["complete"] == 2
+    out = folder / "report.html"
     page = out.read_text()
     assert report.offline_problems(page) == [] and report.embedded_images(page) >= 8
     assert replay_gif(page).n_frames == 3 and "the first of the 2 runs (seed-0)" in page
@@ -224,8 +257,10 @@ def test_report_on_llm_runs_shows_cost_reliability_fallbacks_and_scrubbed_quotes
     monkeypatch.setenv("FFBENCH_REPORT_KEY", canary)
     with FakeOpenAIServer(echo_auth_in_answers=True) as good, \
             FakeOpenAIServer(fault_rate=1.0, faults=("malformed",)) as bad:
-        d = llm_league(good.api_base, tmp_path / "cache", n_llm=2, weeks=4, max_fallback_rate=1.0).model_dump(
-            mode="json")  # a run the engine mostly played for one model: kept, to be reported as such
+        # a run the engine mostly played for one model: kept, to be reported as such; no re-asks (an invalid
+        # answer goes straight to the engine: the broken model's calls are one per decision)
+        d = llm_league(good.api_base, tmp_path / "cache", n_llm=2, weeks=3, max_fallback_rate=1.0,
+                       max_reasks=0).model_dump(mode="json")
         d["trades"]["weeks"] = [2, 3]
         d["teams"][0]["agent"].update(model="openai/fake-good", api_key_env="FFBENCH_REPORT_KEY")
         d["teams"][1]["agent"].update(model="openai/fake-broken", api_base=bad.api_base)
@@ -234,7 +269,7 @@ def test_report_on_llm_runs_shows_cost_reliability_fallbacks_and_scrubbed_quotes
     out = report.build(str(tmp_path / "runs"), tmp_path / "llm.html")
     page = out.read_text()
     body = _body(page)
-    assert report.offline_problems(page) == [] and replay_gif(page).n_frames == 4
+    assert report.offline_problems(page) == [] and replay_gif(page).n_frames == 3
     assert canary not in page
     board = body[body.index("Leaderboard"):body.index("Caveats")]
     broken = board[board.index("<td>fake-broken \u2020</td>"):]
@@ -259,27 +294,20 @@ def test_report_on_llm_runs_shows_cost_reliability_fallbacks_and_scrubbed_quotes
     assert "Not ranked (\u2020): fake-broken" in caveats and "Rated from one run, no interval" in caveats
 
 
-def test_a_failed_report_leaves_no_temporary_folder(bot_runs, tmp_path, capsys):
+def test_a_failed_report_leaves_no_temporary_folder(bot_site):
     """A run whose table cannot be read fails in the notebook: exit 1 with one line, no page, no ``.report-*``
     folder left beside --out; the executed copy with the traceback is kept as ``<out>.failed.ipynb``, and a later
-    good build removes it."""
-    bad = tmp_path / "runs" / "s0"
-    shutil.copytree(bot_runs / "s0", bad)
-    (bad / "standings.parquet").write_bytes(b"not a parquet file")
-    site = tmp_path / "site"
-    assert main(["report", str(bad.parent), "--out", str(site / "r.html")]) == 1
-    err = capsys.readouterr().err
-    failed = site / "r.html.failed.ipynb"
+    good build (bot_site's page, into the same folder) removes it."""
+    out, seen = bot_site
+    failed = out.with_name(f"{out.name}.failed.ipynb")
+    code, _, err = seen["cli_failed"]
+    assert code == 1
     assert err.count("\n") == 1 and "11_report.ipynb: cell" in err and str(failed) in err
-    assert sorted(p.name for p in site.iterdir()) == [failed.name]  # no page, no temporary folder
-    assert "Traceback" in failed.read_text() or "ArrowInvalid" in failed.read_text()
-    with pytest.raises(NotebookError):
-        report.build(str(bad.parent), site / "r.html")
-    assert sorted(p.name for p in site.iterdir()) == [failed.name]
-    shutil.rmtree(bad)
-    shutil.copytree(bot_runs / "s1", bad)
-    assert report.build(str(bad.parent), site / "r.html") == site / "r.html"
-    assert sorted(p.name for p in site.iterdir()) == ["r.html"]
+    assert seen["after_cli"] == [failed.name]  # no page, no temporary folder
+    assert "Traceback" in seen["failed_text"] or "ArrowInvalid" in seen["failed_text"]
+    assert isinstance(seen["api_failed"], NotebookError)  # report.build raises it
+    assert seen["after_api"] == [failed.name]
+    assert seen["cli"][0] == 0 and seen["after_good"] == [out.name]
 
 
 # ----------------------------------------------------------------------------------------- a person's season
@@ -361,17 +389,12 @@ def test_a_person_is_free_marked_and_caveated(human_runs):
     assert "cost unknown" not in text and "only bots and people" in text
 
 
-def test_a_run_left_out_is_said_in_prose_not_as_a_python_warning(bot_runs, tmp_path, capsys):
-    """A report over a finished and an unfinished run: the page says which run was left out (header), and shows
-    no Python warning (source line, local path) where the notebook's stderr would have been."""
-    import json
-
-    unfinished = tmp_path / "unfinished"
-    shutil.copytree(bot_runs / "s1", unfinished)
-    meta = json.loads((unfinished / "run.json").read_text())
-    (unfinished / "run.json").write_text(json.dumps({**meta, "status": "running"}))
-    out = tmp_path / "r.html"
-    assert main(["report", str(bot_runs / "s0"), str(unfinished), "--out", str(out)]) == 0
+def test_a_run_left_out_is_said_in_prose_not_as_a_python_warning(bot_site):
+    """A report over finished runs and an unfinished one (bot_site's page): the page says which run was left out
+    (header), and shows no Python warning (source line, local path) where the notebook's stderr would have
+    been."""
+    out, seen = bot_site
+    assert seen["cli"][0] == 0
     body = _body(out.read_text())
     assert "1 run(s) excluded as not complete" in body
     assert "UserWarning" not in body and "report.py" not in body and "load_runs(" not in body

@@ -15,8 +15,9 @@ from pathlib import Path
 import pytest
 import yaml
 
+from ffbench_lib.cli import main
 from ffbench_lib.config.load import load_config
-from ffbench_lib.runs.runner import Engine, ResumeMismatch, SimulatedCrash
+from ffbench_lib.runs.runner import Engine, ResumeMismatch, SimulatedCrash, code_fingerprint
 from ffbench_lib.runs.rundir import CheckpointError, RunDir, RunLocked, exclusive
 from ffbench_lib.core.aio import run_sync
 from ffbench_lib.runs.season import run_season
@@ -31,8 +32,13 @@ ROUNDS = 12  # the default roster size
 PHASES = [f"draft:{r}" for r in range(1, ROUNDS)] + ["drafted"]
 
 
-def league_dict(seed: int, weeks: int = 6, llm_teams: int = 0, api_base: str | None = None, **llm) -> dict:
-    """A 6-team league on the real 2024 season (small enough for many runs)."""
+#: starting slots and bench of the LLM leagues: a 6-round draft (every LLM call is an HTTP round trip)
+LLM_ROSTER = {"QB": 1, "RB": 1, "WR": 1, "TE": 1, "FLEX": 1, "BENCH": 1}
+
+
+def league_dict(seed: int, weeks: int = 6, llm_teams: int = 0, api_base: str | None = None,
+                roster: dict | None = None, waivers: bool = False, **llm) -> dict:
+    """A 6-team league on the 2024 season (small enough for many runs)."""
     teams = [{"name": n, "agent": {"kind": "bot", "strategy": s}} for n, s in BOTS]
     for i in range(llm_teams):
         teams[i] = {"name": f"M{i}", "agent": {
@@ -40,6 +46,10 @@ def league_dict(seed: int, weeks: int = 6, llm_teams: int = 0, api_base: str | N
             "max_tokens": 2000, "input_cost_per_token": 2e-6, "output_cost_per_token": 8e-6}}
     d = {"name": "integrity", "season": 2024, "weeks": weeks, "seed": seed, "teams": teams,
          "trades": {"weeks": [w for w in (2, 4) if w <= weeks]}}
+    if roster:
+        d["roster"] = roster
+    if waivers:
+        d["waivers"] = {"enabled": True}
     if llm_teams or llm:
         d["llm"] = {**({"backoff_s": 0.01} if llm_teams else {}), **llm}
     return d
@@ -51,14 +61,18 @@ def write_league(path: Path, **kw) -> Path:
 
 
 @pytest.fixture(scope="module")
-def cli_env(data_dir, tmp_path_factory):
-    return {**os.environ, "FFBENCH_DATA_DIR": str(data_dir), "LITELLM_LOCAL_MODEL_COST_MAP": "True",
-            "FFBENCH_CACHE_DIR": str(tmp_path_factory.mktemp("prepared-cli"))}
+def cli_env(data_dir):
+    """The subprocesses' environment: the test run's data and its shared prepared-season cache (FFBENCH_CACHE_DIR,
+    set by conftest), as the in-process runs see them."""
+    return {**os.environ, "FFBENCH_DATA_DIR": str(data_dir), "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
 
 
-def cli(env, *args, **kw) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "ffbench_lib", *map(str, args)], env=env, capture_output=True,
-                          text=True, **kw)
+def ffbench(capsys, *args) -> tuple[int, str]:
+    """``ffbench ARGS`` in this process: main's exit code and stderr (a subprocess start costs 3-6 s under load;
+    the tests about processes (kill -9, signals, the lock of a killed holder) start real ones)."""
+    capsys.readouterr()
+    rc = main(list(map(str, args)))
+    return rc, capsys.readouterr().err
 
 
 def popen(env, *args) -> subprocess.Popen:
@@ -94,14 +108,12 @@ def whole3(prepared_2024, tmp_path_factory):
 
 
 @pytest.fixture(scope="module")
-def whole_cli(cli_env, tmp_path_factory):
-    """The default 6-week league (seed 1) as ``run_season`` plays it, once: the run the CLI, killed or signalled
-    and resumed, must end as."""
+def whole_cli(tmp_path_factory):
+    """A 4-week league with waivers and trade weeks 2 and 4 (seed 1) as ``run_season`` plays it, once: the run the
+    CLI, killed or signalled and resumed, must end as."""
     tmp = tmp_path_factory.mktemp("whole-cli")
-    cfg = write_league(tmp / "s1.yaml", seed=1)
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setenv("FFBENCH_CACHE_DIR", cli_env["FFBENCH_CACHE_DIR"])
-        run_season(cfg, out=tmp / "whole", progress=False)
+    cfg = write_league(tmp / "s1.yaml", seed=1, weeks=4, waivers=True)
+    run_season(cfg, out=tmp / "whole", progress=False)
     return cfg, tmp / "whole"
 
 
@@ -216,82 +228,107 @@ def test_fallback_guard_counts_across_a_resume(prepared_2024, tmp_path):
 
 
 # ------------------------------------------------------------------------------------- kill anywhere (CLI)
+def _kill_targets(whole: Path, rng: random.Random) -> dict[str, int]:
+    """A log size inside each phase of the uninterrupted run (a random byte of that phase's lines): the first draft
+    round (before any checkpoint), a later round, week 1's lineups, week 2's trades, week 3's waivers (after week
+    2's games) and the last byte of week 3 (the kill then lands in its tables and checkpoint write)."""
+    lines = (whole / "decisions.jsonl").read_bytes().splitlines(keepends=True)
+    ends = [sum(map(len, lines[: i + 1])) for i in range(len(lines))]
+    recs = [json.loads(x) for x in lines]
+
+    def inside(pick) -> int:
+        spans = [(ends[i] - len(lines[i]), ends[i]) for i, r in enumerate(recs) if pick(i, r)]
+        assert spans, "the whole run has no lines of a phase the kills aim at"
+        lo, hi = rng.choice(spans)
+        return rng.randrange(lo + 1, hi)
+
+    per_round = 2 * len(BOTS)  # a shortlist and a pick per team
+    return {
+        "draft round 1": inside(lambda i, r: i < per_round),
+        "later draft round": inside(lambda i, r: per_round * 4 <= i < per_round * (ROUNDS - 1)),
+        "week 1 lineups": inside(lambda i, r: r["week"] == 1 and r["decision"] == "set_lineup"),
+        "week 2 trades": inside(lambda i, r: r["week"] == 2 and r["decision"] in ("propose_trade", "respond_to_offer")),
+        "week 3 waivers": inside(lambda i, r: r["week"] == 3 and r["decision"] in ("waiver_claims", "free_agent_adds")),
+        "week 3 checkpoint": max(e for e, r in zip(ends, recs) if (r["week"] or 0) <= 3),
+    }
+
+
 @pytest.mark.slow
-def test_sigkill_anywhere_then_resume_is_identical(tmp_path, cli_env, whole_cli, monkeypatch):
-    """SIGKILL the real CLI at 10 random moments (by the size of decisions.jsonl; one per seed inside the first
-    draft round, before any checkpoint) across 3 seeds, resume each (the first of each seed with the CLI, the
-    others in-process: the same ``run_season``), and compare every file with an uninterrupted run's."""
-    monkeypatch.setenv("FFBENCH_CACHE_DIR", cli_env["FFBENCH_CACHE_DIR"])
-    rng = random.Random(20261130)
-    moments = []
-    for seed, kills in ((1, 4), (2, 3), (3, 3)):
-        if seed == 1:
-            cfg, whole = whole_cli
-        else:
-            cfg, whole = write_league(tmp_path / f"s{seed}.yaml", seed=seed), tmp_path / f"whole-{seed}"
-            run_season(cfg, out=whole, progress=False)
-        lines = (whole / "decisions.jsonl").read_bytes().splitlines(keepends=True)
-        first_round = sum(len(x) for x in lines[: 2 * len(BOTS)])
-        draft = sum(len(x) for x in lines[: 2 * len(BOTS) * ROUNDS])
-        total = sum(len(x) for x in lines)
-        targets = [rng.randrange(first_round), rng.randrange(draft, total * 9 // 10),  # the draft is most bytes
-                   *(rng.randrange(total * 9 // 10) for _ in range(kills - 2))]
-        for k, target in enumerate(targets):
-            out = tmp_path / f"killed-{seed}-{k}"
-            kill_at_size(popen(cli_env, "run", cfg, "--out", out, "--quiet"), out / "decisions.jsonl", target)
-            cp = out / "checkpoint.json"
-            moments.append(json.loads(cp.read_text())["phase"] if cp.exists() else "new")
-            was = status(out)
-            if k == 0:
-                r = cli(cli_env, "run", cfg, "--out", out, "--resume", "--quiet")
-                assert r.returncode == 0, r.stderr
-            else:
-                run_season(cfg, out=out, resume=True, progress=False)
-            resumes = same_run(whole, out)
-            # no resume is recorded for a run that had finished, or had not yet written run.json
-            assert resumes == ([] if was in ("complete", None) else [{"from_status": was, "from_phase": moments[-1],
-                                                                      "changes": {}}])
-    assert sum(m == "new" or m.startswith("draft:") for m in moments) >= 3, moments  # kills inside the draft
+def test_sigkill_anywhere_then_resume_is_identical(tmp_path, cli_env, whole_cli):
+    """SIGKILL the real CLI once inside each phase (by the size of decisions.jsonl: the first draft round before
+    any checkpoint, a later round, a lineup week, waivers, a trade week, a checkpoint write), each kill the next
+    ``--resume`` of the same run (a kill of a resume included), then resume it in-process (the same
+    ``run_season``) and compare every file with an uninterrupted run's; run.json lists every resume."""
+    cfg, whole = whole_cli
+    targets = _kill_targets(whole, random.Random(20261130))
+    out, log, moments, expected = tmp_path / "killed", tmp_path / "killed" / "decisions.jsonl", {}, []
+    for k, (phase, target) in enumerate(targets.items()):
+        target = max(target, log.stat().st_size + 1 if log.exists() else 0)  # past the last kill: a resumed run
+        kill_at_size(popen(cli_env, "run", cfg, "--out", out, *(["--resume"] if k else []), "--quiet"), log, target)
+        cp, was = out / "checkpoint.json", status(out)
+        moments[phase] = json.loads(cp.read_text())["phase"] if cp.exists() else "new"
+        assert was in ("running", None), (phase, was)  # every target is before the end
+        if was is not None:  # no resume is recorded for a run that had not yet written run.json
+            expected.append({"from_status": was, "from_phase": moments[phase], "changes": {}})
+    code_fingerprint.cache_clear()  # the code as the killed CLI saw it (other work may have edited it meanwhile)
+    run_season(cfg, out=out, resume=True, progress=False)
+    assert same_run(whole, out) == expected, moments
+    assert sum(m == "new" or m.startswith("draft:") for m in moments.values()) >= 2, moments  # kills in the draft
     print("killed at phases:", moments)
 
 
-@pytest.mark.slow
-def test_llm_league_killed_and_resumed_matches(tmp_path, cli_env, monkeypatch):
-    """An LLM league (local fake OpenAI server) SIGKILLed mid-draft and mid-season, resumed: decisions and
-    tables byte-identical; the ledger holds each call once (replayed answers marked as cache hits). The
-    uninterrupted run and the resumes run in-process (importing litellm in each CLI process is slow)."""
-    monkeypatch.setenv("FFBENCH_CACHE_DIR", cli_env["FFBENCH_CACHE_DIR"])
+@pytest.fixture(scope="module")
+def llm_srv():
+    """One local fake OpenAI server for the module's LLM leagues (their configs name its address)."""
     with FakeOpenAIServer() as srv:
-        cfg = write_league(tmp_path / "llm.yaml", seed=2, weeks=2, llm_teams=2, api_base=srv.api_base)
-        whole = tmp_path / "whole"
-        monkeypatch.setenv("FFBENCH_LLM_CACHE", str(tmp_path / "cache-whole"))
-        run_season(cfg, out=whole, progress=False)
-        lines = (whole / "decisions.jsonl").read_bytes().splitlines(keepends=True)
-        # the draft's logged views are most of the bytes: mid-season is the first byte of week 2's decisions
-        week2 = sum(map(len, lines[:next(i for i, x in enumerate(lines) if json.loads(x)["week"] == 2)])) + 1
-        for k, target in enumerate((week2 // 4, week2)):
-            out = tmp_path / f"killed-{k}"
-            monkeypatch.setenv("FFBENCH_LLM_CACHE", str(tmp_path / f"cache-{k}"))
-            env_k = {**cli_env, "FFBENCH_LLM_CACHE": str(tmp_path / f"cache-{k}")}
-            kill_at_size(popen(env_k, "run", cfg, "--out", out, "--quiet"), out / "decisions.jsonl", target)
-            assert status(out) == "running"
-            run_season(cfg, out=out, resume=True, progress=False)
-            a, b = digests(whole), digests(out)
-            assert set(a) == set(b)
-            volatile = {"run.json", "checkpoint.json", "llm_calls.jsonl", "llm_summary.parquet"}
-            for name in set(a) - volatile:
-                assert a[name] == b.get(name), name
-            cp_a, cp_b = (json.loads((d / "checkpoint.json").read_text()) for d in (whole, out))
-            assert cp_a.pop("llm_cost_usd") >= cp_b.pop("llm_cost_usd")  # replayed answers cost nothing
-            del cp_a["log_bytes"]["llm_calls.jsonl"], cp_b["log_bytes"]["llm_calls.jsonl"]  # latencies differ
-            assert cp_a == cp_b
-            ledger = [sorted(_stable(c) for c in RunDir(d).llm_calls()) for d in (whole, out)]
-            assert ledger[0] == ledger[1] and len(ledger[0]) == len(RunDir(whole).llm_calls())
-            summary = [RunDir(d).table("llm_summary").drop(columns=["cache_hits", "latency_s_mean"])
-                       for d in (whole, out)]
-            assert summary[0].equals(summary[1])  # calls, tokens, cost, fallbacks: none counted twice
-            meta = [json.loads((d / "run.json").read_text()) for d in (whole, out)]
-            assert meta[1].pop("resumes")[0]["from_status"] == "running" and meta[0] == meta[1]
+        yield srv
+
+
+@pytest.fixture(scope="module")
+def llm_whole(llm_srv, tmp_path_factory):
+    """An LLM league (one fake model, a 6-round draft, 2 weeks, week 2 a trade week) played uninterrupted once, with
+    its own replay cache: what the killed and the budget-stopped runs below must each end as."""
+    tmp = tmp_path_factory.mktemp("llm-whole")
+    cfg = write_league(tmp / "llm.yaml", seed=2, weeks=2, llm_teams=1, api_base=llm_srv.api_base, roster=LLM_ROSTER)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("FFBENCH_LLM_CACHE", str(tmp / "cache-whole"))
+        run_season(cfg, out=tmp / "whole", progress=False)
+    return cfg, tmp / "whole"
+
+
+@pytest.mark.slow
+def test_llm_league_killed_and_resumed_matches(tmp_path, cli_env, llm_whole, monkeypatch):
+    """An LLM league (local fake OpenAI server) SIGKILLed mid-draft, its CLI resume SIGKILLed mid-season, then
+    resumed: decisions and tables byte-identical; the ledger holds each call once (replayed answers marked as
+    cache hits). The uninterrupted run and the last resume run in-process (importing litellm in each CLI process
+    is slow)."""
+    cfg, whole = llm_whole
+    lines = (whole / "decisions.jsonl").read_bytes().splitlines(keepends=True)
+    # the draft's logged views are most of the bytes: mid-season is the first byte of week 2's decisions
+    week2 = sum(map(len, lines[:next(i for i, x in enumerate(lines) if json.loads(x)["week"] == 2)])) + 1
+    out, env = tmp_path / "killed", {**cli_env, "FFBENCH_LLM_CACHE": str(tmp_path / "cache")}
+    for k, target in enumerate((week2 // 4, week2)):
+        kill_at_size(popen(env, "run", cfg, "--out", out, *(["--resume"] if k else []), "--quiet"),
+                     out / "decisions.jsonl", target)
+        assert status(out) == "running"
+    monkeypatch.setenv("FFBENCH_LLM_CACHE", str(tmp_path / "cache"))
+    code_fingerprint.cache_clear()  # the code as the killed CLI saw it (other work may have edited it meanwhile)
+    run_season(cfg, out=out, resume=True, progress=False)
+    a, b = digests(whole), digests(out)
+    assert set(a) == set(b)
+    volatile = {"run.json", "checkpoint.json", "llm_calls.jsonl", "llm_summary.parquet"}
+    for name in set(a) - volatile:
+        assert a[name] == b.get(name), name
+    cp_a, cp_b = (json.loads((d / "checkpoint.json").read_text()) for d in (whole, out))
+    assert cp_a.pop("llm_cost_usd") >= cp_b.pop("llm_cost_usd")  # replayed answers cost nothing
+    del cp_a["log_bytes"]["llm_calls.jsonl"], cp_b["log_bytes"]["llm_calls.jsonl"]  # latencies differ
+    assert cp_a == cp_b
+    ledger = [sorted(_stable(c) for c in RunDir(d).llm_calls()) for d in (whole, out)]
+    assert ledger[0] == ledger[1] and len(ledger[0]) == len(RunDir(whole).llm_calls())
+    summary = [RunDir(d).table("llm_summary").drop(columns=["cache_hits", "latency_s_mean"]) for d in (whole, out)]
+    assert summary[0].equals(summary[1])  # calls, tokens, cost, fallbacks: none counted twice
+    meta = [json.loads((d / "run.json").read_text()) for d in (whole, out)]
+    assert [r["from_status"] for r in meta[1].pop("resumes")] == ["running", "running"] and meta[0] == meta[1]
 
 
 def _stable(call: dict) -> str:
@@ -320,7 +357,7 @@ def test_two_engines_on_one_directory(whole3, prepared_2024, tmp_path):
     same_run(whole, tmp_path / "run")
 
 
-def test_second_writer_gets_a_clear_error(tmp_path, cli_env):
+def test_second_writer_gets_a_clear_error(tmp_path, capsys):
     cfg = write_league(tmp_path / "l.yaml", seed=1, weeks=2)
     run = tmp_path / "run"
     spec = tmp_path / "batch.yaml"
@@ -328,12 +365,12 @@ def test_second_writer_gets_a_clear_error(tmp_path, cli_env):
                                     "analysis": False}))
     with exclusive(run):
         for args in (("run", cfg, "--out", run), ("run", cfg, "--out", run, "--resume")):
-            r = cli(cli_env, *args, "--quiet")
-            assert r.returncode == 2 and "Traceback" not in r.stderr, r.stderr
-            assert f"{run}: another process is writing this run directory" in r.stderr
+            rc, err = ffbench(capsys, *args, "--quiet")
+            assert rc == 2 and "Traceback" not in err, err
+            assert f"{run}: another process is writing this run directory" in err
     with exclusive(tmp_path / "batch", "batch directory"):
-        r = cli(cli_env, "batch", spec, "--quiet")
-        assert r.returncode == 2 and "another process is writing this batch directory" in r.stderr, r.stderr
+        rc, err = ffbench(capsys, "batch", spec, "--quiet")
+        assert rc == 2 and "another process is writing this batch directory" in err, err
     assert not (tmp_path / "batch" / "runs").exists()
 
 
@@ -352,7 +389,7 @@ def test_lock_is_released_when_its_holder_is_killed(tmp_path):
 
 
 # ------------------------------------------------------------------------------------ same run or refuse
-def test_resume_with_another_config_is_refused(prepared_2024, tmp_path, cli_env):
+def test_resume_with_another_config_is_refused(prepared_2024, tmp_path, capsys):
     cfg = write_league(tmp_path / "l.yaml", seed=3, weeks=4)
     league = load_config(cfg)
     run = tmp_path / "run"
@@ -363,15 +400,15 @@ def test_resume_with_another_config_is_refused(prepared_2024, tmp_path, cli_env)
         run_engine(load_config(cfg, seed=5), prepared_2024, run, resume=True)
     other = tmp_path / "other.yaml"
     other.write_text(yaml.safe_dump({**league_dict(seed=3, weeks=6), "scoring": "standard"}))
-    r = cli(cli_env, "run", other, "--out", run, "--resume", "--quiet")
-    assert r.returncode == 2 and "Traceback" not in r.stderr
-    assert "weeks: 4 in the run, 6 now" in r.stderr and "scoring.preset: 'ppr' in the run, 'standard' now" in r.stderr
-    r = cli(cli_env, "run", cfg, "--seed", "5", "--out", run, "--resume", "--quiet")
-    assert r.returncode == 2 and "seed: 3 in the run, 5 now" in r.stderr
+    rc, err = ffbench(capsys, "run", other, "--out", run, "--resume", "--quiet")
+    assert rc == 2 and "Traceback" not in err
+    assert "weeks: 4 in the run, 6 now" in err and "scoring.preset: 'ppr' in the run, 'standard' now" in err
+    rc, err = ffbench(capsys, "run", cfg, "--seed", "5", "--out", run, "--resume", "--quiet")
+    assert rc == 2 and "seed: 3 in the run, 5 now" in err
     assert digests(run) == before  # a refused resume changes nothing
 
 
-def test_resume_under_other_code_is_refused(prepared_2024, tmp_path, cli_env):
+def test_resume_under_other_code_is_refused(prepared_2024, tmp_path, capsys):
     """A run started by another version of the code would end as a mix of two versions: refused, naming why."""
     cfg = write_league(tmp_path / "l.yaml", seed=3, weeks=3)
     run = tmp_path / "run"
@@ -382,9 +419,9 @@ def test_resume_under_other_code_is_refused(prepared_2024, tmp_path, cli_env):
     meta["code_fingerprint"] = "0" * 16  # as if the code had changed since
     (run / "run.json").write_text(json.dumps(meta))
     before = digests(run)
-    r = cli(cli_env, "run", cfg, "--out", run, "--resume", "--quiet")
-    assert r.returncode == 2 and "Traceback" not in r.stderr
-    assert "the ffbench code changed since the run started" in r.stderr
+    rc, err = ffbench(capsys, "run", cfg, "--out", run, "--resume", "--quiet")
+    assert rc == 2 and "Traceback" not in err
+    assert "the ffbench code changed since the run started" in err
     assert digests(run) == before
 
 
@@ -467,58 +504,58 @@ def test_damaged_checkpoint_is_refused(crashed_week2, prepared_2024, tmp_path, h
     assert DAMAGE[how] in msg and str(run) in msg and "\n" not in msg, msg
 
 
-def test_damaged_run_through_the_cli(crashed_week2, tmp_path, cli_env):
+def test_damaged_run_through_the_cli(crashed_week2, tmp_path, capsys):
     cfg, src = crashed_week2
     for name, data in (("checkpoint.json", b"\x89PNG\r\n\x1a\n\x00"), ("run.json", b"{"), ("config.yaml", b"[: x")):
         run = tmp_path / name
         shutil.copytree(src, run)
         (run / name).write_bytes(data)
-        r = cli(cli_env, "run", cfg, "--out", run, "--resume", "--quiet")
-        assert r.returncode == 2 and "Traceback" not in r.stderr, r.stderr
-        assert r.stderr.startswith(f"error: cannot resume {run}: {name}") and r.stderr.count("\n") == 1, r.stderr
+        rc, err = ffbench(capsys, "run", cfg, "--out", run, "--resume", "--quiet")
+        assert rc == 2 and "Traceback" not in err, err
+        assert err.startswith(f"error: cannot resume {run}: {name}") and err.count("\n") == 1, err
 
 
-def test_out_folder_holding_other_files_is_refused(tmp_path, cli_env):
+def test_out_folder_holding_other_files_is_refused(tmp_path, capsys):
     cfg = write_league(tmp_path / "l.yaml", seed=1, weeks=1)
     (tmp_path / "notes.txt").write_text("mine")
-    r = cli(cli_env, "run", cfg, "--out", tmp_path, "--quiet")
-    assert r.returncode == 2 and "is not empty and holds no run (it has l.yaml, notes.txt)" in r.stderr, r.stderr
+    rc, err = ffbench(capsys, "run", cfg, "--out", tmp_path, "--quiet")
+    assert rc == 2 and "is not empty and holds no run (it has l.yaml, notes.txt)" in err, err
     assert (tmp_path / "notes.txt").read_text() == "mine" and not (tmp_path / "run.json").exists()
 
 
 # ---------------------------------------------------------------------------------------------- budget
-def test_budget_stops_inside_the_draft_and_resumes_identically(prepared_2024, tmp_path, cli_env):
+def test_budget_stops_inside_the_draft_and_resumes_identically(tmp_path, llm_whole, prepared_2024, capsys):
     """The issue: a 0.30 limit spent 1.056 because the draft was never checked. Now the draft stops at the
-    next round's checkpoint, the CLI exits 3 saying how to resume, and a raised budget resumes identically."""
-    with FakeOpenAIServer() as srv:
-        d = league_dict(seed=1, weeks=1, llm_teams=2, api_base=srv.api_base)  # the draft is what is tested
-        whole_state, _ = run_engine(load_config(write_league_dict(tmp_path / "w.yaml", d, tmp_path / "c0")),
-                                    prepared_2024, tmp_path / "whole")
-        calls = RunDir(tmp_path / "whole").llm_calls()
-        draft_cost = sum(c["cost_usd"] for c in calls if c["decision"].startswith("draft"))
-        round_cost = max(sum(c["cost_usd"] for c in calls if c["decision"].startswith("draft")
-                             and (c["pick"] - 1) // len(BOTS) == r) for r in range(ROUNDS))
-        limit = round(draft_cost * 0.3, 6)
-        capped = write_league_dict(tmp_path / "capped.yaml", {**d, "llm": {**d["llm"], "budget_usd": limit}},
-                                   tmp_path / "c1")
-        r = cli(cli_env, "run", capped, "--out", tmp_path / "run", "--quiet")
-        assert r.returncode == 3, r.stderr
-        meta = RunDir(tmp_path / "run").meta().dump()
-        assert meta["status"] == "stopped_budget" and meta["phase"].startswith("draft:"), meta
-        assert limit <= meta["budget"]["spent_usd"] < limit + round_cost + 1e-9
-        assert meta["budget"]["limit_usd"] == limit
-        assert "budget" in r.stderr and f"--out {tmp_path / 'run'} --resume" in r.stderr and "Traceback" not in r.stderr
-        more = write_league_dict(tmp_path / "more.yaml", {**d, "llm": {**d["llm"], "budget_usd": 100.0}},
-                                 tmp_path / "c1")
-        run_engine(load_config(more), prepared_2024, tmp_path / "run", resume=True)
+    next round's checkpoint, the CLI exits 3 saying how to resume, and a raised budget resumes identically.
+    The CLI runs in-process (its exit code is main's: a litellm-importing subprocess is slow)."""
+    cfg, whole = llm_whole
+    d = yaml.safe_load(cfg.read_text())
+    rounds = sum(LLM_ROSTER.values())
+    calls = RunDir(whole).llm_calls()
+    draft_cost = sum(c["cost_usd"] for c in calls if c["decision"].startswith("draft"))
+    round_cost = max(sum(c["cost_usd"] for c in calls if c["decision"].startswith("draft")
+                         and (c["pick"] - 1) // len(BOTS) == r) for r in range(rounds))
+    limit = round(draft_cost * 0.3, 6)
+    capped = write_league_dict(tmp_path / "capped.yaml", {**d, "llm": {**d["llm"], "budget_usd": limit}},
+                               tmp_path / "c1")
+    rc, err = ffbench(capsys, "run", capped, "--out", tmp_path / "run", "--quiet")
+    assert rc == 3, err
+    meta = RunDir(tmp_path / "run").meta().dump()
+    assert meta["status"] == "stopped_budget" and meta["phase"].startswith("draft:"), meta
+    assert limit <= meta["budget"]["spent_usd"] < limit + round_cost + 1e-9
+    assert meta["budget"]["limit_usd"] == limit
+    assert "budget" in err and f"--out {tmp_path / 'run'} --resume" in err and "Traceback" not in err
+    more = write_league_dict(tmp_path / "more.yaml", {**d, "llm": {**d["llm"], "budget_usd": 100.0}},
+                             tmp_path / "c1")
+    run_engine(load_config(more), prepared_2024, tmp_path / "run", resume=True)
     meta = RunDir(tmp_path / "run").meta().dump()
     assert meta["status"] == "complete" and meta["budget"]["limit_usd"] == 100.0
     assert meta["resumes"][0]["changes"] == {"llm.budget_usd": [limit, 100.0]}
     assert yaml.safe_load((tmp_path / "run" / "config.yaml").read_text())["llm"]["budget_usd"] == 100.0
-    a, b = digests(tmp_path / "whole"), digests(tmp_path / "run")
+    a, b = digests(whole), digests(tmp_path / "run")
     for name in ("decisions.jsonl", "draft_picks.parquet", "lineups.parquet", "standings.parquet", "trades.parquet"):
         assert a[name] == b[name], name
-    assert whole_state.phase == "week:1"
+    assert RunDir(whole).meta().phase == "week:2"
 
 
 def write_league_dict(path: Path, d: dict, cache: Path) -> Path:
@@ -529,8 +566,9 @@ def write_league_dict(path: Path, d: dict, cache: Path) -> Path:
 
 # --------------------------------------------------------------------------------------------- signals
 @pytest.mark.parametrize("sig, code", [(signal.SIGTERM, 143), (signal.SIGINT, 130)])
-def test_signal_marks_the_run_interrupted_and_says_how_to_resume(tmp_path, cli_env, whole_cli, sig, code):
-    """Before: SIGINT printed only "interrupted" and SIGTERM left run.json at status running."""
+def test_signal_marks_the_run_interrupted_and_says_how_to_resume(tmp_path, cli_env, whole_cli, capsys, sig, code):
+    """Before: SIGINT printed only "interrupted" and SIGTERM left run.json at status running. The signalled CLI is a
+    real process; the resume it prints runs in-process."""
     cfg, whole = whole_cli
     out = tmp_path / "run"
     log, size = out / "decisions.jsonl", (whole / "decisions.jsonl").stat().st_size
@@ -548,8 +586,9 @@ def test_signal_marks_the_run_interrupted_and_says_how_to_resume(tmp_path, cli_e
     assert meta["status"] == "interrupted" and meta["reason"].startswith(f"stopped by {sig.name} during "), meta
     command = f"ffbench run {cfg} --seed 1 --out {out} --resume"
     assert command in stderr and "Traceback" not in stderr, stderr
-    r = cli(cli_env, *command.split()[1:], "--quiet")
-    assert r.returncode == 0, r.stderr
+    code_fingerprint.cache_clear()  # the code as the signalled CLI saw it (other work may edit it meanwhile)
+    rc, err = ffbench(capsys, *command.split()[1:], "--quiet")
+    assert rc == 0, err
     assert same_run(whole, out)[0]["from_status"] == "interrupted"
 
 

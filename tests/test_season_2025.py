@@ -7,6 +7,7 @@ from __future__ import annotations
 import contextlib
 import io
 import json
+import os
 from pathlib import Path
 
 import pandas as pd
@@ -26,10 +27,18 @@ NO_INJURY_LINE = "No official injury report is available for this season"
 
 
 @pytest.fixture(autouse=True)
-def _isolated(tmp_path, monkeypatch, data_dir):
-    """Prepared-season caches go to tmp_path, never into the repo."""
-    monkeypatch.setenv("FFBENCH_CACHE_DIR", str(tmp_path / "cache"))
+def _isolated(monkeypatch, data_dir):
+    """The synthetic data unless a test asks for the real one; prepared seasons go to this test run's shared cache
+    (conftest's FFBENCH_CACHE_DIR: one preparation of each season for every test here, never the repo's)."""
     monkeypatch.setenv("FFBENCH_DATA_DIR", str(data_dir))
+
+
+def prepared_folder(run: RunDir) -> Path:
+    """The prepared season a run played: the shared cache's folder whose manifest has the run's data fingerprint."""
+    fp = run.meta().dump()["data_fingerprint"]
+    (folder,) = [p for p in Path(os.environ["FFBENCH_CACHE_DIR"]).iterdir() if (p / "manifest.json").is_file()
+                 and json.loads((p / "manifest.json").read_text()).get("fingerprint") == fp]
+    return folder
 
 
 @pytest.fixture
@@ -70,14 +79,13 @@ def llm_team(api_base: str, cache: Path, **agent) -> dict:
 def demo_2025(real_data_dir, tmp_path_factory):
     """The demo league (10 bots) on the whole 2025 season, through ``ffbench run``."""
     tmp = tmp_path_factory.mktemp("demo2025")
-    f = league_file(tmp, season=2025, data={"source": "nflverse", "projections": "builtin",
-                                            "prepared_dir": str(tmp / "prepared")})
+    f = league_file(tmp, season=2025, data={"source": "nflverse", "projections": "builtin"})
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("FFBENCH_DATA_DIR", str(real_data_dir))
         code, out, err = ffbench("run", f, "--out", tmp / "run", "--quiet")
     assert code == 0, err
-    (prepared,) = [p for p in (tmp / "prepared").iterdir() if p.is_dir()]  # the season folder, not its lock file
-    return {"run": RunDir(tmp / "run"), "stdout": out, "stderr": err, "prepared": prepared}
+    run = RunDir(tmp / "run")
+    return {"run": run, "stdout": out, "stderr": err, "prepared": prepared_folder(run)}
 
 
 def test_demo_league_plays_the_2025_season_through_the_cli(demo_2025):
@@ -196,15 +204,17 @@ def test_an_ir_league_on_2025_is_warned_that_ir_stays_empty(tmp_path, real):
 
 @pytest.fixture(scope="module")
 def llm_runs(real_data_dir, tmp_path_factory):
-    """A 2-week league with one LLM team (on the fake server) in 2025 and in 2024, each with a cutoff."""
+    """A short league with one LLM team (on the fake server) in 2025 (2 weeks) and in 2024 (1 week), each with a
+    cutoff; the prepared seasons come from the shared cache (2025: demo_2025's)."""
     tmp = tmp_path_factory.mktemp("llm")
     runs = {}
     with FakeOpenAIServer() as srv, pytest.MonkeyPatch.context() as mp:
         mp.setenv("FFBENCH_DATA_DIR", str(real_data_dir))
-        mp.setenv("FFBENCH_CACHE_DIR", str(tmp / "prepared"))
         for season, cutoff in ((2025, "2026-02"), (2024, "2024-06")):
             d = yaml.safe_load(DEMO.read_text())
-            d.update(season=season, weeks=2, trades={"weeks": [2], "max_players_per_side": 1},
+            # 2025: the draft, two lineups, a trade window; 2024 (its prompts compared): the draft, one lineup
+            d.update(season=season, weeks=2 if season == 2025 else 1,
+                     trades={"weeks": [2] if season == 2025 else [], "max_players_per_side": 1},
                      llm={"backoff_s": 0.01, "cache_dir": str(tmp / "cache")})
             d["teams"][0] = llm_team(srv.api_base, tmp / "cache", knowledge_cutoff=cutoff)
             f = tmp / f"l{season}.yaml"
@@ -264,6 +274,12 @@ def test_knowledge_cutoff_after_the_season_warns_in_run_and_run_json(llm_runs):
     ("2024-06", None),
 ])
 def test_validate_warns_once_per_model_whose_cutoff_follows_the_games(tmp_path, real, cutoff, expect):
+    """Through ``ffbench validate`` for one cutoff that warns and one that does not (the CLI's whole stderr); the
+    other cutoffs through the notices validate prints (``data.notices.notices``), without validate's offline LLM
+    checks (a bots-only copy of the league played to week 4, the same for every cutoff)."""
+    from ffbench_lib.config.load import load_config
+    from ffbench_lib.data.notices import notices
+
     d = yaml.safe_load(DEMO.read_text())
     d["llm"] = {"cache_dir": str(tmp_path / "cache")}
     d["teams"][0] = llm_team("http://127.0.0.1:9/v1", tmp_path, knowledge_cutoff=cutoff)
@@ -272,9 +288,12 @@ def test_validate_warns_once_per_model_whose_cutoff_follows_the_games(tmp_path, 
     d["teams"][2]["agent"]["model"] = "openai/no-cutoff"
     f = tmp_path / "l.yaml"
     f.write_text(yaml.safe_dump(d, sort_keys=False))
-    code, out, err = ffbench("validate", f)
-    assert code == 0, err
-    lines = err.splitlines()
+    if cutoff in ("2025-06", "2024-06"):
+        code, out, err = ffbench("validate", f)
+        assert code == 0, err
+        lines = err.splitlines()
+    else:
+        lines = notices(load_config(f), str(f))
     if expect is None:
         assert lines == []
         return

@@ -3,9 +3,6 @@ through the provider's standard variable) against a server that echoes the Autho
 answer and error body; then every written file is scanned (raw bytes, every decoded parquet cell, the replay
 cache, an executed notebook) and so is everything printed."""
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -14,6 +11,7 @@ import pyarrow.parquet as pq
 import pytest
 import yaml
 
+from ffbench_lib.cli import main
 from ffbench_lib.core import atomic, secrets
 from ffbench_lib.core.atomic import write_csv, write_json, write_parquet, write_text
 from ffbench_lib.runs.notebooks import execute
@@ -21,7 +19,7 @@ from ffbench_lib.runs.rundir import RunDir
 from ffbench_lib.runs.season import run_season
 from ffbench_lib.testing.fake_openai import FakeOpenAIServer
 
-from engine_helpers import REPO, demo_league
+from engine_helpers import demo_league
 
 ODD = "ffb-canary-odd-" + "Q7" * 12  # named by api_key_env: LOCAL_LLM_AUTH (no KEY/TOKEN in the name)
 STD = "sk-canary-std-" + "Z9" * 12  # OPENAI_API_KEY, read by litellm itself
@@ -46,10 +44,11 @@ def canary_env(monkeypatch):
     secrets._REGISTERED.discard(ODD)  # the registry lives for the process; later tests start clean
 
 
-def canary_config(path: Path, api_base: str, cache: Path, prepared: Path, weeks: int = 2,
-                  odd: tuple[int, ...] = (0, 2)) -> Path:
+def canary_config(path: Path, api_base: str, cache: Path, weeks: int = 2, odd: tuple[int, ...] = (0, 2)) -> Path:
     """Four LLM teams: ``odd`` ones with ``api_key_env: LOCAL_LLM_AUTH``, the others on litellm's OPENAI_API_KEY;
-    two weeks by default, the second a trade week (every kind of call: picks, lineups, proposals, responses)."""
+    two weeks by default, the second a trade week (every kind of call: picks, lineups, proposals, responses). The
+    season is prepared in the test run's shared cache (FFBENCH_CACHE_DIR): prepared from the data alone, before any
+    key is read."""
     d = demo_league().model_dump(mode="json")
     d["teams"] = [{"name": f"T{i}", "agent": {
         "kind": "llm", "model": f"openai/fake-{i}", "api_base": api_base, "timeout_s": 10, "max_tokens": 500,
@@ -57,7 +56,6 @@ def canary_config(path: Path, api_base: str, cache: Path, prepared: Path, weeks:
         **({"api_key_env": "LOCAL_LLM_AUTH"} if i in odd else {})}} for i in range(4)]
     d.update(weeks=weeks, trades={"weeks": [2] if weeks >= 2 else [], "max_players_per_side": 1})
     d["llm"] = {"backoff_s": 0.01, "retries": 1, "cache_dir": str(cache)}
-    d["data"] = {**d["data"], "prepared_dir": str(prepared)}
     path.write_text(yaml.safe_dump(d))
     return path
 
@@ -92,9 +90,10 @@ def leaks(root: Path) -> list[str]:
 def test_canary_keys_never_written_or_printed(canary_env, data_dir, tmp_path, capfd):
     with RecordingServer(echo_auth_in_answers=True, echo_auth_in_errors=True, fault_rate=0.3,
                          faults=("500", "fence", "prose"), seed=5) as srv:
-        cfg = canary_config(tmp_path / "league.yaml", srv.api_base, tmp_path / "cache", tmp_path / "prep")
+        cfg = canary_config(tmp_path / "league.yaml", srv.api_base, tmp_path / "cache")
         run = RunDir(run_season(cfg, seed=1, out=tmp_path / "run", progress=False))
-        nb_cfg = canary_config(tmp_path / "league-nb.yaml", srv.api_base, tmp_path / "cache-nb", tmp_path / "prep")
+        # the kernel's season: one week (its draft and lineups: more than 50 calls), the trade week is the run's above
+        nb_cfg = canary_config(tmp_path / "league-nb.yaml", srv.api_base, tmp_path / "cache-nb", weeks=1)
         executed = execute("02_simulate_season.ipynb", tmp_path / "notebooks" / "02.ipynb",
                            {"config": str(nb_cfg), "seed": 2, "out": str(tmp_path / "nbrun"), "progress": False},
                            timeout_s=600)
@@ -113,17 +112,18 @@ def test_canary_keys_never_written_or_printed(canary_env, data_dir, tmp_path, ca
 
 
 @pytest.mark.parametrize("odd", [(0, 1, 2, 3), ()], ids=["api_key_env", "provider_variable"])
-def test_rejected_key_error_printed_by_the_cli_is_masked(canary_env, data_dir, tmp_path, odd):
-    """A 401 whose body echoes the key stops the run: the CLI's message must not show it (nor any file)."""
+def test_rejected_key_error_printed_by_the_cli_is_masked(canary_env, data_dir, tmp_path, capfd, odd):
+    """A 401 whose body echoes the key stops the run: the CLI's message must not show it (nor any file). The CLI
+    runs in-process (capfd sees all this process writes, litellm's own prints included); its exit code through a
+    real process: test_llm_faults.test_rejected_key_names_api_key_env_and_cli_exits_nonzero."""
     with FakeOpenAIServer(echo_auth_in_errors=True, fault_rate=1.0, faults=("401",)) as srv:
-        cfg = canary_config(tmp_path / "league.yaml", srv.api_base, tmp_path / "cache", tmp_path / "prep", weeks=1,
-                            odd=odd)
-        r = subprocess.run([sys.executable, "-m", "ffbench_lib", "run", str(cfg), "--out", str(tmp_path / "run"),
-                            "--quiet"], capture_output=True, text=True, cwd=REPO,
-                           env={**os.environ, "FFBENCH_DATA_DIR": str(data_dir)})
+        cfg = canary_config(tmp_path / "league.yaml", srv.api_base, tmp_path / "cache", weeks=1, odd=odd)
+        capfd.readouterr()
+        rc = main(["run", str(cfg), "--out", str(tmp_path / "run"), "--quiet"])
         assert srv.injected["401"] > 0
-    assert not [c for c in CANARIES if c in r.stdout + r.stderr]
-    assert r.returncode != 0 and "Bearer ***" in r.stderr  # the body was echoed, and masked
+    out, err = capfd.readouterr()
+    assert not [c for c in CANARIES if c in out + err]
+    assert rc != 0 and "Bearer ***" in err  # the body was echoed, and masked
     assert leaks(tmp_path) == []
 
 

@@ -4,6 +4,7 @@ rule for kicker and defense views."""
 from __future__ import annotations
 
 import json
+import os
 
 import pandas as pd
 import pytest
@@ -14,6 +15,7 @@ from ffbench_lib.config.load import load_config
 from ffbench_lib.data.prepare import prepared_for
 from ffbench_lib.game.views import canonical_json
 
+from conftest import built_once
 from engine_helpers import REPO, run_engine
 from test_firewall import decisions, perturb
 
@@ -21,17 +23,21 @@ STANDARD = REPO / "params" / "standard_10.yaml"
 
 
 @pytest.fixture(scope="module")
-def standard(data_dir, tmp_path_factory):
+def standard(data_dir):
+    """The league and its prepared season, from this test run's shared cache (prepared once, whichever xdist
+    worker asks first; test_masking's LLM league reads the same one)."""
     league = load_config(STANDARD, data={"dir": str(data_dir)})
-    prepared = prepared_for(league, cache_root=tmp_path_factory.mktemp("prep"))
+    prepared = prepared_for(league, cache_root=os.environ["FFBENCH_CACHE_DIR"])
     return league, prepared
 
 
 @pytest.fixture(scope="module")
 def bot_season(standard, tmp_path_factory):
+    """The whole standard_10 season of bots, played once per test run (both xdist workers read the same one):
+    read it, never write into it."""
     league, prepared = standard
-    out = tmp_path_factory.mktemp("std") / "run"
-    run_engine(league, prepared, out)
+    out = built_once(tmp_path_factory, "standard10-bot-season", lambda folder: run_engine(
+        league, prepared, folder / "run")) / "run"
     return league, metrics.load_runs([out]), out
 
 
@@ -90,7 +96,7 @@ def test_kicker_and_defense_views_before_week_w_are_byte_identical(standard, bot
     from ffbench_lib.runs.runner import SimulatedCrash
 
     league, prepared = standard
-    week = 8
+    week = 4  # IR moves from week 1, waivers from week 2, the first trade window in week 4: all compared
     fake = perturb(prepared, week)
     assert not fake.weekly[fake.weekly["position"] == "DST"].equals(prepared.weekly[prepared.weekly["position"] == "DST"])
     with pytest.raises(SimulatedCrash):
@@ -101,7 +107,7 @@ def test_kicker_and_defense_views_before_week_w_are_byte_identical(standard, bot
     assert len(a) == len(b)
     shown = {c["pos"] for r in a if r["decision"] == "set_lineup" for c in r["view"]["players"]}
     assert {"K", "DST"} <= shown  # the views compared hold kicker and defense cards
-    assert {"ir_moves", "waiver_claims"} <= {r["decision"] for r in a}
+    assert {"ir_moves", "waiver_claims", "propose_trade"} <= {r["decision"] for r in a}
     for ra, rb in zip(a, b):
         assert canonical_json(ra["view"]) == canonical_json(rb["view"]), (ra["decision"], ra["week"], ra["team"])
         assert ra["raw_answer"] == rb["raw_answer"]
@@ -110,26 +116,31 @@ def test_kicker_and_defense_views_before_week_w_are_byte_identical(standard, bot
     assert any(canonical_json(x["view"]) != canonical_json(y["view"]) for x, y in later)
 
 
+LLM_SEATS = (0, 5)
+
+
 def test_llm_teams_play_kickers_defenses_ir_and_playoffs(standard, tmp_path):
-    """Four LLM teams through litellm against the local fake server (some answers illegal on purpose): they
-    draft and start kickers and defenses, make IR moves and play the playoffs."""
+    """Two LLM teams through litellm against the local fake server (some answers illegal on purpose): they
+    draft and start kickers and defenses, make IR moves and play the playoffs (two regular weeks, a trade
+    window, two one-week rounds)."""
     from ffbench_lib.testing.fake_openai import FakeOpenAIServer
 
     league, prepared = standard
     with FakeOpenAIServer(fault_rate=0.1, faults=("illegal",), seed=7) as srv:
         d = league.model_dump(mode="json")
-        d.update(weeks=6, trades={"weeks": [3], "max_players_per_side": 2},
+        d.update(weeks=4, trades={"weeks": [2], "max_players_per_side": 2},
                  playoffs={"enabled": True, "teams": 4, "round_weeks": [1, 1]},
                  llm={"cache_dir": str(tmp_path / "cache"), "max_fallback_rate": None})
-        for i in (0, 3, 5, 8):
+        for i in LLM_SEATS:
             d["teams"][i] = {"name": f"LLM-{i}", "agent": {"kind": "llm", "model": f"openai/fake-{i}",
                                                            "api_base": srv.api_base, "timeout_s": 30}}
         lg = League.model_validate(d)
         run_engine(lg, prepared, tmp_path / "run")
     runs = metrics.load_runs([tmp_path / "run"])
-    llm = {f"LLM-{i}" for i in (0, 3, 5, 8)}
+    llm = {f"LLM-{i}" for i in LLM_SEATS}
     picks = runs["draft_picks"]
     mine = picks[picks["team"].isin(llm)]
+    assert mine["team"].nunique() == len(llm)
     assert set(mine.groupby("team")["position"].agg(lambda p: {"K", "DST"} <= set(p))) == {True}
     lu = runs["lineups"]
     kd = lu[lu["team"].isin(llm) & lu["slot"].isin(["K", "DST"])]
@@ -137,7 +148,7 @@ def test_llm_teams_play_kickers_defenses_ir_and_playoffs(standard, tmp_path):
     dec = runs["decisions"]
     ir = dec[(dec["decision"] == "ir_moves") & dec["team"].isin(llm)]
     assert len(ir) > 0 and (ir["decided_by"] == "agent").any()
-    assert runs["playoffs"]["week"].min() == 5 and metrics.final_standings(runs)["champion"].sum() == 1
+    assert runs["playoffs"]["week"].min() == 3 and metrics.final_standings(runs)["champion"].sum() == 1
     calls = [json.loads(line) for line in (tmp_path / "run" / "llm_calls.jsonl").open()]
     assert any("DST" in m["content"] and "points allowed" in m["content"] for c in calls for m in c["messages"])
 

@@ -48,9 +48,23 @@ def remove_stale_temps(folder: str | os.PathLike[str]) -> list[Path]:
 
 
 def write_text(path: str | os.PathLike[str], text: str) -> Path:
-    with atomic_path(path) as tmp:
-        tmp.write_text(scrub(text), encoding="utf-8")  # every text and JSON writer: no credential reaches disk
-    return Path(path)
+    """``text`` (UTF-8) as :func:`atomic_path` writes a file, through the temporary file's own descriptor (no
+    reopening: checkpoints are written every phase)."""
+    data = scrub(text).encode("utf-8")  # every text and JSON writer: no credential reaches disk
+    target = Path(path)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            os.fchmod(fh.fileno(), 0o666 & ~_UMASK)  # mkstemp creates 0600; outputs are ordinary files
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, target)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return target
 
 
 def write_json(path: str | os.PathLike[str], obj: Any, compact: bool = False) -> Path:

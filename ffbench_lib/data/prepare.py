@@ -608,18 +608,33 @@ def prepared_for(league, cache_root: str | Path | None = None) -> PreparedSeason
     Cache: ``data.prepared_dir`` or ``$FFBENCH_CACHE_DIR`` or ``outputs/prepared`` under the project root,
     one sub-folder per (season, source, projections, scoring).
     """
+    return prepare_cached(league.season, league.data.source, league.data.resolved_dir(),
+                          scoring=league.scoring_weights, projection_source=league.data.projections,
+                          allow_missing_history=league.data.allow_missing_history,
+                          positions=league.roster.positions, tiers=league.scoring_tiers,
+                          cache_root=cache_root or league.data.prepared_dir)
+
+
+def prepare_cached(season: int, source: str, data_dir: str | Path | None, *, scoring: str | Mapping[str, float],
+                   projection_source: str = "builtin", allow_missing_history: bool = False,
+                   positions: Sequence[str] = schema.DEFAULT_POSITIONS, tiers: Mapping | None = None,
+                   cache_root: str | Path | None = None) -> PreparedSeason:
+    """:func:`prepare_season` through the prepared-season cache (``cache_root`` or ``$FFBENCH_CACHE_DIR`` or
+    ``outputs/prepared``): one folder per season, source, projections, scoring and data folder, reused while
+    its fingerprint holds (see :func:`prepared_for`)."""
     from ffbench_lib.core.settings import settings
 
-    weights, tiers, positions = league.scoring_weights, league.scoring_tiers, league.roster.positions
-    key_parts = [weights, league.data.allow_missing_history]  # one folder per fingerprint
+    if isinstance(scoring, str):  # a preset: the folder is keyed by its weights, as a league's is
+        groups = NFL.stat_groups(_positions(positions))
+        scoring, tiers = resolve_weights(scoring, groups=groups), resolve_tiers(scoring, tiers, groups) or None
+    key_parts = [scoring, allow_missing_history]  # one folder per fingerprint
     if tuple(positions) != schema.DEFAULT_POSITIONS or tiers:  # a league without K/DST keeps its folder
         key_parts += [list(positions), tiers]
     key = hashlib.sha256(json.dumps(key_parts, sort_keys=True).encode()).hexdigest()[:8]
-    root = Path(cache_root or league.data.prepared_dir or settings().cache_dir
-                or outputs_dir() / "prepared")
+    root = Path(cache_root or settings().cache_dir or outputs_dir() / "prepared")
+    data_dir = get_source(source, data_dir).root
     # the data folder is part of the name: two data folders (the real files, a generated world) never share one
-    data_key = hashlib.sha256(str(Path(league.data.resolved_dir()).resolve()).encode()).hexdigest()[:6]
-    out = root / f"{league.season}-{league.data.source}-{league.data.projections}-{key}-{data_key}"
-    return prepare_season(league.season, league.data.source, league.data.resolved_dir(), scoring=weights,
-                          projection_source=league.data.projections, out=out,
-                          allow_missing_history=league.data.allow_missing_history, positions=positions, tiers=tiers)
+    data_key = hashlib.sha256(str(Path(data_dir).resolve()).encode()).hexdigest()[:6]
+    out = root / f"{season}-{source}-{projection_source}-{key}-{data_key}"
+    return prepare_season(season, source, data_dir, scoring=scoring, projection_source=projection_source, out=out,
+                          allow_missing_history=allow_missing_history, positions=positions, tiers=tiers)

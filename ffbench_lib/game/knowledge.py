@@ -11,6 +11,7 @@
 """
 from __future__ import annotations
 
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -101,6 +102,32 @@ class Publication:
     games: tuple[tuple[str, str], ...]  # (home, away) NFL teams
 
 
+class Recent(Mapping):
+    """player -> ``[[week, points], ...]``, his last RECENT_GAMES games (points to 2 decimals), each player's list
+    made when first read: a season's views read a few hundred players of the thousands who played."""
+
+    def __init__(self, bounds: dict[str, tuple[int, int]], weeks: list[int], points: list[float]):
+        self._bounds, self._weeks, self._points = bounds, weeks, points  # a player's rows: [lo, hi) of the lists
+        self._made: dict[str, list[list[float]]] = {}
+
+    def __getitem__(self, pid: str) -> list[list[float]]:
+        got = self._made.get(pid)
+        if got is None:
+            lo, hi = self._bounds[pid]
+            got = self._made[pid] = [[int(w), round(float(p), 2)] for w, p in zip(self._weeks[lo:hi],
+                                                                                 self._points[lo:hi])]
+        return got
+
+    def __contains__(self, pid: object) -> bool:
+        return pid in self._bounds
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._bounds)
+
+    def __len__(self) -> int:
+        return len(self._bounds)
+
+
 @dataclass(frozen=True)
 class Knowledge:
     """What is knowable just before week ``week`` kicks off, per player (only players known by then)."""
@@ -109,7 +136,7 @@ class Knowledge:
     known: frozenset[str]  # players known to exist: the draft pool and whoever played in a week < week
     games: dict[str, int]
     points: dict[str, float]
-    recent: dict[str, list[list[float]]]  # player -> [[week, points], ...] last RECENT_GAMES games
+    recent: Mapping[str, list[list[float]]]  # player -> [[week, points], ...] last RECENT_GAMES games (Recent)
     team: dict[str, str]  # latest known NFL team
     projection: dict[str, float]  # this week's projection (published before kickoff)
     status: dict[str, str]  # this week's official injury report status
@@ -144,9 +171,11 @@ class Knowledge:
         ends = np.searchsorted(sc, sc, side="right")
         last = order[(ends - np.arange(len(sc))) <= RECENT_GAMES]
         fp = played["fantasy_points"].to_numpy(dtype=float)
-        recent: dict[str, list[list[float]]] = {}
-        for pid, wk, pts in zip(pids[last].tolist(), weeks[last].tolist(), fp[last].tolist()):
-            recent.setdefault(pid, []).append([int(wk), round(float(pts), 2)])
+        lc = codes[last]  # grouped by player (in id order), each group in week order
+        starts = np.flatnonzero(np.r_[True, lc[1:] != lc[:-1]]) if len(lc) else np.zeros(0, dtype=int)
+        bounds = np.r_[starts, len(lc)].tolist()
+        recent = Recent(dict(zip([ids[c] for c in lc[starts].tolist()], zip(bounds[:-1], bounds[1:]))),
+                        weeks[last].tolist(), fp[last].tolist())
         team = {p: t for p, t in catalog.team.items() if p in known}
         # the latest known NFL team: the last non-missing one in week order (pandas' sort: quicksort by week)
         teams = played["team"].to_numpy(dtype=object)

@@ -10,24 +10,20 @@ from __future__ import annotations
 from typing import Any, Callable, Iterable, Mapping
 
 from ffbench_lib.game.state import LeagueState
-from ffbench_lib.game.views import canonical_json, json_hash
+from ffbench_lib.game.frozen import encode_both
+from ffbench_lib.game.views import json_hash
 from ffbench_lib.records.tables import COLUMNS
 
 
 class RunRecorder:
-    """Rows of one run. ``sink`` receives every decision record (a plain dict, the ``decisions.jsonl`` line)."""
+    """Rows of one run. ``sink`` receives every decision record (a plain dict, the ``decisions.jsonl`` line); with
+    ``with_view_json`` also the view's JSON (``(canonical_json, spaced)``, both made in the walk that hashes it, or
+    None): a writer of the line need not encode the view again."""
 
-    def __init__(self, state: LeagueState, run_id: str, season: int, sink: Callable[[dict], None]):
+    def __init__(self, state: LeagueState, run_id: str, season: int, sink: Callable[..., None],
+                 with_view_json: bool = False):
         self.state, self.run_id, self.season, self.sink = state, run_id, season, sink
-        #: ``(view, canonical_json(view))`` of the decision being recorded, while its sink runs: a sink that writes
-        #: the line reuses the encoding instead of encoding the view again (:meth:`view_json`)
-        self._encoded: tuple[Any, str] | None = None
-
-    def view_json(self, record: Mapping[str, Any]) -> str | None:
-        """The canonical JSON of ``record``'s view if it is the decision being recorded (the very object that was
-        hashed, in the same call), else None."""
-        enc = self._encoded
-        return enc[1] if enc is not None and record.get("view") is enc[0] else None
+        self.with_view_json = with_view_json
 
     def agent(self, team: str) -> str:
         return self.state.agent_ids[team]
@@ -44,18 +40,18 @@ class RunRecorder:
                  hashed: bool = True) -> dict[str, Any]:
         """One decision as ``decisions.jsonl`` holds it: the exact view, the raw answer, what was applied, by whom
         and why (``problems``). ``hashed=False`` for views that are not ffbench views (an imported prompt)."""
-        text = canonical_json(view) if hashed else None
+        texts = encode_both(view) if hashed else None  # canonical_json(view), and as json.dumps spaces it
+        text = texts[0] if texts else None
         record = {"run_id": self.run_id, "season": self.season, "week": week, "pick": pick, "step": step,
                   "team": team, "agent": agent or self.agent(team), "decision": decision,
                   "view_hash": json_hash(text) if text is not None else None, "view": view, "raw_answer": answer,
                   "applied": applied, "decided_by": decided_by, "reason": "; ".join(problems or []) or None,
                   **(extra or {})}
         self.state.decisions += 1
-        self._encoded = (view, text) if text is not None else None
-        try:
+        if self.with_view_json:
+            self.sink(record, texts)
+        else:
             self.sink(record)
-        finally:
-            self._encoded = None
         return record
 
     # -- draft ------------------------------------------------------------------------------------------------

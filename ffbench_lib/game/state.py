@@ -7,11 +7,14 @@ from __future__ import annotations
 
 import json
 import re
+from json.encoder import encode_basestring
 from collections import Counter
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
 from pydantic import ConfigDict, TypeAdapter, ValidationError
+
+from ffbench_lib.game.frozen import FrozenDict, freeze
 
 #: ``new`` -> ``draft:<rounds done>`` -> ``drafted`` -> ``week:<last completed week>``; a live run also stops at
 #: ``decided:<week>``: that week's decisions made (lineups in ``decided``), its games not yet played
@@ -134,11 +137,12 @@ class LeagueState:
                                     for i, t in enumerate(self.standings_order())])
 
     def add_rows(self, table: str, rows: list[dict[str, Any]]) -> None:
-        self.tables.setdefault(table, []).extend(rows)
+        """Rows are read-only once added (a change raises): every checkpoint encodes a row once (:meth:`to_json`)."""
+        self.tables.setdefault(table, []).extend(freeze(r) for r in rows)
 
     # -- (de)serialisation ------------------------------------------------------------------------------------
     def to_dict(self) -> dict[str, Any]:
-        """Plain data for JSON (shallow: rows are already plain dicts of plain values)."""
+        """Plain data for JSON (shallow: rows are already read-only dicts of plain values)."""
         d = {f.name: getattr(self, f.name) for f in fields(self)
              if f.name not in OPTIONAL or getattr(self, f.name)}  # a league without waivers saves as it always did
         d["records"] = {t: asdict(r) for t, r in self.records.items()}
@@ -146,17 +150,43 @@ class LeagueState:
 
     def to_json(self) -> str:
         """Compact JSON that keeps every dict's insertion order (rosters, records, rows): ``from_json`` gives
-        back a state whose every iteration order, and so every view and float sum, is the one saved."""
-        return json.dumps(self.to_dict(), separators=(",", ":"), ensure_ascii=False, default=_plain)
+        back a state whose every iteration order, and so every view and float sum, is the one saved. The same
+        text as ``json.dumps(self.to_dict(), separators=(",", ":"), ensure_ascii=False, default=_plain)``, with
+        each read-only table row encoded once for all checkpoints (:meth:`_tables_json`)."""
+        return "{" + ",".join(encode_basestring(k) + ":" + (self._tables_json(v) if k == "tables" else _JSON.encode(v))
+                              for k, v in self.to_dict().items()) + "}"
+
+    def _tables_json(self, tables: dict[str, list[dict[str, Any]]]) -> str:
+        """``tables`` as :meth:`to_json` encodes it; a row's text is kept while the table still holds that very row
+        at that place (a row is frozen: the same object has the same content), anything else is encoded anew."""
+        if not all(type(k) is str and type(v) is list for k, v in tables.items()):
+            return _JSON.encode(tables)
+        kept_all: dict[str, list[tuple[Any, str]]] = self.__dict__.setdefault("_row_json", {})
+        parts = []
+        for name, rows in tables.items():
+            kept = kept_all.setdefault(name, [])
+            n = 0
+            while n < len(kept) and n < len(rows) and kept[n][0] is rows[n]:
+                n += 1
+            del kept[n:]
+            texts = [t for _, t in kept]
+            for r in rows[n:]:
+                texts.append(_JSON.encode(r))
+                if type(r) is FrozenDict and len(kept) == len(texts) - 1:  # only an unbroken frozen prefix is kept
+                    kept.append((r, texts[-1]))
+            parts.append(encode_basestring(name) + ":[" + ",".join(texts) + "]")
+        return "{" + ",".join(parts) + "}"
 
     @classmethod
     def from_json(cls, text: str | bytes) -> "LeagueState":
         """Parse and type-check (strictly: no coercion, no unknown keys); :class:`StateError` names the fields."""
         try:
-            return _ADAPTER.validate_json(text)
+            state = _ADAPTER.validate_json(text)
         except ValidationError as exc:
             raise StateError("; ".join(_explain(e) for e in exc.errors()[:3])
                              + (f" (and {exc.error_count() - 3} more)" if exc.error_count() > 3 else "")) from None
+        state.tables = {name: [freeze(r) for r in rows] for name, rows in state.tables.items()}  # as add_rows keeps them
+        return state
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> "LeagueState":
@@ -326,6 +356,10 @@ def _plain(value: Any) -> Any:
     if hasattr(value, "item") and callable(value.item):
         return value.item()
     raise TypeError(f"{type(value).__name__} in the league state is not JSON data")
+
+
+#: what ``json.dumps(obj, separators=(",", ":"), ensure_ascii=False, default=_plain)`` builds, built once
+_JSON = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False, default=_plain)
 
 
 def _explain(err: dict[str, Any]) -> str:

@@ -1,6 +1,8 @@
 """The information firewall: the only code that turns data tables into what an agent sees.
 
-An agent never receives a table, only a view (a plain, JSON-serialisable dict) built here:
+An agent never receives a table, only a view (a plain, JSON-serialisable dict) built here; the parts many views
+show (a player's card of a week, the rules) are one shared, read-only object each (:mod:`~ffbench_lib.game.frozen`),
+so a view is built and encoded without copying them, and changing one raises instead of changing other views:
 
 * the **draft** view is built from the :class:`~ffbench_lib.game.knowledge.PlayerCatalog` (preseason columns of the
   players table only: projections, ADP, bye, previous seasons) - never from the played season's stats;
@@ -15,7 +17,6 @@ on leaves every view before *w* byte-identical.
 from __future__ import annotations
 
 import hashlib
-import json
 from typing import Any
 
 import numpy as np
@@ -23,6 +24,7 @@ import pandas as pd
 
 from ffbench_lib.config.league import League
 from ffbench_lib.data.prepared import PreparedSeason
+from ffbench_lib.game.frozen import COMPACT, encode, freeze
 from ffbench_lib.game.knowledge import OUT, Knowledge, PlayerCatalog, SeasonFeed
 from ffbench_lib.game.knowledge import rounded as _r
 from ffbench_lib.game.rules.roster import unmet_starters
@@ -43,7 +45,9 @@ def json_hash(text: str) -> str:
 
 
 def canonical_json(obj: Any) -> str:
-    return json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
+    """``json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)``; the shared,
+    read-only parts of a view (cards, rules: :mod:`~ffbench_lib.game.frozen`) are encoded once, not per view."""
+    return encode(obj, COMPACT)
 
 
 def spaced_json(compact: str) -> str | None:
@@ -58,15 +62,6 @@ def spaced_json(compact: str) -> str | None:
     return '"'.join(parts)
 
 
-def _fresh(obj: Any) -> Any:
-    """A copy of nested dicts and lists (views share no mutable state; the leaves are immutable)."""
-    if isinstance(obj, dict):
-        return {k: _fresh(v) for k, v in obj.items()}
-    if isinstance(obj, list):
-        return [_fresh(v) for v in obj]
-    return obj
-
-
 class Firewall:
     """Views for one league: the player catalog, and the knowledge of each week from the season feed
     (the firewall never reads the played season's rows itself)."""
@@ -75,8 +70,11 @@ class Firewall:
         self._league = league
         self.catalog = PlayerCatalog(prepared)
         self._feed = SeasonFeed(prepared, self.catalog)
-        #: (player, week) -> his card of that week, built once (the knowledge of a week never changes)
+        #: (player, week) -> his card of that week, built once (the knowledge of a week never changes) and
+        #: shared read-only by every view (a FrozenDict); player -> his preseason card, likewise
         self._player_weeks: dict[tuple[str, int], dict[str, Any]] = {}
+        self._cards: dict[str, dict[str, Any]] = {}
+        self._details: dict[str, dict[str, Any]] = {}  # player -> his draft shortlist detail, likewise
         self._rules: dict[str, Any] | None = None
         self.position = self.catalog.position
         self.name = self.catalog.name
@@ -90,18 +88,21 @@ class Firewall:
         return self._league
 
     def player_card(self, pid: str) -> dict[str, Any]:
-        """The preseason card of a player (a fresh copy: views are never shared mutable state)."""
-        return self.catalog.card(pid)
+        """The preseason card of a player: shared by every view and read-only (``dict(card)`` to change one)."""
+        card = self._cards.get(pid)
+        if card is None:
+            card = self._cards[pid] = freeze(self.catalog.card(pid))
+        return card
 
     def rules(self) -> dict[str, Any]:
         """The league's rules as every view shows them (slots, bench, flex, caps, scoring, size, season)."""
         return self._league_rules()
 
     def _league_rules(self) -> dict[str, Any]:
-        """A fresh copy of the rules, built once (the league never changes under a firewall)."""
+        """The rules, built once (the league never changes under a firewall), shared read-only by every view."""
         if self._rules is None:
-            self._rules = self._make_rules()
-        return _fresh(self._rules)
+            self._rules = freeze(self._make_rules())
+        return self._rules
 
     def _make_rules(self) -> dict[str, Any]:
         lg = self._league
@@ -156,23 +157,25 @@ class Firewall:
         return [p for p in self.catalog.pool_ids if p not in taken]
 
     def shortlist_detail(self, ids: list[str]) -> list[dict[str, Any]]:
-        """Richer preseason detail: previous seasons per game, games played, projection breakdown."""
-        out = []
-        for pid in ids:
-            p = self.catalog.row(pid)
-            card = self.player_card(pid)
-            card.update({
-                "prev_ppg": _r(p["prev_points"] / p["prev_games"]) if p["prev_games"] else None,
-                "prev2_pts": _r(p["prev2_points"]), "prev2_g": int(p["prev2_games"]),
-                "prev2_ppg": _r(p["prev2_points"] / p["prev2_games"]) if p["prev2_games"] else None,
-                "proj_builtin": _r(p["proj_points_builtin"]), "proj_sportsdataio": _r(p["proj_points_sportsdataio"]),
-                "proj_fantasypros": _r(p["proj_points_fantasypros"]), "proj_source": p["proj_source"],
-                "rookie": bool(p["rookie"]),
-                "nfl_draft_pick": None if pd.isna(p["draft_number"]) else int(p["draft_number"]),
-                "injury_note": None,  # no preseason injury feed in the data; nothing later may leak in
-            })
-            out.append(card)
-        return out
+        """Richer preseason detail: previous seasons per game, games played, projection breakdown (each player's
+        built once, shared read-only like every card)."""
+        return [self._details[pid] if pid in self._details else self._detail(pid) for pid in ids]
+
+    def _detail(self, pid: str) -> dict[str, Any]:
+        p = self.catalog.row(pid)
+        card = dict(self.player_card(pid))
+        card.update({
+            "prev_ppg": _r(p["prev_points"] / p["prev_games"]) if p["prev_games"] else None,
+            "prev2_pts": _r(p["prev2_points"]), "prev2_g": int(p["prev2_games"]),
+            "prev2_ppg": _r(p["prev2_points"] / p["prev2_games"]) if p["prev2_games"] else None,
+            "proj_builtin": _r(p["proj_points_builtin"]), "proj_sportsdataio": _r(p["proj_points_sportsdataio"]),
+            "proj_fantasypros": _r(p["proj_points_fantasypros"]), "proj_source": p["proj_source"],
+            "rookie": bool(p["rookie"]),
+            "nfl_draft_pick": None if pd.isna(p["draft_number"]) else int(p["draft_number"]),
+            "injury_note": None,  # no preseason injury feed in the data; nothing later may leak in
+        })
+        card = self._details[pid] = freeze(card)
+        return card
 
     # -------------------------------------------------------------------------------------------- weeks
     def week(self, w: int) -> Knowledge:
@@ -182,18 +185,17 @@ class Firewall:
     def player_week(self, pid: str, w: int) -> dict[str, Any]:
         """One rostered player as seen before week ``w``: season to date, last season, recent games,
         this week's projection and opponent, and zero flags knowable before kickoff (bye, ruled Out).
-        Built once per player and week (it depends on nothing else); each call returns a fresh copy."""
+        Built once per player and week (it depends on nothing else), shared read-only by every view."""
         card = self._player_weeks.get((pid, w))
         if card is None:
-            card = self._player_weeks[(pid, w)] = self._player_week(pid, w)
-        # a copy: views share nothing (the lists are the only mutable values)
-        return {**card, "recent": [list(x) for x in card["recent"]], "zero_flags": list(card["zero_flags"])}
+            card = self._player_weeks[(pid, w)] = freeze(self._player_week(pid, w))
+        return card
 
     def _player_week(self, pid: str, w: int) -> dict[str, Any]:
         k = self.week(w)
         if pid not in k.known:
             raise ValueError(f"player {pid} is not known before week {w} (first plays later): no view may show them")
-        card = self.player_card(pid)
+        card = dict(self.player_card(pid))
         team = k.team.get(pid)
         g = k.games.get(pid, 0)
         pts = k.points.get(pid, 0.0)
@@ -201,7 +203,7 @@ class Firewall:
         on_bye = team is not None and k.opponent.get(team, None) is None
         card.update({"team": team, "opp": k.opponent.get(team) if team else None,
                      "std_g": g, "std_pts": _r(pts), "std_ppg": _r(pts / g) if g else None,
-                     "recent": [list(x) for x in k.recent.get(pid, [])],
+                     "recent": k.recent.get(pid, []),
                      "last3_avg": _r(np.mean([x[1] for x in k.recent[pid]])) if pid in k.recent else None,
                      "proj_week": _r(k.projection.get(pid)), "injury": status,
                      "zero_flags": [f for f, on in (("bye", on_bye), ("out", status == OUT)) if on]})

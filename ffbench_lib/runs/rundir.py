@@ -53,7 +53,7 @@ from filelock import FileLock, Timeout
 from ffbench_lib.core.atomic import write_json, write_parquet, write_text
 from ffbench_lib.core.secrets import scrub
 from ffbench_lib.game.state import LeagueState, StateError
-from ffbench_lib.game.views import spaced_json
+from ffbench_lib.game.frozen import SPACED, encode, encoded
 from ffbench_lib.records.decision import DecisionLine
 from ffbench_lib.records.load import RunFiles
 from ffbench_lib.records.run import RunMeta, RunMetaError
@@ -111,21 +111,14 @@ def exclusive(folder: str | os.PathLike[str], what: str = "run directory") -> It
         lock.release()
 
 
-def _line(record: dict[str, Any], view_json: str | None = None) -> str:
-    """``json.dumps(record, sort_keys=True, ensure_ascii=False, default=str)``; with ``view_json`` (the compact
-    canonical encoding of ``record["view"]``) the same text, built around that encoding: the keys sorted before
-    ``view``, then the view, then those after it."""
-    spaced = spaced_json(view_json) if view_json is not None else None
-    if spaced is None or "view" not in record or not all(type(k) is str for k in record):
-        return _LINE.encode(record)
-    before = _LINE.encode({k: v for k, v in record.items() if k < "view"})
-    after = _LINE.encode({k: v for k, v in record.items() if k > "view"})
-    return (before[:-1] + (", " if len(before) > 2 else "") + '"view": ' + spaced
-            + (", " + after[1:] if len(after) > 2 else "}"))
-
-
-#: what ``json.dumps(obj, sort_keys=True, ensure_ascii=False, default=str)`` builds, built once
-_LINE = json.JSONEncoder(sort_keys=True, ensure_ascii=False, default=str)
+def _line(record: dict[str, Any], view_json: tuple[str, str] | None = None) -> str:
+    """``json.dumps(record, sort_keys=True, ensure_ascii=False, default=str)``, byte for byte; the view's shared
+    parts (cards, rules) are encoded once for every line that shows them (:func:`~ffbench_lib.game.frozen.encode`).
+    ``view_json``: the view's compact and spaced JSON, made by the recorder just now for its hash
+    (:func:`~ffbench_lib.game.frozen.encode_both`): the line holds the spaced one, not encoded again."""
+    if view_json is not None and type(record.get("view")) is dict:
+        record = {**record, "view": encoded(record["view"], *view_json)}
+    return encode(record, SPACED)
 
 
 class RunDir(RunFiles):
@@ -156,11 +149,10 @@ class RunDir(RunFiles):
     def write_meta(self, meta: RunMeta) -> None:
         write_json(self.file("run.json"), meta.dump())
 
-    def append(self, log: str, record: dict[str, Any], view_json: str | None = None) -> int:
+    def append(self, log: str, record: dict[str, Any], view_json: tuple[str, str] | None = None) -> int:
         """Append one JSON line to ``log`` (secrets scrubbed); returns the file's new length in bytes. A decision
-        is checked against :class:`DecisionLine` first; the dict itself is written, so the bytes stay its own.
-        ``view_json``: the record's view as :func:`~ffbench_lib.game.views.canonical_json` encoded it (for its
-        hash), spliced into the line rather than encoded again."""
+        is checked against :class:`DecisionLine` first; the dict itself is written, so the bytes stay its own
+        (``view_json``: its view's canonical JSON, see :func:`_line`)."""
         if log == "decisions.jsonl":
             DecisionLine.model_validate(record)
         line = scrub(_line(record, view_json)) + "\n"

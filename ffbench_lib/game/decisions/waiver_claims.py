@@ -113,7 +113,7 @@ def pool(fw: "Firewall", state: "LeagueState", w: int) -> list[str]:
 
 def best_free_agents(fw: "Firewall", players: list[str], w: int) -> dict[str, list[dict[str, Any]]]:
     """The best ``waivers.show_per_position`` of ``players`` per position by this week's projection (then points
-    to date, then id), as seen before week ``w``: built once per window, copied into every team's view."""
+    to date, then id), as seen before week ``w``: built once per window, shown in every team's view."""
     k, lg = fw.week(w), fw.league
     out: dict[str, list[dict[str, Any]]] = {}
     for pos in lg.roster.holdable:
@@ -121,12 +121,6 @@ def best_free_agents(fw: "Firewall", players: list[str], w: int) -> dict[str, li
                      key=lambda p: (-(k.projection.get(p) or 0.0), -k.points.get(p, 0.0), p))
         out[pos] = [fw.player_week(p, w) for p in ids[: lg.waivers.show_per_position]]
     return out
-
-
-def _copy(card: dict[str, Any]) -> dict[str, Any]:
-    """A player card of its own for every view (its lists too: views share nothing)."""
-    return {k: [list(x) if isinstance(x, list) else x for x in v] if isinstance(v, list) else v
-            for k, v in card.items()}
 
 
 def claims_view(fw: "Firewall", state: "LeagueState", team: str, w: int, mode: str,
@@ -139,7 +133,7 @@ def claims_view(fw: "Firewall", state: "LeagueState", team: str, w: int, mode: s
             "budget_left": budget_left, "priority": priority, "max_claims": lg.waivers.max_claims,
             "weeks_left": lg.weeks - w + 1, "record": fw.record(state, team),
             "my_roster": [fw.player_week(p, w) for p in sorted(state.active(team))],
-            "free_agents": {pos: [_copy(c) for c in cards] for pos, cards in best.items()}}
+            "free_agents": {pos: list(cards) for pos, cards in best.items()}}  # the cards are read-only, shared
 
 
 # --------------------------------------------------------------------------------------------------- answers

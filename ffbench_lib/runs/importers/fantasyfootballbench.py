@@ -39,7 +39,7 @@ import pandas as pd
 from ffbench_lib.config.league import League
 from ffbench_lib.config.load import dump_config
 from ffbench_lib.data.base import DataError, name_key, resolve_names
-from ffbench_lib.data.prepare import prepare_season
+from ffbench_lib.data.prepare import prepare_cached
 from ffbench_lib.game.recorder import RunRecorder
 from ffbench_lib.records.run import FORMAT, RunMeta
 from ffbench_lib.runs.rundir import RunDir
@@ -442,7 +442,7 @@ def import_reference_run(sim_dir: str | Path, out: str | Path, data_dir: str | P
     sim = Path(sim_dir)
     season, weeks, results, final = recorded_weeks(sim)  # before the slow preparation: a bad folder fails fast
     check_season_data(sim, season, data_dir)
-    prepared = prepare_season(season, "nflverse", data_dir, scoring="ffbench_v1")
+    prepared = prepare_cached(season, "nflverse", data_dir, scoring="ffbench_v1")  # a cached preparation, reused
     from ffbench_lib.data.sources import get_source
 
     names = _Names(prepared, get_source("nflverse", data_dir).id_crosswalk)
