@@ -418,7 +418,7 @@ def _cmd_page(args: argparse.Namespace) -> int:
 
 def _cmd_demo(args: argparse.Namespace) -> int:
     """The README's main job: prepare the 2024 data (notebook 01), then the demo batch to figures."""
-    from ffbench_lib.runs.batch import ANALYSIS, load_batch, run_batch
+    from ffbench_lib.runs.batch import load_batch, run_batch
     from ffbench_lib.runs.notebooks import NotebookError, execute
     from ffbench_lib.core.paths import find_data_dir, project_root
 
@@ -443,7 +443,7 @@ def _cmd_demo(args: argparse.Namespace) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return 1
     print(f"[2/2] batch {spec.name}: {len(spec.seeds)} seasons on {spec.workers} workers, then "
-          f"{len(ANALYSIS)} analysis notebooks", file=sys.stderr, flush=True)
+          f"{len(spec.analysis_notebooks)} analysis notebooks", file=sys.stderr, flush=True)
     summary = run_batch(spec_path, progress=True)
     print(f"demo batch: {summary['complete']}/{summary['runs']} runs complete; figures and tables in "
           f"{out / 'analysis'}")

@@ -42,6 +42,16 @@ def test_batch_spec_errors_name_the_field(tmp_path):
         load_batch(spec_file(tmp_path, seeds=[1, 1]))
     with pytest.raises(ConfigError, match="worker: unknown key"):
         load_batch(spec_file(tmp_path, worker=2))
+    with pytest.raises(ConfigError, match=r"analysis: .*'03_standing': expected true, false or a list of analysis "
+                                          r"notebooks from 03_standings, 04_positions"):
+        load_batch(spec_file(tmp_path, analysis=["03_standing"]))
+
+
+def test_a_spec_picks_its_analysis_notebooks_in_their_order(tmp_path):
+    pick = load_batch(spec_file(tmp_path, analysis=["08_model_comparison", "03_standings"]))[0]
+    assert pick.analysis_notebooks == ("03_standings", "08_model_comparison")
+    assert load_batch(spec_file(tmp_path, analysis=True))[0].analysis_notebooks[-1] == "09_waivers"
+    assert load_batch(spec_file(tmp_path, analysis=False))[0].analysis_notebooks == ()
 
 
 def test_rotate_design_balances_draft_slots(tmp_path):
@@ -60,12 +70,10 @@ def test_batch_reports_a_broken_run_and_finishes_the_rest(tmp_path, data_dir, ca
     test_run_failing_inside_the_notebook_...); the analysis runs over the complete runs only. One analysis notebook
     stands for the batch's wiring: each notebook on its own is tests/test_notebooks.py's and test_analysis.py's."""
     from ffbench_lib import cli
-    from ffbench_lib.runs import batch
 
     monkeypatch.setenv("FFBENCH_DATA_DIR", str(data_dir))
-    monkeypatch.setattr(batch, "ANALYSIS", ("03_standings",))  # the notebook that draws win_rate_ci
     f = spec_file(tmp_path, seeds=[0, 1], workers=1, overrides=SHORT, seed_overrides={1: {"weeks": 99}},
-                  analysis=True)
+                  analysis=["03_standings"])  # the notebook that draws win_rate_ci
     assert cli.main(["batch", str(f), "--quiet"]) == 1
     out, err = capsys.readouterr()
     assert "seed 1 failed" in out and "weeks" in out and "Traceback" not in out + err, out + err

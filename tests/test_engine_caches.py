@@ -102,7 +102,7 @@ def test_views_and_decision_lines_with_shared_parts_are_json_dumps():
     """canonical_json and the decision line, built around the kept encodings of read-only parts, are byte for byte
     json.dumps of the same values, whatever they hold (separators and quotes inside strings, non-ASCII, NaN and
     infinities, exponents, int/float/None keys, tuples, default=str), frozen at any depth or not, encoded again."""
-    from ffbench_lib.game.frozen import freeze
+    from ffbench_lib.game.frozen import encode_both, freeze
     from ffbench_lib.game.views import canonical_json, spaced_json
     from ffbench_lib.runs.rundir import _line
 
@@ -118,10 +118,16 @@ def test_views_and_decision_lines_with_shared_parts_are_json_dumps():
                          for j in range(rng.randint(0, 4))]
         record = {"run_id": "r", "view": view, "view_hash": "h", "raw_answer": value(), "zeta": i,
                   "applied": {"a": [1, "x, y"]}, "week": None}
+        plain_spaced = json.dumps(view, sort_keys=True, ensure_ascii=False, default=str)
+        if i % 2:  # both encodings at once of parts never encoded (the others: of parts encoded compact only)
+            assert encode_both(view)[1] == plain_spaced
         for _ in range(2):  # the second time from the kept encodings
             text = canonical_json(view)
             assert text == json.dumps(view, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
             assert _line(record) == json.dumps(record, sort_keys=True, ensure_ascii=False, default=str)
+            pair = encode_both(view)  # the recorder's: hashed compact, logged spaced
+            assert pair == (text, plain_spaced)
+            assert _line(record, pair) == _line(record)
         spaced = spaced_json(text)
         assert spaced is None or spaced == json.dumps(view, sort_keys=True, ensure_ascii=False, default=str)
 
@@ -176,3 +182,61 @@ def test_checkpoint_text_with_kept_row_encodings_is_json_dumps(prepared_2024, tm
     assert again.to_json() == state.to_json() == plain(again)
     with pytest.raises(TypeError, match="read-only"):
         again.tables["draft_picks"][0]["shortlist"].append("p")
+
+
+def test_lazy_recent_games_are_the_eager_ones(prepared_2024):
+    """Knowledge.recent, each player's list made when first read, is the dict the row-by-row loop builds: the same
+    players in the same order, the same [week, points] lists, for every week."""
+    import pandas as pd
+
+    from ffbench_lib.game.knowledge import RECENT_GAMES
+
+    fw = Firewall(prepared_2024, demo_league())
+    for w in range(1, 19):
+        played = fw._feed._played_before(w)
+        weeks, pids = played["week"].to_numpy(), played["player_id"].to_numpy(dtype=object)
+        codes, _ = pd.factorize(pids, sort=True)
+        order = np.lexsort((weeks, codes))
+        ends = np.searchsorted(codes[order], codes[order], side="right")
+        last = order[(ends - np.arange(len(order))) <= RECENT_GAMES]
+        eager: dict = {}
+        for pid, wk, pts in zip(pids[last].tolist(), weeks[last].tolist(),
+                                played["fantasy_points"].to_numpy(dtype=float)[last].tolist()):
+            eager.setdefault(pid, []).append([int(wk), round(float(pts), 2)])
+        lazy = fw.week(w).recent
+        assert list(lazy) == list(eager) and len(lazy) == len(eager) and "nobody" not in lazy
+        assert all(repr(lazy[p]) == repr(v) and lazy.get(p) is lazy[p] for p, v in eager.items())
+        assert lazy.get("nobody", []) == []
+
+
+def test_tables_written_again_only_when_their_rows_change(tmp_path, monkeypatch):
+    """write_tables skips a table it already wrote from the very same rows; a new, replaced or plain row, another
+    credential to mask, or a removed file is written again, and a file always holds its table."""
+    import pandas as pd
+
+    from ffbench_lib.runs.rundir import RunDir
+
+    teams = ["a", "b"]
+    state = LeagueState(teams=teams, agent_ids={t: "x" for t in teams}, draft_order=teams, schedule={})
+    rd = RunDir(tmp_path)
+    row = {"week": 1, "team": "a", "agent": "x", "player_id": "p1", "position": "QB"}
+    state.add_rows("rosters", [row])
+    rd.write_tables(state)
+    path = rd.file("rosters.parquet")
+
+    def rewritten(change) -> bool:
+        before = path.stat().st_mtime_ns, path.stat().st_ino
+        change()
+        rd.write_tables(state)
+        assert pd.read_parquet(path).to_dict("records") == [dict(r) for r in state.tables["rosters"]]
+        return (path.stat().st_mtime_ns, path.stat().st_ino) != before
+
+    assert not rewritten(lambda: None)
+    assert rewritten(lambda: state.add_rows("rosters", [{**row, "player_id": "p2"}]))
+    assert not rewritten(lambda: None)
+    assert rewritten(lambda: state.tables["rosters"].__setitem__(0, {**row, "player_id": "p3"}))  # a plain row
+    assert rewritten(lambda: None)  # not read-only: never trusted to be unchanged
+    state.tables["rosters"][0] = state.tables["rosters"][1]
+    assert rewritten(lambda: None) and not rewritten(lambda: None)
+    assert rewritten(lambda: path.unlink())
+    assert rewritten(lambda: monkeypatch.setenv("FFBENCH_TEST_API_KEY", "a-new-secret-value-of-issue-27"))

@@ -386,9 +386,11 @@ class VORPBot(_Bot):
                     my_gain = after - my_base
                     if my_gain <= TRADE_GAIN:
                         continue
-                    their_gain = valuer.value(_swapped(their_order, t["id"], _ros_entry(g))) - their_base
                     cand = (my_gain, other["team"], g["id"], t["id"])
-                    if their_gain >= 0 and (best is None or cand > best) and market.problem(
+                    if best is not None and cand <= best:
+                        continue  # it could not be the best: their side is not valued (the same pick, fewer lineups)
+                    their_gain = valuer.value(_swapped(their_order, t["id"], _ros_entry(g))) - their_base
+                    if their_gain >= 0 and market.problem(
                             Offer(view["team"], other["team"], (g["id"],), (t["id"],))) is None:
                         best = cand
         if best is None:

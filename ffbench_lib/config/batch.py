@@ -11,6 +11,11 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 from ffbench_lib.config.league import League
 
 
+#: the analysis notebooks a batch executes over its finished runs, in this order (``analysis: true``)
+ANALYSIS_NOTEBOOKS = ("03_standings", "04_positions", "05_draft", "06_start_sit", "07_trades",
+                      "08_model_comparison", "09_waivers")
+
+
 class FieldSpec(BaseModel):
     """``field:`` of a ``design: field`` batch. Agents stay as written (any value): they are checked against the
     base league in :func:`load_batch`, with the league config's own messages (a string says the mapping's shape)."""
@@ -43,7 +48,8 @@ class BatchSpec(BaseModel):
     out: Path = Path("outputs/batches/batch")
     kernel: str = "python3"
     cell_timeout_s: int = Field(3600, gt=0)
-    analysis: bool = True
+    analysis: bool | list[str] = Field(True, description="true: every analysis notebook over the finished runs; "
+                                                      "false: none; a list: those notebooks, e.g. [03_standings]")
     overrides: dict[str, Any] = Field(default_factory=dict,
                                       description="config changes for every seed, merged into the base: mappings "
                                                   "merge key by key at every depth (`llm: {budget_usd: 5}` keeps "
@@ -60,6 +66,23 @@ class BatchSpec(BaseModel):
         if value is not None and not isinstance(value, (dict, FieldSpec)):
             raise ValueError("expected a mapping with seat, reference, candidates")
         return value
+
+    @field_validator("analysis")
+    @classmethod
+    def _known_notebooks(cls, value: bool | list[str]) -> bool | list[str]:
+        if isinstance(value, list):
+            unknown = [n for n in value if n not in ANALYSIS_NOTEBOOKS]
+            if unknown or not value or len(set(value)) != len(value):
+                raise ValueError(f"{', '.join(map(repr, unknown)) or 'a notebook listed twice or none'}: expected "
+                                 f"true, false or a list of analysis notebooks from {', '.join(ANALYSIS_NOTEBOOKS)}")
+        return value
+
+    @property
+    def analysis_notebooks(self) -> tuple[str, ...]:
+        """The notebooks ``analysis`` asks for, in :data:`ANALYSIS_NOTEBOOKS` order."""
+        if self.analysis is True:
+            return ANALYSIS_NOTEBOOKS
+        return tuple(n for n in ANALYSIS_NOTEBOOKS if n in (self.analysis or ()))
 
     @model_validator(mode="after")
     def _unique_seeds(self) -> "BatchSpec":

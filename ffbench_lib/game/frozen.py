@@ -132,6 +132,11 @@ def encode_both(obj: Any) -> tuple[str, str]:
         text = leaf(obj)
         return text, text
     if t is list or t is tuple:
+        try:  # a list of frozen parts already encoded both ways (players, cards): their kept texts as they are
+            pairs = [v._json if type(v) is FrozenDict or type(v) is FrozenList else None for v in obj]
+            return "[" + ",".join([p[0] for p in pairs]) + "]", "[" + ", ".join([p[1] for p in pairs]) + "]"
+        except (AttributeError, TypeError):  # another item, an unencoded part (or half of one): part by part
+            pass
         pairs = [(text, text) if (leaf := _LEAVES.get(type(v))) and (text := leaf(v)) is not None else encode_both(v)
                  for v in obj]
         return "[" + ",".join([p[0] for p in pairs]) + "]", "[" + ", ".join([p[1] for p in pairs]) + "]"

@@ -209,21 +209,20 @@ class SeasonFeed:
                                      "fantasy_points": wk["fantasy_points"].to_numpy(dtype=float)})
         self._weeks_col = self._weekly["week"].to_numpy()
         wp = prepared.weekly_projections
-        self._wproj: dict[int, dict[str, float]] = {}  # week -> player -> projection, in the table's order
-        for w, pid, v in zip(wp["week"].tolist(), wp["player_id"].to_numpy(dtype=object).tolist(),
-                             wp["proj_points_builtin"].to_numpy(dtype=float).tolist()):
-            self._wproj.setdefault(w, {})[pid] = v
+        #: week -> player -> projection, in the table's order
+        self._wproj: dict[int, dict[str, float]] = {
+            w: dict(zip(pids, vals)) for w, pids, vals in _by_week(
+                wp["week"], wp["player_id"].to_numpy(dtype=object), wp["proj_points_builtin"].to_numpy(dtype=float))}
         inj = prepared.injuries
         inj = inj[inj["report_status"].notna()]
-        self._status: dict[int, dict[str, str]] = {}
-        for w, pid, st in zip(inj["week"].tolist(), inj["player_id"].to_numpy(dtype=object).tolist(),
-                              inj["report_status"].astype(str).tolist()):
-            self._status.setdefault(w, {})[pid] = st
+        self._status: dict[int, dict[str, str]] = {
+            w: dict(zip(pids, sts)) for w, pids, sts in _by_week(
+                inj["week"], inj["player_id"].to_numpy(dtype=object),
+                inj["report_status"].astype(str).to_numpy(dtype=object))}
         sc = prepared.schedule
-        self._games: dict[int, list[tuple[str, str]]] = {}
-        for w, h, a in zip(sc["week"].tolist(), sc["home_team"].to_numpy(dtype=object).tolist(),
-                           sc["away_team"].to_numpy(dtype=object).tolist()):
-            self._games.setdefault(w, []).append((h, a))
+        self._games: dict[int, list[tuple[str, str]]] = {
+            w: list(zip(hs, aws)) for w, hs, aws in _by_week(
+                sc["week"], sc["home_team"].to_numpy(dtype=object), sc["away_team"].to_numpy(dtype=object))}
         self._weeks: dict[int, Knowledge] = {}
 
     def _played_before(self, w: int) -> pd.DataFrame:
@@ -238,3 +237,15 @@ class SeasonFeed:
         if w not in self._weeks:
             self._weeks[w] = Knowledge.from_rows(self._catalog, self._played_before(w), self._published(w))
         return self._weeks[w]
+
+
+def _by_week(week: pd.Series, *columns: np.ndarray) -> list[tuple[Any, ...]]:
+    """Per week (in order of first appearance), each column's values of its rows as plain lists, in table order:
+    what a loop appending row by row to per-week lists gives, with numpy doing the grouping."""
+    weeks = week.to_numpy()
+    uniq, first = np.unique(weeks, return_index=True)
+    out = []
+    for w in uniq[np.argsort(first, kind="stable")].tolist():
+        rows = np.flatnonzero(weeks == w)
+        out.append((w, *(c[rows].tolist() for c in columns)))
+    return out

@@ -10,6 +10,7 @@ import re
 from json.encoder import encode_basestring
 from collections import Counter
 from dataclasses import asdict, dataclass, field, fields
+from operator import is_
 from typing import Any
 
 from pydantic import ConfigDict, TypeAdapter, ValidationError
@@ -158,23 +159,29 @@ class LeagueState:
 
     def _tables_json(self, tables: dict[str, list[dict[str, Any]]]) -> str:
         """``tables`` as :meth:`to_json` encodes it; a row's text is kept while the table still holds that very row
-        at that place (a row is frozen: the same object has the same content), anything else is encoded anew."""
+        at that place (a row is frozen: the same object has the same content), anything else is encoded anew.
+        Each table keeps its unbroken frozen prefix: its rows, their texts and those texts joined (a checkpoint
+        after rows were only added encodes and joins just the new ones)."""
         if not all(type(k) is str and type(v) is list for k, v in tables.items()):
             return _JSON.encode(tables)
-        kept_all: dict[str, list[tuple[Any, str]]] = self.__dict__.setdefault("_row_json", {})
+        kept_all: dict[str, tuple[list, list[str], str]] = self.__dict__.setdefault("_row_json", {})
         parts = []
         for name, rows in tables.items():
-            kept = kept_all.setdefault(name, [])
-            n = 0
-            while n < len(kept) and n < len(rows) and kept[n][0] is rows[n]:
-                n += 1
-            del kept[n:]
-            texts = [t for _, t in kept]
-            for r in rows[n:]:
-                texts.append(_JSON.encode(r))
-                if type(r) is FrozenDict and len(kept) == len(texts) - 1:  # only an unbroken frozen prefix is kept
-                    kept.append((r, texts[-1]))
-            parts.append(encode_basestring(name) + ":[" + ",".join(texts) + "]")
+            kept_rows, texts, joined = kept_all.get(name, ([], [], ""))
+            n = len(kept_rows)
+            if n > len(rows) or not all(map(is_, kept_rows, rows)):  # a row replaced or removed: the prefix left
+                n = next((i for i, (a, b) in enumerate(zip(kept_rows, rows)) if a is not b), min(n, len(rows)))
+                kept_rows, texts = kept_rows[:n], texts[:n]
+                joined = ",".join(texts)
+            new = [_JSON.encode(r) for r in rows[n:]]
+            body = joined + "," + ",".join(new) if joined and new else joined or ",".join(new)
+            frozen = next((i for i, r in enumerate(rows[n:]) if type(r) is not FrozenDict), len(new))
+            if frozen == len(new):
+                kept_all[name] = (kept_rows + rows[n:], texts + new, body)
+            else:  # only an unbroken frozen prefix is kept
+                texts = texts + new[:frozen]
+                kept_all[name] = (kept_rows + rows[n:n + frozen], texts, ",".join(texts))
+            parts.append(encode_basestring(name) + ":[" + body + "]")
         return "{" + ",".join(parts) + "}"
 
     @classmethod

@@ -24,7 +24,7 @@ import pandas as pd
 
 from ffbench_lib.config.league import League
 from ffbench_lib.data.prepared import PreparedSeason
-from ffbench_lib.game.frozen import COMPACT, encode, freeze
+from ffbench_lib.game.frozen import COMPACT, FrozenDict, FrozenList, encode, freeze
 from ffbench_lib.game.knowledge import OUT, Knowledge, PlayerCatalog, SeasonFeed
 from ffbench_lib.game.knowledge import rounded as _r
 from ffbench_lib.game.rules.roster import unmet_starters
@@ -188,26 +188,27 @@ class Firewall:
         Built once per player and week (it depends on nothing else), shared read-only by every view."""
         card = self._player_weeks.get((pid, w))
         if card is None:
-            card = self._player_weeks[(pid, w)] = freeze(self._player_week(pid, w))
+            card = self._player_weeks[(pid, w)] = self._player_week(pid, w)
         return card
 
     def _player_week(self, pid: str, w: int) -> dict[str, Any]:
         k = self.week(w)
         if pid not in k.known:
             raise ValueError(f"player {pid} is not known before week {w} (first plays later): no view may show them")
-        card = dict(self.player_card(pid))
         team = k.team.get(pid)
         g = k.games.get(pid, 0)
         pts = k.points.get(pid, 0.0)
         status = k.status.get(pid)
         on_bye = team is not None and k.opponent.get(team, None) is None
-        card.update({"team": team, "opp": k.opponent.get(team) if team else None,
-                     "std_g": g, "std_pts": _r(pts), "std_ppg": _r(pts / g) if g else None,
-                     "recent": k.recent.get(pid, []),
-                     "last3_avg": _r(np.mean([x[1] for x in k.recent[pid]])) if pid in k.recent else None,
-                     "proj_week": _r(k.projection.get(pid)), "injury": status,
-                     "zero_flags": [f for f, on in (("bye", on_bye), ("out", status == OUT)) if on]})
-        return card
+        recent = k.recent.get(pid, [])
+        # read-only as built (what freeze() of the plain card gives, without copying it twice): the preseason
+        # card's keys in their order, then the week's; "recent" and "zero_flags" read-only lists
+        return FrozenDict({**self.player_card(pid), "team": team, "opp": k.opponent.get(team) if team else None,
+                           "std_g": g, "std_pts": _r(pts), "std_ppg": _r(pts / g) if g else None,
+                           "recent": FrozenList([FrozenList(x) for x in recent]),
+                           "last3_avg": _r(np.mean([x[1] for x in recent])) if pid in k.recent else None,
+                           "proj_week": _r(k.projection.get(pid)), "injury": status,
+                           "zero_flags": FrozenList([f for f, on in (("bye", on_bye), ("out", status == OUT)) if on])})
 
     def lineup_view(self, state: LeagueState, team: str, w: int) -> dict[str, Any]:
         """The team's active players (who may start); in a league with IR slots also its IR players (``ir``)."""

@@ -35,7 +35,7 @@ from ffbench_lib.records import field as fieldmod
 from ffbench_lib.config.league import BotAgent, LLMAgent, limit_clash
 from ffbench_lib.config.errors import ConfigError, format_validation_error
 from ffbench_lib.config.load import load_config, load_yaml, parse_config
-from ffbench_lib.config.batch import BatchSpec
+from ffbench_lib.config.batch import ANALYSIS_NOTEBOOKS, BatchSpec
 from ffbench_lib.config.diff import config_differences
 from ffbench_lib.runs.executor import check_address, open_executor
 from ffbench_lib.runs.rundir import LOCK, RunDir
@@ -44,8 +44,7 @@ from ffbench_lib.core.settings import settings
 # settings a Dask worker gets from the submitter (as absolute paths): the runs must read the same data
 PATH_SETTINGS = ("data_dir", "project_root", "cache_dir", "llm_cache")
 
-ANALYSIS = ("03_standings", "04_positions", "05_draft", "06_start_sit", "07_trades", "08_model_comparison",
-            "09_waivers")
+ANALYSIS = ANALYSIS_NOTEBOOKS  # every analysis notebook; a spec's ``analysis`` may pick some
 
 
 def load_batch(path: str | Path) -> tuple[BatchSpec, Path]:
@@ -495,19 +494,20 @@ def _run_batch(spec: BatchSpec, base: Path, workers: int | None, progress: bool)
     if manifest is not None:
         summary["design"], summary["manifest"] = "field", fieldmod.MANIFEST
     complete = [str(j.run_dir.resolve()) for k, j in enumerate(jobs) if results[k]["status"] == "complete"]
-    if spec.analysis and complete:
-        summary["analysis"] = analyse(complete, out / "analysis", spec.kernel, spec.cell_timeout_s, progress)
+    if spec.analysis_notebooks and complete:
+        summary["analysis"] = analyse(complete, out / "analysis", spec.kernel, spec.cell_timeout_s, progress,
+                                      spec.analysis_notebooks)
     write_json(out / "batch_summary.json", summary)
     return summary
 
 
 def analyse(runs: list[str], out: Path, kernel: str = "python3", timeout: int = 3600,
-            progress: bool = False) -> dict[str, str]:
-    """Execute every analysis notebook over ``runs``; returns notebook -> 'ok' or the error."""
+            progress: bool = False, notebooks: tuple[str, ...] = ANALYSIS) -> dict[str, str]:
+    """Execute the analysis notebooks (default: every one) over ``runs``; returns notebook -> 'ok' or the error."""
     from ffbench_lib.runs.notebooks import execute
 
     status = {}
-    for name in tqdm(ANALYSIS, desc="analysis notebooks", unit="notebook", disable=not progress):
+    for name in tqdm(notebooks, desc="analysis notebooks", unit="notebook", disable=not progress):
         try:
             execute(f"{name}.ipynb", out / f"{name}.ipynb", {"runs": runs, "out": str(out.resolve())},
                     timeout_s=timeout, kernel=kernel)

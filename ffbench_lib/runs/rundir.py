@@ -43,6 +43,7 @@ import hashlib
 import json
 import os
 from contextlib import contextmanager
+from operator import is_
 from datetime import datetime, timezone
 from zoneinfo import ZoneInfo
 from pathlib import Path
@@ -51,9 +52,9 @@ from typing import Any, Iterator
 from filelock import FileLock, Timeout
 
 from ffbench_lib.core.atomic import write_json, write_parquet, write_text
-from ffbench_lib.core.secrets import scrub
+from ffbench_lib.core.secrets import scrub, secret_values
 from ffbench_lib.game.state import LeagueState, StateError
-from ffbench_lib.game.frozen import SPACED, encode, encoded
+from ffbench_lib.game.frozen import SPACED, FrozenDict, encode, encoded
 from ffbench_lib.records.decision import DecisionLine
 from ffbench_lib.records.load import RunFiles
 from ffbench_lib.records.run import RunMeta, RunMetaError
@@ -196,8 +197,20 @@ class RunDir(RunFiles):
         return line
 
     def write_tables(self, state: LeagueState) -> None:
+        """Every table as a parquet file. A table this writer already wrote from the very same rows (read-only
+        rows: the same objects in the same order hold the same content) with the same credentials to mask, whose
+        file is still there, is not written again: the same bytes (after the draft most tables never change)."""
+        written: dict[str, tuple[list, list[str]]] = self.__dict__.setdefault("_tables_written", {})
+        secrets = secret_values()
         for name in TABLES:
-            write_parquet(self.file(f"{name}.parquet"), table_frame(name, state.tables.get(name, [])))
+            rows = state.tables.get(name, [])
+            path = self.file(f"{name}.parquet")
+            was = written.get(name)
+            if (was is not None and was[1] == secrets and len(was[0]) == len(rows) and all(map(is_, was[0], rows))
+                    and all(type(r) is FrozenDict for r in rows) and path.exists()):
+                continue
+            write_parquet(path, table_frame(name, rows))
+            written[name] = (list(rows), secrets)
         if self.file("llm_calls.jsonl").exists():
             from ffbench_lib.llm.ledger import summarize
 
