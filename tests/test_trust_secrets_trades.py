@@ -115,7 +115,7 @@ def test_scrub_masks_a_key_in_every_encoding_and_leaves_ordinary_text_alone():
 def test_a_key_the_model_echoes_in_escapes_never_reaches_the_ledger_cache_or_decisions(canary_env, data_dir,
                                                                                         tmp_path):
     with EscapingServer() as srv:
-        cfg = canary_config(tmp_path / "league.yaml", srv.api_base, tmp_path / "cache", tmp_path / "prep", weeks=2)
+        cfg = canary_config(tmp_path / "league.yaml", srv.api_base, tmp_path / "cache", weeks=2)
         run = RunDir(run_season(cfg, seed=1, out=tmp_path / "run", progress=False))
     assert run.meta().status == "complete"
     files = [run.path / "llm_calls.jsonl", run.path / "decisions.jsonl", *sorted((tmp_path / "cache").rglob("*.json"))]
