@@ -67,12 +67,9 @@ class SeasonLoop:
     def save_tables(self, state: LeagueState) -> None:
         """The tables as they stand (after the draft); in memory they are ``state.tables`` already."""
 
-    #: whether :meth:`decision_sink`'s callable takes the view's canonical JSON too (``RunRecorder.with_view_json``)
-    sink_takes_view_json: bool = False
-
-    def decision_sink(self, state: LeagueState) -> Callable[..., None]:
-        """Where the recorder writes each decision record."""
-        return self.decisions.append
+    def decision_sink(self, state: LeagueState) -> Callable[[dict, tuple[str, str] | None], None]:
+        """Where the recorder writes each decision record (with its view's JSON texts: see RunRecorder)."""
+        return lambda record, view_json: self.decisions.append(record)
 
     def before_deciding(self, state: LeagueState, w: int) -> Stop | None:
         """A stop before week ``w``'s decisions (a live run waits for the week's injury report), or None."""
@@ -131,8 +128,7 @@ class SeasonLoop:
         """Play from ``state`` (a new one or a checkpoint's) to the season's end, or until the budget or a hook
         stops it (``("stopped_budget", None)``: the owner says why)."""
         lg, rounds = self.league, self.league.roster.size
-        self.rec = RunRecorder(state, self.run_id, lg.season, self.decision_sink(state),
-                               with_view_json=self.sink_takes_view_json)
+        self.rec = RunRecorder(state, self.run_id, lg.season, self.decision_sink(state))
         if state.rounds_done(rounds) < rounds:
             if not await run_draft(self, state, crash_after):
                 return "stopped_budget", None

@@ -16,14 +16,13 @@ from ffbench_lib.records.tables import COLUMNS
 
 
 class RunRecorder:
-    """Rows of one run. ``sink`` receives every decision record (a plain dict, the ``decisions.jsonl`` line); with
-    ``with_view_json`` also the view's JSON (``(canonical_json, spaced)``, both made in the walk that hashes it, or
-    None): a writer of the line need not encode the view again."""
+    """Rows of one run. ``sink(record, view_json)`` receives every decision record (a plain dict, the
+    ``decisions.jsonl`` line) and its view's JSON (``(canonical_json, spaced)``, both made in the walk that hashes
+    it, or None): a writer of the line need not encode the view again."""
 
-    def __init__(self, state: LeagueState, run_id: str, season: int, sink: Callable[..., None],
-                 with_view_json: bool = False):
+    def __init__(self, state: LeagueState, run_id: str, season: int,
+                 sink: Callable[[dict, tuple[str, str] | None], None]):
         self.state, self.run_id, self.season, self.sink = state, run_id, season, sink
-        self.with_view_json = with_view_json
 
     def agent(self, team: str) -> str:
         return self.state.agent_ids[team]
@@ -48,10 +47,7 @@ class RunRecorder:
                   "applied": applied, "decided_by": decided_by, "reason": "; ".join(problems or []) or None,
                   **(extra or {})}
         self.state.decisions += 1
-        if self.with_view_json:
-            self.sink(record, texts)
-        else:
-            self.sink(record)
+        self.sink(record, texts)
         return record
 
     # -- draft ------------------------------------------------------------------------------------------------

@@ -118,10 +118,8 @@ class Engine(SeasonLoop):
             meta["knowledge_cutoffs"] = self._cutoffs
         return RunMeta(format=FORMAT, **meta)
 
-    sink_takes_view_json = True
-
     def decision_sink(self, state: LeagueState):
-        def write(record: dict, view_json: tuple[str, str] | None = None) -> None:
+        def write(record: dict, view_json: tuple[str, str] | None) -> None:
             state.log_bytes["decisions.jsonl"] = self.rundir.append("decisions.jsonl", record, view_json)
             self.guard.record(record)  # stops a run the engine mostly played
             if self._bar is not None:  # a phase of LLM calls takes minutes: show the decisions as they come

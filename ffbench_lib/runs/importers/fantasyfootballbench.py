@@ -481,7 +481,7 @@ def import_reference_run(sim_dir: str | Path, out: str | Path, data_dir: str | P
 
     state = LeagueState(teams=teams, agent_ids=agent, draft_order=[], schedule={})
     decisions: list[dict[str, Any]] = []
-    rec = RunRecorder(state, run_id, season, decisions.append)
+    rec = RunRecorder(state, run_id, season, lambda record, view_json: decisions.append(record))
 
     season_calls = {(c["week"], c["team"]): c
                     for c in _jsonl(_one(sim / "season_results", "llm_calls_season_*.jsonl"))}
