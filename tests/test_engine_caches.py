@@ -194,14 +194,14 @@ def test_lazy_recent_games_are_the_eager_ones(prepared_2024):
     fw = Firewall(prepared_2024, demo_league())
     for w in range(1, 19):
         played = fw._feed._played_before(w)
-        weeks, pids = played["week"].to_numpy(), played["player_id"].to_numpy(dtype=object)
+        weeks, pids = played["week"], played["player_id"]  # the feed's columns as numpy arrays
         codes, _ = pd.factorize(pids, sort=True)
         order = np.lexsort((weeks, codes))
         ends = np.searchsorted(codes[order], codes[order], side="right")
         last = order[(ends - np.arange(len(order))) <= RECENT_GAMES]
         eager: dict = {}
         for pid, wk, pts in zip(pids[last].tolist(), weeks[last].tolist(),
-                                played["fantasy_points"].to_numpy(dtype=float)[last].tolist()):
+                                played["fantasy_points"][last].tolist()):
             eager.setdefault(pid, []).append([int(wk), round(float(pts), 2)])
         lazy = fw.week(w).recent
         assert list(lazy) == list(eager) and len(lazy) == len(eager) and "nobody" not in lazy
@@ -240,3 +240,85 @@ def test_tables_written_again_only_when_their_rows_change(tmp_path, monkeypatch)
     assert rewritten(lambda: None) and not rewritten(lambda: None)
     assert rewritten(lambda: path.unlink())
     assert rewritten(lambda: monkeypatch.setenv("FFBENCH_TEST_API_KEY", "a-new-secret-value-of-issue-27"))
+
+
+def test_draft_supply_counts_the_available_pool_at_every_pick(prepared_2024):
+    """Firewall.supply (the pool's counts less the taken) is the available players counted per position, pick
+    after pick of a random draft, and the legal positions built on it are those of the plain count."""
+    from collections import Counter
+
+    from ffbench_lib.game.decisions.draft_shortlist import legal_now
+    from ffbench_lib.game.rules.draft import legal_positions, others_need
+
+    league = demo_league()
+    fw, rng = Firewall(prepared_2024, league), random.Random(27)
+    teams = [t.name for t in league.teams]
+    state = LeagueState(teams=teams, agent_ids={t: "test" for t in teams}, draft_order=list(teams), schedule={})
+    for i in range(len(teams) * league.roster.size):
+        team = teams[i % len(teams)]
+        avail = fw.available_ids(state)
+        counted = Counter(fw.position[p] for p in avail)
+        assert {pos: n for pos, n in fw.supply(state).items() if n} == dict(counted)
+        legal = legal_now(fw, state, team)
+        need = others_need(team, state.rosters, fw.position, league.roster)
+        assert legal == legal_positions([fw.position[p] for p in state.rosters[team]], league.roster, counted, need)
+        state.rosters[team].append(rng.choice([p for p in avail if fw.position[p] in legal][:60]))
+
+
+def test_catalog_rows_and_cards_are_the_frame_records(prepared_2024):
+    """The catalog's column lists give each player the row to_dict("records") gives (same keys, values and types,
+    missing values None) and the card built from it, for every player of the season."""
+    import math
+
+    from ffbench_lib.game.knowledge import PRESEASON_COLUMNS, PlayerCatalog
+
+    cat = PlayerCatalog(prepared_2024)
+    players = prepared_2024.players[list(PRESEASON_COLUMNS)]
+    records = {r["player_id"]: r for r in players.to_dict("records")}
+    assert set(cat._at) <= set(records) and len(cat._at) > 100
+
+    def same(a, b):
+        return type(a) is type(b) and (a == b or (isinstance(a, float) and math.isnan(a) and math.isnan(b)))
+
+    for pid in cat._at:
+        row, want = cat.row(pid), records[pid]
+        assert list(row) == list(want) and all(same(row[k], want[k]) for k in want), pid
+        card = cat.card(pid)
+        assert card == PlayerCatalog._make_card(want) and cat.card(pid) is not card  # a fresh card each time
+    frame = players.set_index("player_id", drop=False).loc[list(cat._at)]  # the catalog's rows, in its order
+    for got, want in ((cat.position, frame["position"].to_dict()), (cat.name, frame["player_name"].to_dict()),
+                      (cat.preseason_proj, frame["proj_points"].fillna(0.0).to_dict()),
+                      (cat.adp, frame["adp"].to_dict()), (cat.team, frame["team"].dropna().to_dict())):
+        assert repr(got) == repr(want)  # the same keys, order, values and types (nan as nan)
+
+
+def test_mean_points_is_np_mean_to_the_float():
+    """last3_avg's mean is np.mean's float (repr, the sign of a zero too) for the few games a card shows."""
+    from ffbench_lib.game.knowledge import mean_points
+
+    rng = random.Random(27)
+    cases = [[-0.0], [-0.0, -0.0, -0.0], [0.0, -0.0], [0.1, 0.2, 0.3], [1e16, 1.0, -1e16], [0.1] * 7, [0.1] * 9]
+    cases += [[round(rng.choice([rng.uniform(-5, 45), -0.0, 0.0]), 2) for _ in range(rng.randint(1, 3))]
+              for _ in range(20000)]
+    for c in cases:
+        assert repr(mean_points([[1, v] for v in c])) == repr(float(np.mean(c))), c
+
+
+def test_knowledge_from_a_frame_is_the_knowledge_from_the_feeds_arrays(prepared_2024):
+    """from_rows takes the played rows as a frame (arrow strings, as the prepared tables hold them) or as the
+    feed's numpy columns: the same knowledge either way."""
+    import pandas as pd
+
+    from ffbench_lib.game.knowledge import Knowledge
+
+    fw = Firewall(prepared_2024, demo_league())
+    for w in (1, 2, 9):
+        arrays = fw._feed._played_before(w)
+        frame = pd.DataFrame({k: pd.array(v.tolist(), dtype="str") if v.dtype == object else v
+                              for k, v in arrays.items()})
+        a = Knowledge.from_rows(fw.catalog, arrays, fw._feed._published(w))
+        b = Knowledge.from_rows(fw.catalog, frame, fw._feed._published(w))
+        assert a.known == b.known
+        for f in ("games", "points", "team", "projection", "status", "opponent"):  # repr: orders and types too
+            assert repr(getattr(a, f)) == repr(getattr(b, f)), f
+        assert {p: a.recent[p] for p in a.recent} == {p: b.recent[p] for p in b.recent}

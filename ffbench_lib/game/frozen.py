@@ -106,7 +106,9 @@ def encode(obj: Any, spacing: int = COMPACT) -> str:
         if pair is None:
             pair = obj._json = [None, None]  # a slot: not part of the content, which cannot change
         if pair[spacing] is None:
-            pair[spacing] = _ENCODERS[spacing].encode(obj)
+            # the spaced text from the kept compact one when it can be (a string pass, not a second encoding)
+            spaced = spaced_json(pair[COMPACT]) if spacing == SPACED and pair[COMPACT] is not None else None
+            pair[spacing] = spaced if spaced is not None else _ENCODERS[spacing].encode(obj)
         return pair[spacing]
     leaf = _LEAVES.get(t)
     if leaf is not None:
@@ -148,6 +150,19 @@ def encode_both(obj: Any) -> tuple[str, str]:
         return ("{" + ",".join([n + ":" + p[0] for n, p in zip(names, pairs)]) + "}",
                 "{" + ", ".join([n + ": " + p[1] for n, p in zip(names, pairs)]) + "}")
     return _ENCODERS[COMPACT].encode(obj), _ENCODERS[SPACED].encode(obj)
+
+
+def spaced_json(compact: str) -> str | None:
+    """Compact JSON text (``separators=(",", ":")``) with ``json.dumps``' default separators (``", "``, ``": "``),
+    as a log line holds it, without encoding the object again; None when the text has an escaped quote (then
+    encode it).
+    Outside strings compact JSON has a comma or colon only as a separator, and its strings are what lies between
+    unescaped quotes; it never holds a NUL (``json.dumps`` escapes control characters), the join marker here."""
+    if '\\"' in compact or "\0" in compact:
+        return None
+    parts = compact.split('"')
+    parts[0::2] = "\0".join(parts[0::2]).replace(",", ", ").replace(":", ": ").split("\0")
+    return '"'.join(parts)
 
 
 def _float(x: float) -> str:

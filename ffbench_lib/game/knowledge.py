@@ -33,9 +33,19 @@ OUT = sport("nfl").out_status
 
 def rounded(x: Any) -> float | None:
     """A number as views show it (2 decimals), None for a missing one."""
+    if type(x) is float:  # most calls: a plain float (NaN is the one float unequal to itself)
+        return round(x, 2) if x == x else None
     if x is None or (isinstance(x, float) and np.isnan(x)) or x is pd.NA:
         return None
     return round(float(x), 2)
+
+
+def mean_points(games: list[list[float]]) -> float:
+    """``np.mean`` of the points of a few ``[week, points]`` games, the same float without an array per call:
+    below 8 values numpy adds them in order from 0.0, as ``sum`` does (pairwise blocks only from 8 on)."""
+    if not 0 < len(games) < 8:
+        return float(np.mean([g[1] for g in games]))
+    return sum([g[1] for g in games]) / len(games)
 
 
 class PlayerCatalog:
@@ -54,19 +64,25 @@ class PlayerCatalog:
                          list(PRESEASON_COLUMNS)].set_index("player_id", drop=False)
         players.index.name = None
         pool = players[players["in_draft_pool"]].sort_values(["proj_points", "player_id"], ascending=[False, True])
-        self._rows: dict[str, dict[str, Any]] = dict(zip(players["player_id"], players.to_dict("records")))
-        self._cards = {pid: self._make_card(row) for pid, row in self._rows.items()}
+        # columns, not a row dict and a card per player: a season's views read a few hundred of them
+        #: column -> values in row order, missing ones None (as ``to_dict("records")`` gives them)
+        self._columns: dict[str, list[Any]] = {c: [None if v is pd.NA else v for v in players[c].tolist()]
+                                               for c in PRESEASON_COLUMNS}
+        self._at: dict[str, int] = {pid: i for i, pid in enumerate(self._columns["player_id"])}  # player -> row
         #: the draft pool, best preseason projection first
         self.pool_ids: tuple[str, ...] = tuple(pool["player_id"])
         #: players known to exist before the season (the draft pool)
         self.preseason_ids: frozenset[str] = frozenset(self.pool_ids)
         self._pool_by_position = {pos: tuple(ids) for pos, ids in pool.groupby("position", sort=False)["player_id"]}
-        self.position: dict[str, str] = players["position"].to_dict()
-        self.name: dict[str, str] = players["player_name"].to_dict()
-        self.preseason_proj: dict[str, float] = players["proj_points"].fillna(0.0).to_dict()
-        self.adp: dict[str, float] = players["adp"].to_dict()
+        ids = self._columns["player_id"]
+        # player -> value, what the column's to_dict() gives (values as tolist() gives them), without pandas'
+        # value-by-value boxing
+        self.position: dict[str, str] = dict(zip(ids, players["position"].tolist()))
+        self.name: dict[str, str] = dict(zip(ids, players["player_name"].tolist()))
+        self.preseason_proj: dict[str, float] = dict(zip(ids, players["proj_points"].fillna(0.0).tolist()))
+        self.adp: dict[str, float] = dict(zip(ids, players["adp"].tolist()))
         #: preseason NFL team (players without one are absent)
-        self.team: dict[str, str] = players["team"].dropna().to_dict()
+        self.team: dict[str, str] = {p: t for p, t in zip(ids, players["team"].tolist()) if pd.notna(t)}
         #: NFL team -> bye week, published with the schedule before the season
         self.byes: dict[str, int] = dict(zip(prepared.byes["team"], prepared.byes["bye_week"]))
 
@@ -79,17 +95,24 @@ class PlayerCatalog:
                 "prev_pts": rounded(p["prev_points"]), "prev_g": int(p["prev_games"])}
 
     def card(self, pid: str) -> dict[str, Any]:
-        """The preseason card of a player (a fresh copy: views are never shared mutable state)."""
-        return dict(self._cards[pid])
-
+        """The preseason card of a player (a fresh one: views are never shared mutable state)."""
+        return self._make_card(self.row(pid))
 
     def row(self, pid: str) -> dict[str, Any]:
-        """Every preseason column of a player (a fresh copy)."""
-        return dict(self._rows[pid])
+        """Every preseason column of a player (a fresh dict, in :data:`PRESEASON_COLUMNS` order)."""
+        i = self._at[pid]
+        return {c: vals[i] for c, vals in self._columns.items()}
 
     def pool(self, position: str) -> tuple[str, ...]:
         """The draft pool of one position, best preseason projection first (empty if the data has none)."""
         return self._pool_by_position.get(position, ())
+
+    def pool_positions(self) -> tuple[str, ...]:
+        """The positions the draft pool holds players of."""
+        return tuple(self._pool_by_position)
+
+    def pool_size(self, position: str) -> int:
+        return len(self._pool_by_position.get(position, ()))
 
 
 @dataclass(frozen=True)
@@ -148,29 +171,31 @@ class Knowledge:
         return feed.as_of(week)
 
     @classmethod
-    def from_rows(cls, catalog: PlayerCatalog, played: pd.DataFrame, pub: Publication) -> Knowledge:
-        """Build from the played rows of weeks < ``pub.week`` and that week's publication; refuses later rows.
-        Numpy over the rows (pandas row access is slow), with pandas' own group sums and orders: the same
-        Kahan-summed points, each player's games sorted by week, the same dict orders (players sorted by id)."""
+    def from_rows(cls, catalog: PlayerCatalog, played: pd.DataFrame | Mapping[str, np.ndarray],
+                  pub: Publication) -> Knowledge:
+        """Build from the played rows of weeks < ``pub.week`` (a frame, or its columns as arrays) and that week's
+        publication; refuses later rows. Numpy over the rows (pandas row access is slow), with pandas' own group
+        sums and orders: the same Kahan-summed points, each player's games sorted by week, the same dict orders
+        (players sorted by id)."""
         w = pub.week
-        weeks = played["week"].to_numpy()
+        weeks = np.asarray(played["week"])
         if len(weeks) and int(weeks.max()) >= w:
             raise ValueError(f"knowledge of week {w} was handed a row of week {int(weeks.max())}")
-        pids = played["player_id"].to_numpy(dtype=object)
+        pids = np.asarray(played["player_id"], dtype=object)
         known = catalog.preseason_ids | frozenset(pids.tolist())
         codes, ids = pd.factorize(pids, sort=True)
         ids = ids.tolist()
         n = len(ids)
         span = int(weeks.max()) + 1 if len(weeks) else 1
         games = dict(zip(ids, np.bincount(np.unique(codes * span + weeks) // span, minlength=n).tolist()))
-        sums = pd.Series(played["fantasy_points"].to_numpy(dtype=float)).groupby(codes).sum().round(2)
+        fp = np.asarray(played["fantasy_points"], dtype=float)
+        sums = pd.Series(fp).groupby(codes).sum().round(2)
         points = dict(zip(ids, sums.to_numpy().tolist()))
         # the last RECENT_GAMES games of each player: rows sorted by (player, week), the tail of each group
         order = np.lexsort((weeks, codes))
         sc = codes[order]
         ends = np.searchsorted(sc, sc, side="right")
         last = order[(ends - np.arange(len(sc))) <= RECENT_GAMES]
-        fp = played["fantasy_points"].to_numpy(dtype=float)
         lc = codes[last]  # grouped by player (in id order), each group in week order
         starts = np.flatnonzero(np.r_[True, lc[1:] != lc[:-1]]) if len(lc) else np.zeros(0, dtype=int)
         bounds = np.r_[starts, len(lc)].tolist()
@@ -178,12 +203,12 @@ class Knowledge:
                         weeks[last].tolist(), fp[last].tolist())
         team = {p: t for p, t in catalog.team.items() if p in known}
         # the latest known NFL team: the last non-missing one in week order (pandas' sort: quicksort by week)
-        teams = played["team"].to_numpy(dtype=object)
-        by_week = np.argsort(weeks, kind="quicksort")
-        by_week = by_week[~pd.isna(teams[by_week])]
-        rev = codes[by_week][::-1]
+        teams = np.asarray(played["team"], dtype=object)
+        in_week_order = np.argsort(weeks, kind="quicksort")
+        in_week_order = in_week_order[~pd.isna(teams[in_week_order])]
+        rev = codes[in_week_order][::-1]
         seen, first = np.unique(rev, return_index=True)  # first in reverse = last in week order, by code
-        team.update(zip([ids[c] for c in seen.tolist()], teams[by_week][::-1][first].tolist()))
+        team.update(zip([ids[c] for c in seen.tolist()], teams[in_week_order][::-1][first].tolist()))
         opponent: dict[str, str | None] = {t: None for t in catalog.byes}
         for h, a in pub.games:
             opponent[h], opponent[a] = a, h
@@ -203,30 +228,32 @@ class SeasonFeed:
     def __init__(self, prepared: PreparedSeason, catalog: PlayerCatalog):
         self._catalog = catalog
         wk = prepared.weekly
-        # plain numpy columns (object strings): a week's rows are a boolean mask, not an arrow-backed frame
-        self._weekly = pd.DataFrame({"player_id": wk["player_id"].to_numpy(dtype=object),
-                                     "week": wk["week"].to_numpy(), "team": wk["team"].to_numpy(dtype=object),
-                                     "fantasy_points": wk["fantasy_points"].to_numpy(dtype=float)})
-        self._weeks_col = self._weekly["week"].to_numpy()
+        # plain numpy columns (object strings), no frame: a week's rows are a boolean mask over each (a frame
+        # would hold the strings in arrow again, and every week's filter and read convert them)
+        self._weekly: dict[str, np.ndarray] = {
+            "player_id": wk["player_id"].to_numpy(dtype=object), "week": wk["week"].to_numpy(),
+            "team": wk["team"].to_numpy(dtype=object), "fantasy_points": wk["fantasy_points"].to_numpy(dtype=float)}
+        self._weeks_col = self._weekly["week"]
         wp = prepared.weekly_projections
         #: week -> player -> projection, in the table's order
         self._wproj: dict[int, dict[str, float]] = {
-            w: dict(zip(pids, vals)) for w, pids, vals in _by_week(
+            w: dict(zip(pids, vals)) for w, pids, vals in by_week(
                 wp["week"], wp["player_id"].to_numpy(dtype=object), wp["proj_points_builtin"].to_numpy(dtype=float))}
         inj = prepared.injuries
         inj = inj[inj["report_status"].notna()]
         self._status: dict[int, dict[str, str]] = {
-            w: dict(zip(pids, sts)) for w, pids, sts in _by_week(
+            w: dict(zip(pids, sts)) for w, pids, sts in by_week(
                 inj["week"], inj["player_id"].to_numpy(dtype=object),
                 inj["report_status"].astype(str).to_numpy(dtype=object))}
         sc = prepared.schedule
         self._games: dict[int, list[tuple[str, str]]] = {
-            w: list(zip(hs, aws)) for w, hs, aws in _by_week(
+            w: list(zip(hs, aws)) for w, hs, aws in by_week(
                 sc["week"], sc["home_team"].to_numpy(dtype=object), sc["away_team"].to_numpy(dtype=object))}
         self._weeks: dict[int, Knowledge] = {}
 
-    def _played_before(self, w: int) -> pd.DataFrame:
-        return self._weekly[self._weeks_col < w]
+    def _played_before(self, w: int) -> dict[str, np.ndarray]:
+        rows = self._weeks_col < w
+        return {name: col[rows] for name, col in self._weekly.items()}
 
     def _published(self, w: int) -> Publication:
         return Publication(w, dict(self._wproj.get(w, {})), dict(self._status.get(w, {})),
@@ -239,7 +266,7 @@ class SeasonFeed:
         return self._weeks[w]
 
 
-def _by_week(week: pd.Series, *columns: np.ndarray) -> list[tuple[Any, ...]]:
+def by_week(week: pd.Series, *columns: np.ndarray) -> list[tuple[Any, ...]]:
     """Per week (in order of first appearance), each column's values of its rows as plain lists, in table order:
     what a loop appending row by row to per-week lists gives, with numpy doing the grouping."""
     weeks = week.to_numpy()

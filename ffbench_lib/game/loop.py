@@ -20,6 +20,7 @@ from typing import Any, Callable, Mapping
 from ffbench_lib.config.league import League
 from ffbench_lib.core.secrets import scrub
 from ffbench_lib.data.prepared import PreparedSeason
+from ffbench_lib.game.knowledge import by_week
 from ffbench_lib.game.phases import weekly_phases
 from ffbench_lib.game.phases.draft import run_draft
 from ffbench_lib.game.recorder import RunRecorder
@@ -52,8 +53,10 @@ class SeasonLoop:
         self.rec: RunRecorder | None = None
         self.decisions: list[dict] = []  # the decision log, when no owner takes it (decision_sink)
         weekly = prepared.weekly  # actual points score the weeks; agents never see them (views use knowledge)
-        self.actual = {w: dict(zip(g["player_id"], g["fantasy_points"].astype(float)))
-                       for w, g in weekly.groupby("week")}
+        #: week (in order) -> player -> actual points (his last row of the week), grouped by numpy, not pandas
+        self.actual = {w: dict(zip(pids, pts)) for w, pids, pts in sorted(
+            by_week(weekly["week"], weekly["player_id"].to_numpy(dtype=object),
+                    weekly["fantasy_points"].to_numpy(dtype=float)), key=lambda group: group[0])}
 
     # ------------------------------------------------------------------------------------- hooks
     @property

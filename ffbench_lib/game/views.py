@@ -17,6 +17,8 @@ on leaves every view before *w* byte-identical.
 from __future__ import annotations
 
 import hashlib
+from collections import Counter
+from itertools import islice
 from typing import Any
 
 import numpy as np
@@ -25,7 +27,8 @@ import pandas as pd
 from ffbench_lib.config.league import League
 from ffbench_lib.data.prepared import PreparedSeason
 from ffbench_lib.game.frozen import COMPACT, FrozenDict, FrozenList, encode, freeze
-from ffbench_lib.game.knowledge import OUT, Knowledge, PlayerCatalog, SeasonFeed
+from ffbench_lib.game.frozen import spaced_json  # noqa: F401 (re-exported: made in frozen, used there)
+from ffbench_lib.game.knowledge import OUT, Knowledge, PlayerCatalog, SeasonFeed, mean_points
 from ffbench_lib.game.knowledge import rounded as _r
 from ffbench_lib.game.rules.roster import unmet_starters
 from ffbench_lib.game.state import LeagueState
@@ -48,18 +51,6 @@ def canonical_json(obj: Any) -> str:
     """``json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)``; the shared,
     read-only parts of a view (cards, rules: :mod:`~ffbench_lib.game.frozen`) are encoded once, not per view."""
     return encode(obj, COMPACT)
-
-
-def spaced_json(compact: str) -> str | None:
-    """:func:`canonical_json`'s text with ``json.dumps``' default separators (``", "``, ``": "``), as a log line
-    holds it, without encoding the object again; None when the text has an escaped quote (then encode it).
-    Outside strings compact JSON has a comma or colon only as a separator, and its strings are what lies between
-    unescaped quotes; it never holds a NUL (``json.dumps`` escapes control characters), the join marker here."""
-    if '\\"' in compact or "\0" in compact:
-        return None
-    parts = compact.split('"')
-    parts[0::2] = "\0".join(parts[0::2]).replace(",", ", ").replace(":", ": ").split("\0")
-    return '"'.join(parts)
 
 
 class Firewall:
@@ -135,8 +126,8 @@ class Firewall:
         summary = self._roster_summary(mine)
         thin = [pos for pos, n in summary["counts"].items() if n < lg.roster.starting(pos)]
         available: dict[str, list[dict]] = {}
-        for pos in lg.roster.holdable:
-            cands = [p for p in self.catalog.pool(pos) if p not in taken][: lg.draft.show_per_position]
+        for pos in lg.roster.holdable:  # the pool's first untaken players, not every untaken one
+            cands = list(islice((p for p in self.catalog.pool(pos) if p not in taken), lg.draft.show_per_position))
             available[pos] = [self.player_card(pid) for pid in cands]
         drafted = [self.position[p] for p in taken]
         return {"decision": "draft", "season": lg.season, "pick": pick, "round": rnd, "rounds": lg.roster.size,
@@ -155,6 +146,13 @@ class Firewall:
         """Every draftable player not yet taken, best preseason projection first (the legal pick set)."""
         taken = state.drafted()
         return [p for p in self.catalog.pool_ids if p not in taken]
+
+    def supply(self, state: LeagueState) -> dict[str, int]:
+        """Draftable players not yet taken, per position (what :meth:`available_ids` holds of each): the pool's
+        count less the taken pool players, without a pass over the pool at every pick."""
+        pool = self.catalog.preseason_ids
+        taken = Counter(self.position[p] for p in state.drafted() if p in pool)
+        return {pos: self.catalog.pool_size(pos) - taken[pos] for pos in self.catalog.pool_positions()}
 
     def shortlist_detail(self, ids: list[str]) -> list[dict[str, Any]]:
         """Richer preseason detail: previous seasons per game, games played, projection breakdown (each player's
@@ -200,13 +198,13 @@ class Firewall:
         pts = k.points.get(pid, 0.0)
         status = k.status.get(pid)
         on_bye = team is not None and k.opponent.get(team, None) is None
-        recent = k.recent.get(pid, [])
+        recent = k.recent[pid] if pid in k.recent else None  # never empty when there
         # read-only as built (what freeze() of the plain card gives, without copying it twice): the preseason
         # card's keys in their order, then the week's; "recent" and "zero_flags" read-only lists
         return FrozenDict({**self.player_card(pid), "team": team, "opp": k.opponent.get(team) if team else None,
                            "std_g": g, "std_pts": _r(pts), "std_ppg": _r(pts / g) if g else None,
-                           "recent": FrozenList([FrozenList(x) for x in recent]),
-                           "last3_avg": _r(np.mean([x[1] for x in recent])) if pid in k.recent else None,
+                           "recent": FrozenList([FrozenList(x) for x in recent or ()]),
+                           "last3_avg": _r(mean_points(recent)) if recent else None,
                            "proj_week": _r(k.projection.get(pid)), "injury": status,
                            "zero_flags": FrozenList([f for f, on in (("bye", on_bye), ("out", status == OUT)) if on])})
 

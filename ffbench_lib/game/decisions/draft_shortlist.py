@@ -11,7 +11,7 @@ from typing import Any, Literal
 from pydantic import with_config
 
 from ffbench_lib.game.render import CARD, table
-from ffbench_lib.game.rules.draft import NOT_AVAILABLE, legal_positions, supply_and_needs, validate_shortlist
+from ffbench_lib.game.rules.draft import NOT_AVAILABLE, legal_positions, others_need, validate_shortlist
 from ffbench_lib.game.decisions.base import AnswerModel, Decision, Outcome, register
 from ffbench_lib.game.decisions._view_parts import VIEW, DraftBoard
 
@@ -54,8 +54,8 @@ def board_fields(view: dict) -> dict[str, Any]:
 def legal_now(fw, state, team: str) -> list[str]:
     """The positions ``team`` may draft with the board as it is now (its roster, and what the others still need)."""
     roster = fw.league.roster
-    supply, need = supply_and_needs(team, state.rosters, fw.available_ids(state), fw.position, roster)
-    return legal_positions([fw.position[p] for p in state.rosters[team]], roster, supply, need)
+    need = others_need(team, state.rosters, fw.position, roster)
+    return legal_positions([fw.position[p] for p in state.rosters[team]], roster, fw.supply(state), need)
 
 
 @with_config(VIEW)

@@ -55,13 +55,17 @@ def legal_positions(current: Sequence[str], roster: Roster, supply: Mapping[str,
     return out
 
 
-def supply_and_needs(team: str, rosters: Mapping[str, Sequence[str]], available: Iterable[str],
-                     position: Mapping[str, str], roster: Roster) -> tuple[dict[str, int], dict[str, int]]:
-    """Players still available per position, and how many the other teams' starting slots of each still lack."""
-    supply = dict(Counter(map(position.__getitem__, available)))
-    held = [Counter(map(position.__getitem__, ids)) for t, ids in rosters.items() if t != team]
-    need = {pos: sum(max(0, roster.starting(pos) - c[pos]) for c in held) for pos in roster.positions}
-    return supply, need
+def others_need(team: str, rosters: Mapping[str, Sequence[str]], position: Mapping[str, str],
+                roster: Roster) -> dict[str, int]:
+    """How many players of each position the starting slots of the teams other than ``team`` still lack."""
+    starting = {pos: roster.starting(pos) for pos in roster.positions}
+    need = dict.fromkeys(starting, 0)
+    for t, ids in rosters.items():
+        if t != team:
+            held = Counter(map(position.__getitem__, ids))
+            for pos, n in starting.items():
+                need[pos] += max(0, n - held[pos])
+    return need
 
 
 def legal_players(cards: Iterable[dict[str, Any]], legal: Sequence[str]) -> list[dict[str, Any]]:

@@ -14,11 +14,11 @@ def unmet_starters(positions: Iterable[str], roster: Roster) -> int:
     Filling narrow to wide leaves the most for the wider slot (FLEX's positions are within SUPERFLEX's), so
     this is the fewest players still needed."""
     c = Counter(positions)
-    missing = sum(max(0, n - c.get(p, 0)) for p, n in roster.slots.items())
-    spare = {p: max(0, c.get(p, 0) - roster.starting(p)) for p in roster.positions}
-    counts = roster.slot_counts()
+    slots = roster.slots  # the positions' own starting slots (``roster.starting``)
+    missing = sum(max(0, n - c.get(p, 0)) for p, n in slots.items())
+    spare = {p: max(0, c.get(p, 0) - n) for p, n in slots.items()}
     for slot, eligible in roster.flex_slots().items():
-        need = counts[slot]
+        need = getattr(roster, slot)  # the flex slot's count (``roster.slot_counts()[slot]``)
         for p in eligible:
             used = min(need, spare.get(p, 0))
             spare[p] = spare.get(p, 0) - used
