@@ -52,6 +52,11 @@ case "$cmd" in
       { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium; } >/dev/null 2>&1 \
         || echo "CI: chromium could not be installed; the browser tests will fail" >&2
     fi
+    # The suite starts hundreds of Python processes (kernels, CLI runs, batch workers): with
+    # PYTHONDONTWRITEBYTECODE set (some machines set it globally) each one compiled ffbench_lib from source and each
+    # xdist worker re-rewrote every test module's asserts (half of collection's CPU). Bytecode goes to the
+    # __pycache__ folders git ignores; the code fingerprint of a run skips them.
+    unset PYTHONDONTWRITEBYTECODE
     # --dist loadfile: a file's tests on one worker, so a module's shared season is played once, not per worker
     exec "$VENV/bin/python" -m pytest -n 2 --dist loadfile "$@"
     ;;
