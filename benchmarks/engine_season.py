@@ -11,7 +11,7 @@ season with waivers and free agents on (FAAB and rolling priority), and the full
 ``--compare OLD_DIR`` times the presets (demo, standard_10, superflex_12) old against new (``--code``, default
 this checkout) pair by pair: each pair runs one child of each, alternating which goes first, and the pair's
 ratio new/old is reported with the median over ``--pairs`` pairs (a busy machine slows both of a pair alike),
-besides each side's median engine time.
+besides each side's median engine time; ``--presets demo standard_10`` compares only those.
 """
 from __future__ import annotations
 
@@ -71,10 +71,13 @@ def child(code: Path, teams: int, weeks: int, repeat: int, waivers: str) -> dict
     return res
 
 
-def compare(old: Path, new: Path, pairs: int, repeat: int) -> None:
-    """Old against new code on the presets, pair by pair (alternating which runs first), medians."""
+def compare(old: Path, new: Path, pairs: int, repeat: int, presets: list[str] | None = None) -> None:
+    """Old against new code on the presets (``presets``: some of them), pair by pair (alternating which runs
+    first), medians."""
     print(f"{'preset':>13}{'old s':>8}{'new s':>8}{'ratio':>7}   pair ratios (new/old)")
     for name, path in PRESETS.items():
+        if presets and name not in presets:
+            continue
         teams = 12 if name == "superflex_12" else 10
         olds, news, ratios = [], [], []
         for i in range(pairs):
@@ -93,10 +96,11 @@ def main() -> None:
     ap.add_argument("--code", type=Path, default=ROOT, help="the checkout whose ffbench_lib is timed")
     ap.add_argument("--compare", type=Path, metavar="OLD_DIR", help="time OLD_DIR's code against --code's")
     ap.add_argument("--pairs", type=int, default=5, help="old/new pairs per preset with --compare")
+    ap.add_argument("--presets", nargs="+", choices=sorted(PRESETS), help="with --compare: only these presets")
     args = ap.parse_args()
     code = args.code.resolve()
     if args.compare is not None:
-        compare(args.compare.resolve(), code, args.pairs, args.repeat)
+        compare(args.compare.resolve(), code, args.pairs, args.repeat, args.presets)
         return
     print(f"{'teams':>5}{'weeks':>6}{'waivers':>13}{'median s':>10}{'min s':>8}{'peak RSS MB':>13}")
     for teams, weeks, waivers in [(10, 17, "off"), (10, 17, "faab"), (10, 17, "rolling"), (8, 17, "off"),

@@ -322,3 +322,91 @@ def test_knowledge_from_a_frame_is_the_knowledge_from_the_feeds_arrays(prepared_
         for f in ("games", "points", "team", "projection", "status", "opponent"):  # repr: orders and types too
             assert repr(getattr(a, f)) == repr(getattr(b, f)), f
         assert {p: a.recent[p] for p in a.recent} == {p: b.recent[p] for p in b.recent}
+
+
+def test_positional_strength_kept_per_week_and_rosters_is_a_fresh_computation(prepared_2024):
+    """The kept strengths (and league average) are what a new firewall computes, follow a roster change or another
+    week at once, and are read-only (shared by every trade view of a window)."""
+    league = demo_league()
+    fw = Firewall(prepared_2024, league)
+    teams = [t.name for t in league.teams]
+    state = LeagueState(teams=teams, agent_ids={t: "test" for t in teams}, draft_order=list(teams), schedule={})
+    pool = list(fw.catalog.pool_ids)
+    for i, t in enumerate(teams):
+        state.rosters[t] = pool[i * 12:(i + 1) * 12]
+
+    def fresh(w):
+        return Firewall(prepared_2024, league)._strengths(state, w)
+
+    kept = fw._strengths(state, 4)
+    assert kept == fresh(4) and fw._strengths(state, 4)[0] is kept[0]
+    with pytest.raises(TypeError):
+        kept[0][teams[0]]["QB"] = 0.0
+    a, b = teams[:2]
+    state.rosters[a], state.rosters[b] = state.rosters[b], state.rosters[a]  # a trade: new strengths
+    assert fw._strengths(state, 4) == fresh(4) and fw._strengths(state, 4)[0][a] == kept[0][b]
+    assert fw._strengths(state, 5) == fresh(5)
+    view = fw.trade_view(state, a, 5)
+    assert view["my_strength"] == fresh(5)[0][a] and view["league_avg_strength"] == fresh(5)[1]
+
+
+def test_upgrade_swaps_prefilter_gives_every_plain_swap():
+    """Free agents who beat no droppable player by the margin are skipped before pairs are enumerated: the swaps
+    are those of every legal pair filtered afterwards (the plain rule), on random rosters (full or with an open
+    spot), pools and values (ties, zeros, missing projections) for both bot valuations."""
+    from ffbench_lib.agents import bots
+    from ffbench_lib.game.decisions.waiver_claims import legal_swaps
+
+    roster = Roster()
+    rules = {"roster_slots": roster.slot_counts(), "bench": roster.BENCH, "flex_positions": list(roster.flex_positions),
+             "caps": dict(roster.caps), "weeks": 17}
+    rng = random.Random(6)
+
+    def card(i):
+        return {"id": f"p{i:03d}", "pos": rng.choice(roster.positions), "zero_flags": rng.choice([[], [], ["bye"]]),
+                "proj_week": rng.choice([None, 0.0, 4.5, round(rng.uniform(0, 25), 2)]),
+                "std_ppg": rng.choice([None, 4.5, round(rng.uniform(0, 25), 2)]),
+                "last3_avg": rng.choice([None, round(rng.uniform(0, 25), 2)])}
+
+    def plain(view, how, margin):  # every legal pair, filtered afterwards
+        mine, free = view["my_roster"], bots._free_cards(view)
+        value = {c["id"]: bots._ros_per_game(c, how) for c in mine + free}
+        positions = {c["id"]: c["pos"] for c in mine + free}
+        starters = {p for ids in bots.best_lineup({c["id"]: c["pos"] for c in mine}, value, roster).values()
+                    for p in ids}
+        return sorted(((value[a] - value.get(d, 0.0), a, d) for a, d in legal_swaps(
+            [c["id"] for c in mine], positions, [c["id"] for c in free], roster)
+            if d not in starters and value[a] - value.get(d, 0.0) >= margin), key=lambda x: (-x[0], x[1], x[2] or ""))
+
+    found = 0
+    for _ in range(300):
+        cards = [card(i) for i in range(60)]
+        n = rng.randint(roster.size - 2, roster.size)
+        view = {"my_roster": cards[:n], "free_agents": {"all": cards[n:]}, "rules": rules}
+        for how in ("proj", "recent"):
+            margin = rng.choice([0.0, 1.0, 3.0])
+            want = plain(view, how, margin)
+            assert bots.upgrade_swaps(view, how, margin) == want
+            found += len(want)
+    assert found > 100  # the random cases do hold swaps
+
+
+def test_run_dir_keeps_its_logs_open_only_while_locked(tmp_path):
+    """Inside exclusive() a log stays open between lines (and is closed when the block ends, or before a rewind);
+    outside it every line opens the file: the same bytes and lengths either way."""
+    from ffbench_lib.runs.rundir import RunDir
+
+    rd = RunDir(tmp_path)
+    lengths = [rd.append("llm_calls.jsonl", {"n": 0})]
+    with rd.exclusive():
+        lengths += [rd.append("llm_calls.jsonl", {"n": i}) for i in (1, 2)]
+        assert set(rd.__dict__["_open_logs"]) == {"llm_calls.jsonl"}
+        rd.rewind_logs({"llm_calls.jsonl": lengths[1]})
+        assert not rd.__dict__["_open_logs"]
+        lengths.append(rd.append("llm_calls.jsonl", {"n": 3}))
+        kept = rd.__dict__["_open_logs"]["llm_calls.jsonl"]
+    assert kept.closed and "_open_logs" not in rd.__dict__
+    lengths.append(rd.append("llm_calls.jsonl", {"n": 4}))
+    text = rd.file("llm_calls.jsonl").read_text()
+    assert [json.loads(x)["n"] for x in text.splitlines()] == [0, 1, 3, 4]
+    assert lengths[-1] == len(text.encode()) and lengths[2] - lengths[1] == lengths[3] - lengths[1]

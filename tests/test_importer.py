@@ -2,6 +2,7 @@
 models' own, and projections joined by player id. All of it is about the recorded real runs (reference_runs/), so
 it reads the real data (marked realdata)."""
 import math
+import re
 from pathlib import Path
 
 import pandas as pd
@@ -182,50 +183,61 @@ def test_a_folder_that_is_not_a_recorded_run_is_refused(real_data_dir, tmp_path,
     assert not (tmp_path / "out").exists()
 
 
-def test_standings_the_weekly_results_do_not_reproduce_are_refused(real_data_dir, tmp_path, two_runs):
+@pytest.fixture(scope="module")
+def refused_import(real_data_dir, tmp_path_factory, two_runs):
+    """One copy of LATEST broken twice where only the full checks see it (one import's work, read by two tests):
+    GPT_5_Team_9's recorded points raised by 150 in the final standings, and the draft log's last two calls (the
+    last team's last shortlist and pick) cut. Imported over an earlier import of the same run; returns the error
+    and the earlier import's files before and after."""
     import shutil
 
-    # all five reference runs reproduce their final standings (checks.final_standings_match), so a mismatch
-    # means the recorded run is not whole; a refused import leaves an earlier import in --out as it was
-    assert RunDir(two_runs / LATEST).meta().checks["final_standings_match"] is True
+    tmp_path = tmp_path_factory.mktemp("refused")
     sim = _copy(real_data_dir, tmp_path)
     path = sim / "season_results" / "final_standings_2024.csv"
     final = pd.read_csv(path)
     final.loc[final["Team"] == "GPT_5_Team_9", "PointsFor"] += 150
     final.to_csv(path, index=False)
+    log = next((sim / "draft_results").glob("llm_calls_*.jsonl"))
+    lines = log.read_text(encoding="utf-8").splitlines(keepends=True)
+    log.write_text("".join(lines[:-2]), encoding="utf-8")
     out = tmp_path / "out"
     shutil.copytree(two_runs / LATEST, out)  # an earlier import of the same run (imported once per test run)
     before = {p.name: p.read_bytes() for p in out.iterdir()}
-    with pytest.raises(DataError, match=r"final_standings_2024.csv is not reproduced by the weekly results for 1 "
-                                        r"team\(s\), e.g. GPT_5_Team_9"):
+    with pytest.raises(DataError) as exc:
         import_reference_run(sim, out, real_data_dir)
-    assert {p.name: p.read_bytes() for p in out.iterdir()} == before
+    return str(exc.value), before, {p.name: p.read_bytes() for p in out.iterdir()}
 
 
-def test_an_incomplete_draft_is_refused(real_data_dir, tmp_path):
-    sim = _copy(real_data_dir, tmp_path)
-    log = next((sim / "draft_results").glob("llm_calls_*.jsonl"))
-    lines = log.read_text(encoding="utf-8").splitlines(keepends=True)
-    log.write_text("".join(lines[:-2]), encoding="utf-8")  # the last team's last shortlist and pick
-    with pytest.raises(DataError, match=r"draft incomplete: .*\(11 of 12\)"):
-        import_reference_run(sim, tmp_path / "out", real_data_dir)
-    assert not (tmp_path / "out").exists()
+def test_standings_the_weekly_results_do_not_reproduce_are_refused(refused_import, two_runs):
+    # all five reference runs reproduce their final standings (checks.final_standings_match), so a mismatch
+    # means the recorded run is not whole; a refused import leaves an earlier import in --out as it was
+    assert RunDir(two_runs / LATEST).meta().checks["final_standings_match"] is True
+    err, before, after = refused_import
+    assert re.search(r"final_standings_2024.csv is not reproduced by the weekly results for 1 team\(s\), "
+                     r"e.g. GPT_5_Team_9", err), err
+    assert after == before
+
+
+def test_an_incomplete_draft_is_refused(refused_import):
+    err, before, after = refused_import
+    assert re.search(r"draft incomplete: .*\(11 of 12\)", err), err
+    assert after == before  # nothing written
 
 
 def test_several_folders_are_imported_all_or_none(real_data_dir, tmp_path, capsys):
-    # the good folder comes first; the bad one fails only in the full checks (its weeks are all there)
+    # the good folder comes first (imported into the staging folder); the bad one passes the checks the CLI makes
+    # before importing (its weeks are all there) and fails inside the import: a team label naming no model of the
+    # run (refused right after the cached preparation, not at the end of a second full import)
     good = _copy(real_data_dir, tmp_path / "src", "simulation_a_good")
     bad = _copy(real_data_dir, tmp_path / "src", "simulation_b_bad")
-    path = bad / "season_results" / "final_standings_2024.csv"
-    final = pd.read_csv(path)
-    final.loc[final["Team"] == "GPT_5_Team_9", "PointsFor"] += 150
-    final.to_csv(path, index=False)
+    for f in (bad / "season_results").glob("*.csv"):
+        f.write_text(f.read_text(encoding="utf-8").replace("GPT_5_Team_9", "Mistral_Team_9"), encoding="utf-8")
     out = tmp_path / "out"
     from ffbench_lib.cli import main
 
     rc = main(["import-ffb", str(tmp_path / "src" / "simulation_*"), "--out", str(out)])
     err = capsys.readouterr().err
-    assert rc == 2 and "simulation_b_bad" in err and "Traceback" not in err
+    assert rc == 2 and "simulation_b_bad" in err and "Mistral_Team_9" in err and "Traceback" not in err
     assert not (out / good.name).exists() and not (out / bad.name).exists()
     assert [p.name for p in out.iterdir()] == []  # no staging folder left behind
     # a folder that is not an earlier import is never replaced

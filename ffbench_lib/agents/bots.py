@@ -199,21 +199,32 @@ def _ros_per_game(card: dict, how: str) -> float:
     return sum(vals) / len(vals) if vals else 0.0
 
 
-def upgrade_claims(view: dict, how: str, margin: float = 1.0) -> Answer:
-    """Replace bench players (not in the best lineup by rest-of-season value) with free agents worth at least
-    ``margin`` points a game more, best gains first, each player added or dropped once; a FAAB bid
-    that spends the season's budget on about 25 points a game of gains (less as the season runs out), within the
-    budget left. Only legal swaps are considered; an open active spot (IR leagues) is filled without a drop
-    (an empty spot is worth 0)."""
+def upgrade_swaps(view: dict, how: str, margin: float) -> list[tuple[float, str, str | None]]:
+    """Every legal (gain, add, drop) swap of a free agent for a bench player (one not in the best lineup by
+    rest-of-season value, or no drop into an open spot, worth 0) that gains at least ``margin``, best first.
+    A free agent who does not beat the weakest droppable player by the margin beats none, so his pairs are not
+    enumerated (float subtraction is monotone: the same swaps, and the sort fixes their order)."""
     mine, free = view["my_roster"], _free_cards(view)
     value = {c["id"]: _ros_per_game(c, how) for c in mine + free}
     roster = roster_rules(view)
     positions = {c["id"]: c["pos"] for c in mine + free}
     starters = {p for ids in best_lineup({c["id"]: c["pos"] for c in mine}, value, roster).values() for p in ids}
-    swaps = sorted(((value[a] - value.get(d, 0.0), a, d) for a, d in legal_swaps(
-        [c["id"] for c in mine], positions, [c["id"] for c in free], roster)
-                    if d not in starters and value[a] - value.get(d, 0.0) >= margin),
-                   key=lambda x: (-x[0], x[1], x[2] or ""))
+    droppable = [value[c["id"]] for c in mine if c["id"] not in starters] + ([0.0] if len(mine) < roster.size else [])
+    floor = min(droppable, default=math.inf)
+    return sorted(((value[a] - value.get(d, 0.0), a, d) for a, d in legal_swaps(
+        [c["id"] for c in mine], positions, [c["id"] for c in free if value[c["id"]] - floor >= margin], roster)
+                   if d not in starters and value[a] - value.get(d, 0.0) >= margin),
+                  key=lambda x: (-x[0], x[1], x[2] or ""))
+
+
+def upgrade_claims(view: dict, how: str, margin: float = 1.0) -> Answer:
+    """Replace bench players with free agents worth at least ``margin`` points a game more
+    (:func:`upgrade_swaps`), best gains first, each player added or dropped once; a FAAB bid
+    that spends the season's budget on about 25 points a game of gains (less as the season runs out), within the
+    budget left. Only legal swaps are considered; an open active spot (IR leagues) is filled without a drop
+    (an empty spot is worth 0)."""
+    mine, roster = view["my_roster"], roster_rules(view)
+    swaps = upgrade_swaps(view, how, margin)
     claims, used = [], set()
     open_spots = roster.size - len(mine)
     budget = view.get("budget_left") or 0

@@ -435,11 +435,14 @@ def start_sit(runs: Runs) -> pd.DataFrame:
     flex slots included) minus the points actually started. This is the oracle: it needs actual points, so it
     exists here and never as an agent."""
     pw = player_week_points(runs).drop_duplicates(["run_id", "week", "team", "player_id"])
-    pts = pw.set_index(["run_id", "week", "team", "player_id"])["points"]
+    # plain dicts: a MultiIndex lookup per player-week and a roster parse per team-week were most of the time
+    pts = dict(zip(zip(pw["run_id"], pw["week"], pw["team"], pw["player_id"]), pw["points"].tolist()))
     started = runs["lineups"].groupby(["run_id", "week", "team"])["points"].sum()
+    started = dict(zip(started.index, started.tolist()))
+    rosters: dict[str, Roster] = {}
     rows = []
     for (run_id, week, team), g in runs["rosters"].groupby(["run_id", "week", "team"]):
-        roster = _roster(runs, run_id)
+        roster = rosters.get(run_id) or rosters.setdefault(run_id, _roster(runs, run_id))
         positions = dict(zip(g["player_id"], g["position"]))
         values = {p: float(pts.get((run_id, week, team, p), 0.0)) for p in positions}
         best = lineup_value(best_lineup(positions, values, roster.slot_counts(), roster.slot_positions()), values)
@@ -479,11 +482,20 @@ def trade_value(runs: Runs) -> pd.DataFrame:
     if not steps.empty:
         for (run_id, neg, actor), g in steps.groupby(["run_id", "negotiation", "actor"]):
             side_by[(run_id, neg, actor)] = g[["step", "decided_by"]].to_numpy().tolist()
+    # each run's rows apart, and each (run, week)'s remaining points once: filtering all runs per trade was the cost
+    pw_of = dict(tuple(pw.groupby("run_id", sort=False)))
+    started_of = dict(tuple(started.groupby("run_id", sort=False)))
+    empty_pw, empty_st = pw.iloc[:0], started.iloc[:0]
+    remaining: dict[tuple, tuple] = {}
     rows = []
     for t in tr.itertuples(index=False):
-        later = pw[(pw["run_id"] == t.run_id) & (pw["week"] >= t.week)]
-        st = started[(started["run_id"] == t.run_id) & (started["week"] >= t.week)]
-        total = later.drop_duplicates(["week", "player_id"]).groupby("player_id")["points"].sum()
+        if (t.run_id, t.week) not in remaining:
+            run_pw, run_st = pw_of.get(t.run_id, empty_pw), started_of.get(t.run_id, empty_st)
+            later = run_pw[run_pw["week"] >= t.week]
+            remaining[(t.run_id, t.week)] = (
+                later.drop_duplicates(["week", "player_id"]).groupby("player_id")["points"].sum(),
+                run_st[run_st["week"] >= t.week])
+        total, st = remaining[(t.run_id, t.week)]
         for team, agent, other, other_agent, gets, gives in (
                 (t.proposer, t.proposer_agent, t.receiver, t.receiver_agent, list(t.receiver_gives),
                  list(t.proposer_gives)),

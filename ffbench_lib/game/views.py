@@ -67,6 +67,8 @@ class Firewall:
         self._cards: dict[str, dict[str, Any]] = {}
         self._details: dict[str, dict[str, Any]] = {}  # player -> his draft shortlist detail, likewise
         self._rules: dict[str, Any] | None = None
+        #: (week and active rosters, positional strengths, their league average): see :meth:`_strengths`
+        self._strength_kept: tuple[Any, dict, dict] | None = None
         self.position = self.catalog.position
         self.name = self.catalog.name
         self.preseason_proj = self.catalog.preseason_proj
@@ -254,6 +256,20 @@ class Firewall:
     # ------------------------------------------------------------------------------------------- trades
     def positional_strength(self, state: LeagueState, w: int) -> dict[str, dict[str, float]]:
         """Per team and position: the summed weekly projection of its best starters at that position."""
+        return self._strengths(state, w)[0]
+
+    def _strengths(self, state: LeagueState, w: int) -> tuple[dict[str, dict[str, float]], dict[str, float]]:
+        """The positional strengths and their league average, read-only, kept for the week and the active
+        rosters they were computed from: a trade window shows them in every view, and only a trade changes them."""
+        key = (w, tuple((t, tuple(state.active(t))) for t in state.rosters))
+        if self._strength_kept is None or self._strength_kept[0] != key:
+            strength = self._positional_strength(state, w)
+            avg = {pos: round(float(np.mean([strength[t][pos] for t in sorted(strength)])), 2)
+                   for pos in self._league.roster.positions}  # summed in one order, whatever the dict's
+            self._strength_kept = (key, freeze(strength), freeze(avg))
+        return self._strength_kept[1], self._strength_kept[2]
+
+    def _positional_strength(self, state: LeagueState, w: int) -> dict[str, dict[str, float]]:
         k = self.week(w)
         out = {}
         for team in state.rosters:
@@ -271,7 +287,7 @@ class Firewall:
         """A trade decision as seen by ``team``: its roster, the other rosters (or the counterparty's), records,
         positional strengths, and the offer from its own side ("you give" / "you get")."""
         lg = self._league
-        strength = self.positional_strength(state, w)
+        strength, league_avg = self._strengths(state, w)
         teams = [counterparty] if counterparty else [t for t in state.teams if t != team]
         view: dict[str, Any] = {
             "decision": f"trade_{step}", "season": lg.season, "week": w, "team": team, "rules": self._league_rules(),
@@ -279,8 +295,7 @@ class Firewall:
             "locked_players": sorted(locked or ()),  # traded earlier this week: cannot move again
             "my_roster": [self.player_week(p, w) for p in sorted(state.active(team))],  # IR players never trade
             "my_record": self._record(state, team), "my_strength": strength[team],
-            "league_avg_strength": {pos: round(float(np.mean([strength[t][pos] for t in sorted(strength)])), 2)
-                                    for pos in lg.roster.positions},  # summed in one order, whatever the dict's
+            "league_avg_strength": league_avg,
             "other_teams": [{"team": t, "record": self._record(state, t), "strength": strength[t],
                              "roster": [self.player_week(p, w) for p in sorted(state.active(t))]} for t in teams],
         }

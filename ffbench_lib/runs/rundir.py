@@ -42,7 +42,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from operator import is_
 from datetime import datetime, timezone
 from zoneinfo import ZoneInfo
@@ -125,8 +125,24 @@ def _line(record: dict[str, Any], view_json: tuple[str, str] | None = None) -> s
 class RunDir(RunFiles):
     """A run directory to write; it reads as :class:`~ffbench_lib.records.load.RunFiles` does."""
 
-    def exclusive(self):
-        return exclusive(self.path)
+    @contextmanager
+    def exclusive(self) -> Iterator[None]:
+        """Hold the run directory's lock (:func:`exclusive`); while it is held the logs stay open for appending
+        (a season appends hundreds of lines: one open each was a measurable share of a bot season), closed when
+        the block ends."""
+        with exclusive(self.path):
+            self.__dict__["_open_logs"] = {}
+            try:
+                yield
+            finally:
+                self._close_logs()
+                del self.__dict__["_open_logs"]
+
+    def _close_logs(self) -> None:
+        """Close the kept log handles (before a log is cut back or replaced, and when the lock is released)."""
+        kept = self.__dict__.get("_open_logs")
+        while kept:
+            kept.popitem()[1].close()
 
     # -- writing ---------------------------------------------------------------------------------------
     def start(self, config_yaml: str, meta: RunMeta) -> None:
@@ -137,6 +153,7 @@ class RunDir(RunFiles):
         if foreign:
             raise RunExists(f"{self.path} is not empty and holds no run (it has {', '.join(foreign[:3])}"
                             f"{', ...' if len(foreign) > 3 else ''}); choose a new or empty --out")
+        self._close_logs()
         for name in OWN_FILES:
             if self.file(name).exists():
                 self.file(name).unlink()
@@ -157,10 +174,24 @@ class RunDir(RunFiles):
         if log == "decisions.jsonl":
             DecisionLine.model_validate(record)
         line = scrub(_line(record, view_json)) + "\n"
-        with open(self.file(log), "a", encoding="utf-8") as fh:
+        kept = self.__dict__.get("_open_logs")
+        if kept is None:  # outside exclusive(): a handle for this line
+            with open(self.file(log), "a", encoding="utf-8") as fh:
+                fh.write(line)
+                fh.flush()
+                return fh.tell()
+        fh = kept.get(log)
+        if fh is None:
+            fh = kept[log] = open(self.file(log), "a", encoding="utf-8")
+        try:
             fh.write(line)
             fh.flush()
-            return fh.tell()
+        except BaseException:  # a failed write (a full disk): the handle goes, as the per-line one did
+            kept.pop(log, None)
+            with suppress(OSError):
+                fh.close()
+            raise
+        return fh.tell()
 
     def checkpoint(self, state: LeagueState) -> None:
         """Decisions on disk first, then the checkpoint: a checkpoint never points past what is on disk.
@@ -287,6 +318,7 @@ class RunDir(RunFiles):
     def rewind_logs(self, log_bytes: dict[str, int]) -> None:
         """Cut every log back to the checkpoint's lengths (``log_bytes``): whatever was appended after it (a torn
         last line included) is redone by the resumed run. A log the checkpoint never saw did not exist yet."""
+        self._close_logs()
         for log in LOGS:
             path = self.file(log)
             if log not in log_bytes:
