@@ -442,7 +442,9 @@ def start_sit(runs: Runs) -> pd.DataFrame:
     rosters: dict[str, Roster] = {}
     rows = []
     for (run_id, week, team), g in runs["rosters"].groupby(["run_id", "week", "team"]):
-        roster = rosters.get(run_id) or rosters.setdefault(run_id, _roster(runs, run_id))
+        if run_id not in rosters:
+            rosters[run_id] = _roster(runs, run_id)
+        roster = rosters[run_id]
         positions = dict(zip(g["player_id"], g["position"]))
         values = {p: float(pts.get((run_id, week, team, p), 0.0)) for p in positions}
         best = lineup_value(best_lineup(positions, values, roster.slot_counts(), roster.slot_positions()), values)
