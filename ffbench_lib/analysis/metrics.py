@@ -342,17 +342,16 @@ def agent_win_rate(runs: Runs) -> pd.DataFrame:
 def all_play(runs: Runs) -> pd.DataFrame:
     """All-play record (each week against every other team's score) and expected wins; ``luck`` is actual
     wins minus expected wins (the schedule's share of a record)."""
-    m = runs["matchups"]
-    rows = []
-    for (run_id, week), g in m.groupby(["run_id", "week"]):
-        pts = g.set_index("team")["points_for"]
-        n = len(pts) - 1
-        for team, p in pts.items():
-            w = int((pts.drop(team) < p).sum())
-            t = int((pts.drop(team) == p).sum())
-            rows.append({"run_id": run_id, "week": week, "team": team, "ap_wins": w, "ap_ties": t,
+    # in (run, week) order, as the weekly rows are summed; ranks within a week count the teams scored below
+    # (method="min" - 1) and the others scored the same (max - min)
+    m = runs["matchups"].sort_values(["run_id", "week"], kind="stable")
+    by_week = m.groupby(["run_id", "week"])["points_for"]
+    low, high = by_week.rank(method="min"), by_week.rank(method="max")
+    n = by_week.transform("size") - 1
+    w, t = (low - 1).astype(int), (high - low).astype(int)
+    rows = pd.DataFrame({"run_id": m["run_id"], "team": m["team"], "ap_wins": w, "ap_ties": t,
                          "ap_losses": n - w - t, "exp_win": (w + 0.5 * t) / n})
-    ap = pd.DataFrame(rows).groupby(["run_id", "team"], as_index=False).agg(
+    ap = rows.groupby(["run_id", "team"], as_index=False).agg(
         ap_wins=("ap_wins", "sum"), ap_losses=("ap_losses", "sum"), ap_ties=("ap_ties", "sum"),
         expected_wins=("exp_win", "sum"))
     st = standings(runs)[["run_id", "team", "agent", "wins", "ties"]]

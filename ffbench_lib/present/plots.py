@@ -7,6 +7,7 @@ import matplotlib
 
 matplotlib.use("Agg") if not matplotlib.get_backend().lower().startswith(("module://", "nbagg", "ipympl")) else None
 import matplotlib.pyplot as plt  # noqa: E402
+from matplotlib import animation  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 import seaborn as sns  # noqa: E402
@@ -670,6 +671,13 @@ def ffmpeg_path() -> str:
                       "`apt-get install ffmpeg` (or save a .gif, which needs nothing more)")
 
 
+class _GifWriter(animation.PillowWriter):
+    """Pillow's GIF writer that can repeat its last frame without drawing the figure again."""
+
+    def repeat_last(self, n: int) -> None:
+        self._frames.extend(self._frames[-1:] * n)
+
+
 def save_bump_animation(standings: pd.DataFrame, path: str | Path, fps: float = 1.5, dpi: int = 100,
                         colors: dict[str, str] | None = None, title: str = "", hold_s: float = 2.0) -> Path:
     """Write the bump chart as an animation, one frame per week: ``.gif`` (Pillow) or ``.mp4`` (ffmpeg,
@@ -677,25 +685,31 @@ def save_bump_animation(standings: pd.DataFrame, path: str | Path, fps: float = 
     otherwise flash them); in a GIF that is one longer frame (Pillow merges repeated frames). Returns the path."""
     import os
 
-    from matplotlib import animation
-
     path = Path(path)
     suffix = path.suffix.lower()
     if suffix == ".gif":
-        writer = animation.PillowWriter(fps=fps)
+        writer = _GifWriter(fps=fps)
     elif suffix == ".mp4":
         exe = ffmpeg_path()
         writer = animation.FFMpegWriter(fps=fps, codec="h264", extra_args=["-pix_fmt", "yuv420p"])
     else:
         raise ExportError(f"{path}: the replay is exported as .gif or .mp4, not {suffix or 'a file without suffix'}")
     bump = BumpChart(standings, colors, title)
-    frames = bump.weeks + bump.weeks[-1:] * round(hold_s * fps)
-    anim = animation.FuncAnimation(bump.fig, bump.draw, frames=frames, repeat=False, cache_frame_data=False)
+    hold = round(hold_s * fps)  # extra frames of the final standings
     with atomic_path(path) as tmp:
         staged = tmp.with_name(tmp.name + suffix)  # the writers pick the format by the file's suffix
         try:
-            with plt.rc_context({"animation.ffmpeg_path": exe} if suffix == ".mp4" else {}):  # read at start
-                anim.save(staged, writer=writer, dpi=dpi)
+            # the writer driven frame by frame: each frame drawn once (FuncAnimation.save draws each twice)
+            with plt.rc_context({"animation.ffmpeg_path": exe} if suffix == ".mp4" else {}), \
+                    writer.saving(bump.fig, staged, dpi):
+                for week in bump.weeks:
+                    bump.draw(week)
+                    writer.grab_frame()
+                if isinstance(writer, _GifWriter):
+                    writer.repeat_last(hold)  # the same picture: not drawn again
+                else:
+                    for _ in range(hold):
+                        writer.grab_frame()
             os.replace(staged, tmp)
         finally:
             staged.unlink(missing_ok=True)
