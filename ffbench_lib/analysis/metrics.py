@@ -480,9 +480,10 @@ def trade_value(runs: Runs) -> pd.DataFrame:
     started = runs["lineups"].dropna(subset=["player_id"])
     steps = runs.get("trade_steps", pd.DataFrame())
     side_by: dict[tuple, str] = {}
-    if not steps.empty:
-        for (run_id, neg, actor), g in steps.groupby(["run_id", "negotiation", "actor"]):
-            side_by[(run_id, neg, actor)] = g[["step", "decided_by"]].to_numpy().tolist()
+    if not steps.empty:  # in row order (as a groupby keeps it): one pass, not one frame per negotiation side
+        for run_id, neg, actor, step, by in steps[["run_id", "negotiation", "actor", "step", "decided_by"]].itertuples(
+                index=False, name=None):
+            side_by.setdefault((run_id, neg, actor), []).append((step, by))
     # each run's rows apart, and each (run, week)'s remaining points once: filtering all runs per trade was the cost
     pw_of = dict(tuple(pw.groupby("run_id", sort=False)))
     started_of = dict(tuple(started.groupby("run_id", sort=False)))
@@ -495,8 +496,8 @@ def trade_value(runs: Runs) -> pd.DataFrame:
             later = run_pw[run_pw["week"] >= t.week]
             remaining[(t.run_id, t.week)] = (
                 later.drop_duplicates(["week", "player_id"]).groupby("player_id")["points"].sum(),
-                run_st[run_st["week"] >= t.week])
-        total, st = remaining[(t.run_id, t.week)]
+                dict(tuple(run_st[run_st["week"] >= t.week].groupby("team", sort=False))))
+        total, st_of = remaining[(t.run_id, t.week)]
         for team, agent, other, other_agent, gets, gives in (
                 (t.proposer, t.proposer_agent, t.receiver, t.receiver_agent, list(t.receiver_gives),
                  list(t.proposer_gives)),
@@ -507,8 +508,9 @@ def trade_value(runs: Runs) -> pd.DataFrame:
                 "agent" if all(by == "agent" for step, by in own if step <= t.accepted_step) else "fallback")
             incoming_all = float(total.reindex(gets).fillna(0).sum())
             outgoing_all = float(total.reindex(gives).fillna(0).sum())
-            incoming_started = float(st[(st["team"] == team) & st["player_id"].isin(gets)]["points"].sum())
-            outgoing_started = float(st[(st["team"] == other) & st["player_id"].isin(gives)]["points"].sum())
+            mine, theirs = st_of.get(team, empty_st), st_of.get(other, empty_st)
+            incoming_started = float(mine.loc[mine["player_id"].isin(gets), "points"].sum())
+            outgoing_started = float(theirs.loc[theirs["player_id"].isin(gives), "points"].sum())
             rows.append({"run_id": t.run_id, "week": t.week, "negotiation": t.negotiation, "team": team,
                          "agent": agent, "counterparty": other, "counterparty_agent": other_agent,
                          "made_by": made_by, "n_players": len(gets),

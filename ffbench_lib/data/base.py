@@ -158,18 +158,25 @@ class DataSource(ABC):
         return {}
 
     def schedule(self, season: int) -> pd.DataFrame:
-        """Regular-season games (``schema.SCHEDULE_COLUMNS``)."""
-        games, where = self._schedule_rows(season)
-        return checked_schedule(games, f"{self.name} schedule {season}", where, self.last_week(season))
+        """Regular-season games (``schema.SCHEDULE_COLUMNS``); read and checked once per source object (callers
+        must not modify it: a preparation reads it for the checks, the played weeks, the byes and the games)."""
+        cache = self.__dict__.setdefault("_schedule_cache", {})
+        if season not in cache:
+            games, where = self._schedule_rows(season)
+            cache[season] = checked_schedule(games, f"{self.name} schedule {season}", where, self.last_week(season))
+        return cache[season]
 
     def last_week(self, season: int) -> int:
         """The last regular-season week the source's schedule covers (the NFL's: 18 since 2021, else 17)."""
         return 18 if season >= 2021 else 17
 
     def byes(self, season: int) -> pd.DataFrame:
-        """``season, team, bye_week``: one row per team."""
-        byes, where = self._bye_rows(season)
-        return checked_byes(byes, self.schedule(season), f"{self.name} byes {season}", where)
+        """``season, team, bye_week``: one row per team; read and checked once per source object (do not modify)."""
+        cache = self.__dict__.setdefault("_bye_cache", {})
+        if season not in cache:
+            byes, where = self._bye_rows(season)
+            cache[season] = checked_byes(byes, self.schedule(season), f"{self.name} byes {season}", where)
+        return cache[season]
 
     @abstractmethod
     def _weekly_rows(self, season: int) -> tuple[pd.DataFrame, str]:
