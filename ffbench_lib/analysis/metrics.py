@@ -439,16 +439,23 @@ def start_sit(runs: Runs) -> pd.DataFrame:
     started = runs["lineups"].groupby(["run_id", "week", "team"])["points"].sum()
     started = dict(zip(started.index, started.tolist()))
     rosters: dict[str, Roster] = {}
+    # each team-week's players in one pass over the rows (a groupby's frame per team-week was most of the rest),
+    # then in the groupby's order: sorted by run, week, team, and the rows of each in table order
+    team_weeks: dict[tuple, list] = {}
+    for run_id, week, team, pid, pos, agent in runs["rosters"][
+            ["run_id", "week", "team", "player_id", "position", "agent"]].itertuples(index=False, name=None):
+        team_weeks.setdefault((run_id, week, team), []).append((pid, pos, agent))
     rows = []
-    for (run_id, week, team), g in runs["rosters"].groupby(["run_id", "week", "team"]):
+    for (run_id, week, team) in sorted(team_weeks):
+        players = team_weeks[run_id, week, team]
         if run_id not in rosters:
             rosters[run_id] = _roster(runs, run_id)
         roster = rosters[run_id]
-        positions = dict(zip(g["player_id"], g["position"]))
+        positions = {pid: pos for pid, pos, _ in players}
         values = {p: float(pts.get((run_id, week, team, p), 0.0)) for p in positions}
         best = lineup_value(best_lineup(positions, values, roster.slot_counts(), roster.slot_positions()), values)
         actual = float(started.get((run_id, week, team), 0.0))
-        rows.append({"run_id": run_id, "week": week, "team": team, "agent": g["agent"].iloc[0],
+        rows.append({"run_id": run_id, "week": week, "team": team, "agent": players[0][2],
                      "optimal_points": round(best, 2), "started_points": round(actual, 2),
                      "left_on_table": round(best - actual, 2)})
     out = pd.DataFrame(rows)
