@@ -136,14 +136,21 @@ class DataSource(ABC):
     def weekly(self, season: int) -> pd.DataFrame:
         """Actual stats, one row per player-week (regular season), canonical columns; read and checked once
         per source object (callers must not modify it), our PPR points included (:meth:`ppr_parity`)."""
-        cache = self.__dict__.setdefault("_weekly_cache", {})
-        if season not in cache:
+        def read() -> pd.DataFrame:
             rows, where = self._weekly_rows(season)
             what = f"{self.name} weekly stats {season}"
             weekly = checked_weekly(rows, what, where)
             self.__dict__.setdefault("_parity", {})[season] = checked_ppr_parity(
                 rows, what, where, self.ppr_column, lambda gap: self._ppr_reasons(rows, season, gap))
-            cache[season] = weekly
+            return weekly
+        return self._once("weekly", season, read)
+
+    def _once(self, table: str, season: int, read) -> pd.DataFrame:
+        """``read()``'s table, read and checked once per source object and season (callers must not modify it:
+        a preparation reads the weekly stats, the schedule and the byes several times)."""
+        cache = self.__dict__.setdefault(f"_{table}_cache", {})
+        if season not in cache:
+            cache[season] = read()
         return cache[season]
 
     def ppr_parity(self, season: int) -> dict:
@@ -158,25 +165,22 @@ class DataSource(ABC):
         return {}
 
     def schedule(self, season: int) -> pd.DataFrame:
-        """Regular-season games (``schema.SCHEDULE_COLUMNS``); read and checked once per source object (callers
-        must not modify it: a preparation reads it for the checks, the played weeks, the byes and the games)."""
-        cache = self.__dict__.setdefault("_schedule_cache", {})
-        if season not in cache:
+        """Regular-season games (``schema.SCHEDULE_COLUMNS``), read once (:meth:`_once`)."""
+        def read() -> pd.DataFrame:
             games, where = self._schedule_rows(season)
-            cache[season] = checked_schedule(games, f"{self.name} schedule {season}", where, self.last_week(season))
-        return cache[season]
+            return checked_schedule(games, f"{self.name} schedule {season}", where, self.last_week(season))
+        return self._once("schedule", season, read)
 
     def last_week(self, season: int) -> int:
         """The last regular-season week the source's schedule covers (the NFL's: 18 since 2021, else 17)."""
         return 18 if season >= 2021 else 17
 
     def byes(self, season: int) -> pd.DataFrame:
-        """``season, team, bye_week``: one row per team; read and checked once per source object (do not modify)."""
-        cache = self.__dict__.setdefault("_bye_cache", {})
-        if season not in cache:
+        """``season, team, bye_week``: one row per team, read once (:meth:`_once`)."""
+        def read() -> pd.DataFrame:
             byes, where = self._bye_rows(season)
-            cache[season] = checked_byes(byes, self.schedule(season), f"{self.name} byes {season}", where)
-        return cache[season]
+            return checked_byes(byes, self.schedule(season), f"{self.name} byes {season}", where)
+        return self._once("byes", season, read)
 
     @abstractmethod
     def _weekly_rows(self, season: int) -> tuple[pd.DataFrame, str]:

@@ -58,11 +58,13 @@ class LocalExecutor:
 
     def __init__(self, workers: int):
         self.workers = workers
-        if multiprocessing.get_start_method() == "fork":
+        context = multiprocessing.get_context()  # the pool's (the default)
+        if context.get_start_method() == "fork":
             # forked workers inherit what this process imported: papermill imported here once instead of in every
             # worker (4.5 s of CPU each here, 2.4 s of it jsonschema compiling the Lark grammars of rfc3987-syntax)
             import papermill  # noqa: F401
-        self.pool = ProcessPoolExecutor(max_workers=workers, initializer=_exit_with_parent, initargs=(os.getpid(),))
+        self.pool = ProcessPoolExecutor(max_workers=workers, mp_context=context, initializer=_exit_with_parent,
+                                        initargs=(os.getpid(),))
 
     def submit(self, name: str, fn: Callable[..., Any], *args: Any) -> Any:
         return self.pool.submit(fn, *args)

@@ -174,24 +174,24 @@ class RunDir(RunFiles):
         if log == "decisions.jsonl":
             DecisionLine.model_validate(record)
         line = scrub(_line(record, view_json)) + "\n"
-        kept = self.__dict__.get("_open_logs")
-        if kept is None:  # outside exclusive(): a handle for this line
-            with open(self.file(log), "a", encoding="utf-8") as fh:
-                fh.write(line)
-                fh.flush()
-                return fh.tell()
-        fh = kept.get(log)
+        kept = self.__dict__.get("_open_logs")  # None outside exclusive(): a handle for this line only
+        fh = kept.get(log) if kept is not None else None
         if fh is None:
-            fh = kept[log] = open(self.file(log), "a", encoding="utf-8")
+            fh = open(self.file(log), "a", encoding="utf-8")
+            if kept is not None:
+                kept[log] = fh
         try:
             fh.write(line)
             fh.flush()
-        except BaseException:  # a failed write (a full disk): the handle goes, as the per-line one did
-            kept.pop(log, None)
-            with suppress(OSError):
-                fh.close()
+            return fh.tell()
+        except BaseException:  # a failed write (a full disk): a kept handle goes too, as the per-line one does
+            if kept is not None:
+                kept.pop(log, None)
             raise
-        return fh.tell()
+        finally:
+            if kept is None or log not in kept:
+                with suppress(OSError):
+                    fh.close()
 
     def checkpoint(self, state: LeagueState) -> None:
         """Decisions on disk first, then the checkpoint: a checkpoint never points past what is on disk.
