@@ -33,9 +33,24 @@ if REAL is not None:  # kept for the realdata tests' subprocesses; FFBENCH_DATA_
     os.environ["FFBENCH_REAL_DATA_DIR"] = str(REAL)
 
 
+#: scheduling only, never behaviour: the files that take longest (summed test durations, quiet 2-core machine,
+#: 2026-12-02), heaviest first. ``./run.sh test`` hands files to workers in collection order
+#: (``--no-loadscope-reorder``), so these start first and the run does not end on one long file while the other
+#: workers idle; a file not listed runs after them, in its usual order.
+HEAVY_FIRST = ("test_notebooks test_analysis test_report test_run_integrity test_masking test_provider_limits "
+               "test_dask_executor test_batch test_field_analysis test_newcomer test_browser test_live "
+               "test_contamination test_engine test_importer test_field_batch test_llm_faults test_playoffs "
+               "test_standard_league test_kickers_defenses test_ir test_jupyterlab test_desk test_first_run test_llm "
+               "test_bots test_season_2025 test_secrets test_firewall test_llm_preflight test_prepare "
+               "test_waivers").split()
+
+
 def pytest_collection_modifyitems(config, items):
     """A test that uses the real data (the ``real_data_dir`` fixture, directly or through another) is marked
-    ``realdata``; without the data those are skipped (failed under CI), with one summary line saying why."""
+    ``realdata``; without the data those are skipped (failed under CI), with one summary line saying why.
+    Files are ordered :data:`HEAVY_FIRST` (a stable sort: each file's tests keep their order)."""
+    rank = {name: i for i, name in enumerate(HEAVY_FIRST)}
+    items.sort(key=lambda item: rank.get(item.path.stem, len(rank)))
     skip = pytest.mark.skip(reason=REAL_DATA_MISSING)
     for item in items:
         if "real_data_dir" in getattr(item, "fixturenames", ()):
