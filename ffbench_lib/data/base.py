@@ -6,7 +6,7 @@ import textwrap
 import unicodedata
 import zlib
 from abc import ABC, abstractmethod
-from functools import cached_property
+from functools import cached_property, lru_cache
 from pathlib import Path
 from typing import Iterable
 
@@ -67,8 +67,13 @@ _SUFFIX = re.compile(r"\b(jr|sr|ii|iii|iv|v)\b\.?")
 
 def name_key(name: object) -> str:
     """Normalised player name for joins across sources: 'D.J. Moore Jr.' -> 'dj moore'."""
-    if not isinstance(name, str):
-        return ""
+    return _name_key(name) if isinstance(name, str) else ""
+
+
+@lru_cache(maxsize=1 << 16)
+def _name_key(name: str) -> str:
+    """:func:`name_key` of a string, kept: a crosswalk repeats each player's name once per roster file (68,000
+    names, a few thousand players)."""
     s = unicodedata.normalize("NFKD", name).encode("ascii", "ignore").decode().lower()
     s = s.replace(".", "").replace("'", "").replace("-", " ")
     s = _SUFFIX.sub("", s)

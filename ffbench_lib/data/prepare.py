@@ -404,15 +404,16 @@ def _prepare(season, source, src, weights, tiers, positions, projection_source, 
     rows = _rows(src, season, positions)  # a season under way: only the weeks whose games are all played
     weekly = _scored(rows[rows["week"] <= played], weights, f"{source} weekly stats {season}", positions, tiers)
     weekly = weekly.reset_index(drop=True)
-    last = _history(src, nv, season - 1, weights, positions, tiers)
-    before_last = _history(src, nv, season - 2, weights, positions, tiers)
+    # the three seasons before, each scored once (last season and the one before are also the rookie prior's)
+    history = {s: _history(src, nv, s, weights, positions, tiers) for s in (season - 1, season - 2, season - 3)}
+    last, before_last = history[season - 1], history[season - 2]
     rookies = nv.rookies(season) if nv else pd.DataFrame(columns=["player_id", "player_name", "position", "team", "draft_number"])
     rookies = _of_positions(rookies, positions)
 
     # Built-in preseason projection: earlier seasons only (rookie prior fitted on earlier rookie classes).
     prior_history = []
     for s in range(season - 3, season):
-        w = _history(src, nv, s, weights, positions, tiers)
+        w = history[s]
         if nv is not None and w is not None:
             # rookies of a position the season has no rows for (kickers before 2023) are unknown, not 0-point
             prior_history.append((_of_positions(nv.rookies(s), sorted(set(w["position"]))), w))
