@@ -1,6 +1,7 @@
 """Seasons per minute of a bot batch (the demo league, papermill per season) on the local executor and on Dask
-(an embedded LocalCluster, started inside the measured time), with 1 and 2 workers, and the executors' own
-overhead per task (the round trip of a no-op task, and the Dask minus local wall time per season).
+(an embedded LocalCluster, started inside the measured time), and on the local executor with ``runner: direct``
+(each season played in its worker, no kernel), with 1 and 2 workers, and the executors' own overhead per task
+(the round trip of a no-op task, and the Dask minus local wall time per season).
 
     python benchmarks/batch_scale.py                 # 16 full seasons per setting
     python benchmarks/batch_scale.py --seasons 8 --weeks 6
@@ -48,12 +49,13 @@ def round_trip(kind: str, n: int = 200) -> float:
         return (time.perf_counter() - t) / n * 1000
 
 
-def season_batch(executor: str, workers: int, seasons: int, weeks: int | None) -> float:
+def season_batch(executor: str, workers: int, seasons: int, weeks: int | None, runner: str = "notebook") -> float:
     """Wall seconds of a batch of ``seasons`` bot seasons (analysis off)."""
     tmp = Path(tempfile.mkdtemp(prefix="ffbench-scale-"))
     try:
         spec = {"name": "scale", "base": str(REPO / "params" / "demo.yaml"), "seeds": list(range(seasons)),
-                "workers": workers, "executor": executor, "out": str(tmp / "batch"), "analysis": False,
+                "workers": workers, "executor": executor, "runner": runner, "out": str(tmp / "batch"),
+                "analysis": False,
                 "overrides": {"weeks": weeks, "trades": {"weeks": [w for w in (2, 6, 10) if w < weeks]}}
                 if weeks else {}}
         (tmp / "spec.yaml").write_text(yaml.safe_dump(spec))
@@ -75,11 +77,13 @@ def main() -> None:
 
     walls: dict[tuple[str, int], float] = {}
     print(f"{args.seasons} bot seasons{f' of {args.weeks} weeks' if args.weeks else ''} per setting")
-    print(f"{'executor':>9}{'workers':>8}{'wall s':>9}{'seasons/min':>13}{'s/season':>10}")
+    print(f"{'executor':>9}{'runner':>10}{'workers':>8}{'wall s':>9}{'seasons/min':>13}{'s/season':>10}")
     for workers in args.workers:
-        for executor in ("local", "dask"):
-            wall = walls[executor, workers] = season_batch(executor, workers, args.seasons, args.weeks)
-            print(f"{executor:>9}{workers:>8}{wall:>9.1f}{args.seasons / wall * 60:>13.1f}"
+        for executor, runner in (("local", "notebook"), ("local", "direct"), ("dask", "notebook")):
+            wall = season_batch(executor, workers, args.seasons, args.weeks, runner)
+            if runner == "notebook":
+                walls[executor, workers] = wall
+            print(f"{executor:>9}{runner:>10}{workers:>8}{wall:>9.1f}{args.seasons / wall * 60:>13.1f}"
                   f"{wall / args.seasons:>10.2f}", flush=True)
     print("\noverhead per task")
     for workers in args.workers:

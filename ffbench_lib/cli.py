@@ -358,7 +358,7 @@ def _cmd_batch(args: argparse.Namespace) -> int:
     from ffbench_lib.runs.batch import run_batch
 
     summary = run_batch(args.spec, workers=args.workers, progress=not args.quiet, executor=args.executor,
-                        scheduler=args.scheduler)
+                        scheduler=args.scheduler, runner=args.runner)
     print(f"batch {summary['name']}: {summary['complete']}/{summary['runs']} runs complete")
     for f in summary["failed"]:
         print(f"  {f['candidate'] + ' ' if f.get('candidate') else ''}seed {f['seed']} failed: {f['error']}")
@@ -595,7 +595,8 @@ def build_parser() -> argparse.ArgumentParser:
     im.add_argument("--data-dir", default=None, help="default: $FFBENCH_DATA_DIR")
     im.set_defaults(func=_cmd_import)
 
-    bt = sub.add_parser("batch", help="run a batch of seasons with papermill, then the analysis notebooks")
+    bt = sub.add_parser("batch", help="run a batch of seasons (notebooks run by papermill, or direct), then the "
+                                      "analysis notebooks")
     bt.add_argument("spec", help="batch YAML, e.g. params/batch_demo.yaml")
     bt.add_argument("--workers", type=_count(1, 32), default=None, help="override the spec's worker count")
     bt.add_argument("--executor", choices=["local", "dask"], default=None,
@@ -603,6 +604,9 @@ def build_parser() -> argparse.ArgumentParser:
     bt.add_argument("--scheduler", default=None, metavar="ADDRESS",
                     help="with --executor dask: an existing Dask scheduler (tcp://host:8786); default: an embedded "
                          "LocalCluster of --workers processes")
+    bt.add_argument("--runner", choices=["notebook", "direct"], default=None,
+                    help="override the spec's runner: notebook (each season an executed notebook) or direct (each "
+                         "season played in its worker, no kernel: faster, for large bot batches)")
     bt.add_argument("--quiet", action="store_true")
     bt.set_defaults(func=_cmd_batch)
 

@@ -37,7 +37,7 @@ def stderr_to(path: Path):
 
 def demo_batch_report(tmp_path_factory) -> Path:
     """``<folder>/batch``: a batch of the demo league (params/batch_demo.yaml's shape: bot seeds, rotate design;
-    2 seeds of 3 weeks, one local worker) and ``batch.json`` its summary; ``<folder>/report.html``: the page over
+    2 seeds of 3 weeks, one local worker, each season played in it: ``runner: direct``) and ``batch.json`` its summary; ``<folder>/report.html``: the page over
     the batch folder, built with progress on (as on a terminal), its stderr in ``<folder>/stderr.txt``."""
     from ffbench_lib.present import report
     from ffbench_lib.runs.batch import run_batch
@@ -46,7 +46,7 @@ def demo_batch_report(tmp_path_factory) -> Path:
         spec = yaml.safe_load((REPO / "params" / "batch_demo.yaml").read_text())
         short = {"weeks": WEEKS, "trades": {"weeks": [2]}}
         spec.update(base=str(REPO / "params" / "demo.yaml"), seeds=SEEDS, workers=1, out=str(folder / "batch"),
-                    analysis=False, seed_overrides={s: short for s in SEEDS})
+                    analysis=False, seed_overrides={s: short for s in SEEDS}, runner="direct")  # runs, no kernels
         (folder / "batch.yaml").write_text(yaml.safe_dump(spec))
         summary = run_batch(folder / "batch.yaml", progress=False)
         (folder / "batch.json").write_text(json.dumps({"complete": summary["complete"]}))

@@ -94,7 +94,8 @@ def test_batch_reports_a_broken_run_and_finishes_the_rest(tmp_path, data_dir, ca
 @pytest.mark.slow
 def test_killed_batch_resumes_without_redoing_finished_runs(tmp_path, data_dir, monkeypatch):
     monkeypatch.setenv("FFBENCH_DATA_DIR", str(data_dir))
-    f = spec_file(tmp_path, seeds=[0, 1], workers=1, overrides=SHORT)  # one run finished, one not, at the kill
+    # one run finished, one not, at the kill (of the worker playing it: runner direct)
+    f = spec_file(tmp_path, seeds=[0, 1], workers=1, overrides=SHORT, runner="direct")
     env = {**os.environ, "FFBENCH_DATA_DIR": str(data_dir)}
     proc = subprocess.Popen([sys.executable, "-m", "ffbench_lib", "batch", str(f), "--quiet"], env=env, cwd=REPO,
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
@@ -104,7 +105,7 @@ def test_killed_batch_resumes_without_redoing_finished_runs(tmp_path, data_dir, 
         if first.exists() and json.loads(first.read_text()).get("status") == "complete":
             break
         time.sleep(0.05)
-    os.killpg(proc.pid, signal.SIGKILL)  # the batch, its workers and their kernels
+    os.killpg(proc.pid, signal.SIGKILL)  # the batch and its worker
     proc.wait()
     done_before = first.stat().st_mtime_ns
     statuses = {p.parent.name: json.loads(p.read_text())["status"]
@@ -163,7 +164,7 @@ def test_changed_spec_never_reuses_the_old_runs(tmp_path, data_dir, monkeypatch)
     writes anything (the finished batch's records are kept), naming out, the keys and the fix."""
     monkeypatch.setenv("FFBENCH_DATA_DIR", str(data_dir))
     short = {"weeks": 3, "trades": {"weeks": [2]}}
-    f = spec_file(tmp_path, seeds=[0], seed_overrides={0: short})
+    f = spec_file(tmp_path, seeds=[0], seed_overrides={0: short}, runner="direct")
     assert run_batch(f, progress=False)["complete"] == 1
     assert run_batch(f, progress=False)["complete"] == 1  # unchanged: reused
     assert bool(pd.read_csv(tmp_path / "batch" / "batch_runs.csv").loc[0, "skipped"]) is True
@@ -212,3 +213,36 @@ def test_workers_exit_when_the_batch_is_killed(tmp_path, data_dir):
             os.killpg(proc.pid, signal.SIGKILL)
         except ProcessLookupError:
             pass
+
+
+@pytest.mark.slow
+def test_direct_runner_plays_the_notebooks_runs_byte_for_byte(tmp_path, data_dir, monkeypatch):
+    """runner: direct plays each season in its worker without a kernel: the same run directory, every file byte
+    for byte, as the notebook's (from another working folder too), what it printed in notebooks/seed-N.log, and a
+    season's error as its exception."""
+    monkeypatch.setenv("FFBENCH_DATA_DIR", str(data_dir))
+    (tmp_path / "nodata" / "nflverse").mkdir(parents=True)
+    bad = {"data": {"dir": str(tmp_path / "nodata")}}
+    runs = {}
+    for runner in ("notebook", "direct"):
+        (tmp_path / runner).mkdir()
+        monkeypatch.chdir(tmp_path / runner)
+        f = spec_file(tmp_path / runner, seeds=[0, 1], overrides=SHORT, runner=runner, seed_overrides={1: bad})
+        summary = run_batch(f, progress=False)
+        assert summary["complete"] == 1 and [r["seed"] for r in summary["failed"]] == [1]
+        run = tmp_path / runner / "batch" / "runs" / "seed-0"
+        runs[runner] = {p.relative_to(run).as_posix(): p.read_bytes() for p in sorted(run.rglob("*")) if p.is_file()}
+        error = pd.read_csv(tmp_path / runner / "batch" / "batch_runs.csv").set_index("seed").loc[1, "error"]
+        assert "DataError" in error and "\n" not in error, error
+    assert runs["direct"] == runs["notebook"] and "decisions.jsonl" in runs["direct"] and len(runs["direct"]) > 10
+    notebooks = tmp_path / "direct" / "batch" / "notebooks"
+    assert sorted(p.name for p in notebooks.iterdir()) == ["seed-0.log", "seed-1.log"]
+    assert "DataError" not in (notebooks / "seed-0.log").read_text()
+
+
+def test_direct_runner_is_for_the_local_executor(tmp_path):
+    with pytest.raises(ConfigError, match="runner: direct runs each season inside a local worker process; with "
+                                          "executor: dask use runner: notebook"):
+        load_batch(spec_file(tmp_path, runner="direct", executor="dask"))
+    with pytest.raises(ConfigError, match=r"runner: Input should be 'notebook' or 'direct'"):
+        load_batch(spec_file(tmp_path, runner="kernel"))

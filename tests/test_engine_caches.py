@@ -194,7 +194,8 @@ def test_lazy_recent_games_are_the_eager_ones(prepared_2024):
     fw = Firewall(prepared_2024, demo_league())
     for w in range(1, 19):
         played = fw._feed._played_before(w)
-        weeks, pids = played["week"], played["player_id"]  # the feed's columns as numpy arrays
+        weeks = played["week"]  # the feed's columns as numpy arrays, players as codes of the season's sorted ids
+        pids = np.asarray(fw._feed._ids, dtype=object)[played["code"]]
         codes, _ = pd.factorize(pids, sort=True)
         order = np.lexsort((weeks, codes))
         ends = np.searchsorted(codes[order], codes[order], side="right")
@@ -306,22 +307,25 @@ def test_mean_points_is_np_mean_to_the_float():
 
 def test_knowledge_from_a_frame_is_the_knowledge_from_the_feeds_arrays(prepared_2024):
     """from_rows takes the played rows as a frame (arrow strings, as the prepared tables hold them) or as the
-    feed's numpy columns: the same knowledge either way."""
+    feed's numpy columns (players as codes of the season's sorted ids, points rounded once): the same knowledge
+    either way, for every week."""
     import pandas as pd
 
     from ffbench_lib.game.knowledge import Knowledge
 
     fw = Firewall(prepared_2024, demo_league())
-    for w in (1, 2, 9):
+    ids = np.asarray(fw._feed._ids, dtype=object)
+    for w in range(1, 19):
         arrays = fw._feed._played_before(w)
-        frame = pd.DataFrame({k: pd.array(v.tolist(), dtype="str") if v.dtype == object else v
-                              for k, v in arrays.items()})
-        a = Knowledge.from_rows(fw.catalog, arrays, fw._feed._published(w))
+        frame = pd.DataFrame({"player_id": pd.array(ids[arrays["code"]].tolist(), dtype="str"),
+                              "week": arrays["week"], "team": pd.array(arrays["team"].tolist(), dtype="str"),
+                              "fantasy_points": arrays["fantasy_points"]})
+        a = Knowledge.from_rows(fw.catalog, arrays, fw._feed._published(w), fw._feed._ids)
         b = Knowledge.from_rows(fw.catalog, frame, fw._feed._published(w))
         assert a.known == b.known
         for f in ("games", "points", "team", "projection", "status", "opponent"):  # repr: orders and types too
             assert repr(getattr(a, f)) == repr(getattr(b, f)), f
-        assert {p: a.recent[p] for p in a.recent} == {p: b.recent[p] for p in b.recent}
+        assert repr({p: a.recent[p] for p in a.recent}) == repr({p: b.recent[p] for p in b.recent})
 
 
 def test_positional_strength_kept_per_week_and_rosters_is_a_fresh_computation(prepared_2024):

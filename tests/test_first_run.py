@@ -193,7 +193,7 @@ def test_a_rerun_batch_says_its_runs_were_reused(tmp_path, data_dir, monkeypatch
     spec = tmp_path / "batch.yaml"
     spec.write_text(yaml.safe_dump({"name": "t", "base": str(REPO / "params" / "demo.yaml"), "seeds": [0],
                                     "workers": 1, "out": str(tmp_path / "batch"), "analysis": False,
-                                    "overrides": {"weeks": 1, "trades": {"weeks": []}}}))
+                                    "runner": "direct", "overrides": {"weeks": 1, "trades": {"weeks": []}}}))
     assert run_batch(spec, progress=False)["complete"] == 1
     capsys.readouterr()
     assert run_batch(spec, progress=True)["complete"] == 1

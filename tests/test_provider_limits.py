@@ -448,7 +448,7 @@ def test_one_process_refuses_two_limits_for_one_endpoint(monkeypatch):
 # -- end to end: `ffbench batch`, 3 local workers, LLM teams ------------------------------------------------------
 @pytest.mark.slow
 def test_batch_of_llm_seasons_never_exceeds_the_provider_limit(tmp_path, data_dir):
-    """2 seasons at once in 2 workers (kernels), 3 LLM teams each with ``max_concurrency: 1``: the provider sees
+    """2 seasons at once in 2 workers (each played in its worker, ``runner: direct``), 3 LLM teams each with ``max_concurrency: 1``: the provider sees
     at most 1 call in flight for the whole batch (each worker alone would allow 1, the batch 2: two leagues
     drafting at once overlap their calls unless the batch's lock files keep them apart). The fewest processes and
     calls that show it: 2 leagues of 4 teams, 8 rounds, 1 week."""
@@ -465,7 +465,7 @@ def test_batch_of_llm_seasons_never_exceeds_the_provider_limit(tmp_path, data_di
             t["agent"].update(max_concurrency=limit, timeout_s=60)
         (tmp_path / "base.yaml").write_text(yaml.safe_dump(league))
         spec = {"name": "limits", "base": str(tmp_path / "base.yaml"), "seeds": [0, 1], "workers": 2,
-                "out": str(tmp_path / "batch"), "analysis": False}
+                "out": str(tmp_path / "batch"), "analysis": False, "runner": "direct"}  # two workers' own seasons
         (tmp_path / "batch.yaml").write_text(yaml.safe_dump(spec))
         r = subprocess.run([sys.executable, "-m", "ffbench_lib", "batch", str(tmp_path / "batch.yaml"), "--quiet"],
                            capture_output=True, text=True, env={**os.environ, "FFBENCH_DATA_DIR": str(data_dir)},

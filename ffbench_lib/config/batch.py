@@ -45,6 +45,12 @@ class BatchSpec(BaseModel):
                                                                     "one task per league on a Dask cluster")
     scheduler: str | None = Field(None, description="executor: dask only: the address of an existing Dask "
                                                     "scheduler (tcp://host:8786); unset: an embedded LocalCluster")
+    runner: Literal["notebook", "direct"] = Field(
+        "notebook", description="notebook: each season is notebooks/02_simulate_season.ipynb executed by papermill "
+                                "(its executed copy, notebooks/seed-N.ipynb, shows the draft board, standings and "
+                                "trades); direct: the worker calls the season itself, without a kernel (about 4-5 s "
+                                "of CPU less per season, for large bot batches; the same run directories byte for "
+                                "byte, and what the season printed in notebooks/seed-N.log); local executor only")
     out: Path = Path("outputs/batches/batch")
     kernel: str = "python3"
     cell_timeout_s: int = Field(3600, gt=0)
@@ -103,6 +109,15 @@ class BatchSpec(BaseModel):
         if seeded:  # each run's seed is its key in seeds; an override would only mislabel configs/seed-N.yaml
             raise ValueError(f"seed_overrides: seed(s) {', '.join(map(str, seeded))} set `seed`, which the batch "
                              "sets from seeds; list the seed you want in seeds instead")
+        return self
+
+    @model_validator(mode="after")
+    def _direct_needs_local(self) -> "BatchSpec":
+        """A direct season runs in its worker's own process (its output and signals are the process's): a Dask
+        worker runs tasks in threads, and a cancelled task's season could not be stopped there."""
+        if self.runner == "direct" and self.executor != "local":
+            raise ValueError("runner: direct runs each season inside a local worker process; with executor: dask "
+                             "use runner: notebook (the default)")
         return self
 
     @model_validator(mode="after")

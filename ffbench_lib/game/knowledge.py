@@ -130,15 +130,15 @@ class Recent(Mapping):
     made when first read: a season's views read a few hundred players of the thousands who played."""
 
     def __init__(self, bounds: dict[str, tuple[int, int]], weeks: list[int], points: list[float]):
-        self._bounds, self._weeks, self._points = bounds, weeks, points  # a player's rows: [lo, hi) of the lists
+        # a player's rows: [lo, hi) of the lists; weeks as ints, points already rounded to 2 decimals
+        self._bounds, self._weeks, self._points = bounds, weeks, points
         self._made: dict[str, list[list[float]]] = {}
 
     def __getitem__(self, pid: str) -> list[list[float]]:
         got = self._made.get(pid)
         if got is None:
             lo, hi = self._bounds[pid]
-            got = self._made[pid] = [[int(w), round(float(p), 2)] for w, p in zip(self._weeks[lo:hi],
-                                                                                 self._points[lo:hi])]
+            got = self._made[pid] = [[w, p] for w, p in zip(self._weeks[lo:hi], self._points[lo:hi])]
         return got
 
     def __contains__(self, pid: object) -> bool:
@@ -172,23 +172,29 @@ class Knowledge:
 
     @classmethod
     def from_rows(cls, catalog: PlayerCatalog, played: pd.DataFrame | Mapping[str, np.ndarray],
-                  pub: Publication) -> Knowledge:
+                  pub: Publication, season_ids: list[str] | None = None) -> Knowledge:
         """Build from the played rows of weeks < ``pub.week`` (a frame, or its columns as arrays) and that week's
         publication; refuses later rows. Numpy over the rows (pandas row access is slow), with pandas' own group
         sums and orders: the same Kahan-summed points, each player's games sorted by week, the same dict orders
-        (players sorted by id)."""
+        (players sorted by id). :class:`SeasonFeed` also hands each row's ``code`` (its player's index in the
+        season's sorted ids, ``season_ids``) and ``points_2dp``, made once per season instead of every week."""
         w = pub.week
         weeks = np.asarray(played["week"])
         if len(weeks) and int(weeks.max()) >= w:
             raise ValueError(f"knowledge of week {w} was handed a row of week {int(weeks.max())}")
-        pids = np.asarray(played["player_id"], dtype=object)
-        known = catalog.preseason_ids | frozenset(pids.tolist())
-        codes, ids = pd.factorize(pids, sort=True)
-        ids = ids.tolist()
+        fp = np.asarray(played["fantasy_points"], dtype=float)
+        if season_ids is None:
+            season_codes, season_ids = pd.factorize(np.asarray(played["player_id"], dtype=object), sort=True)
+            season_ids, rounded_fp = season_ids.tolist(), None
+        else:
+            season_codes, rounded_fp = np.asarray(played["code"]), np.asarray(played["points_2dp"])
+        # the rows' players, sorted by id (season codes follow id order): pd.factorize(sort=True) of these rows
+        uniq, codes = np.unique(season_codes, return_inverse=True)
+        ids = [season_ids[c] for c in uniq.tolist()]
+        known = catalog.preseason_ids | frozenset(ids)
         n = len(ids)
         span = int(weeks.max()) + 1 if len(weeks) else 1
         games = dict(zip(ids, np.bincount(np.unique(codes * span + weeks) // span, minlength=n).tolist()))
-        fp = np.asarray(played["fantasy_points"], dtype=float)
         sums = pd.Series(fp).groupby(codes).sum().round(2)
         points = dict(zip(ids, sums.to_numpy().tolist()))
         # the last RECENT_GAMES games of each player: rows sorted by (player, week), the tail of each group
@@ -200,7 +206,8 @@ class Knowledge:
         starts = np.flatnonzero(np.r_[True, lc[1:] != lc[:-1]]) if len(lc) else np.zeros(0, dtype=int)
         bounds = np.r_[starts, len(lc)].tolist()
         recent = Recent(dict(zip([ids[c] for c in lc[starts].tolist()], zip(bounds[:-1], bounds[1:]))),
-                        weeks[last].tolist(), fp[last].tolist())
+                        weeks[last].tolist(), [round(p, 2) for p in fp[last].tolist()] if rounded_fp is None
+                        else rounded_fp[last].tolist())
         team = {p: t for p, t in catalog.team.items() if p in known}
         # the latest known NFL team: the last non-missing one in week order (pandas' sort: quicksort by week)
         teams = np.asarray(played["team"], dtype=object)
@@ -230,9 +237,13 @@ class SeasonFeed:
         wk = prepared.weekly
         # plain numpy columns (object strings), no frame: a week's rows are a boolean mask over each (a frame
         # would hold the strings in arrow again, and every week's filter and read convert them)
+        fp = wk["fantasy_points"].to_numpy(dtype=float)
+        codes, ids = pd.factorize(wk["player_id"].to_numpy(dtype=object), sort=True)
+        #: the season's player ids, sorted (a row's ``code`` indexes them)
+        self._ids: list[str] = ids.tolist()
         self._weekly: dict[str, np.ndarray] = {
-            "player_id": wk["player_id"].to_numpy(dtype=object), "week": wk["week"].to_numpy(),
-            "team": wk["team"].to_numpy(dtype=object), "fantasy_points": wk["fantasy_points"].to_numpy(dtype=float)}
+            "code": codes, "week": wk["week"].to_numpy(), "team": wk["team"].to_numpy(dtype=object),
+            "fantasy_points": fp, "points_2dp": np.array([round(p, 2) for p in fp.tolist()], dtype=float)}
         self._weeks_col = self._weekly["week"]
         wp = prepared.weekly_projections
         #: week -> player -> projection, in the table's order
@@ -262,7 +273,8 @@ class SeasonFeed:
     def as_of(self, w: int) -> Knowledge:
         """What is knowable just before week ``w`` kicks off (cached: knowledge never changes)."""
         if w not in self._weeks:
-            self._weeks[w] = Knowledge.from_rows(self._catalog, self._played_before(w), self._published(w))
+            self._weeks[w] = Knowledge.from_rows(self._catalog, self._played_before(w), self._published(w),
+                                                 self._ids)
         return self._weeks[w]
 
 

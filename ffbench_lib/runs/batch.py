@@ -1,5 +1,5 @@
-"""Batches: many seasons across seeds, each executed as ``notebooks/02_simulate_season.ipynb`` by papermill on
-an executor (:mod:`ffbench_lib.runs.executor`: a local process pool, or one task per league on Dask), then the
+"""Batches: many seasons across seeds, each executed as ``notebooks/02_simulate_season.ipynb`` by papermill (or,
+``runner: direct``, played in the worker without a kernel) on an executor (:mod:`ffbench_lib.runs.executor`: a local process pool, or one task per league on Dask), then the
 analysis notebooks over all finished runs and a batch summary.
 
 * one failed run never stops the others; it is reported with its error;
@@ -303,9 +303,10 @@ def _check_reuse(out: Path, jobs: list["_Job"]) -> None:
 
 
 def _run_one(seed: int, config_path: str, run_dir: str, log_dir: str, kernel: str, timeout: int,
-             env: dict[str, str]) -> dict[str, Any]:
-    """Worker: execute the simulation notebook for one seed (its own process, its own kernel). ``env``: settings
-    by field name (:mod:`ffbench_lib.core.settings`) the kernel inherits, e.g. ``provider_limits``; never a secret."""
+             env: dict[str, str], runner: str = "notebook") -> dict[str, Any]:
+    """Worker: play one seed's season, by executing the simulation notebook (its own kernel) or, ``runner``
+    direct, in this process (:func:`_play_direct`). ``env``: settings by field name
+    (:mod:`ffbench_lib.core.settings`) the season reads, e.g. ``provider_limits``; never a secret."""
     from filelock import FileLock
 
     from ffbench_lib.runs.notebooks import execute
@@ -318,24 +319,49 @@ def _run_one(seed: int, config_path: str, run_dir: str, log_dir: str, kernel: st
         if (Path(run_dir) / LOCK).exists():  # a retry after its worker died: that worker's kernel exits within
             with FileLock(Path(run_dir) / LOCK, timeout=120):  # ~1 s (ipykernel polls its parent); wait for it
                 pass
-        execute("02_simulate_season.ipynb", Path(log_dir) / f"seed-{seed}.ipynb",
-                {"config": config_path, "seed": seed, "out": run_dir, "resume": True, "progress": False},
-                timeout_s=timeout, kernel=kernel)
+        if runner == "direct":
+            _play_direct(config_path, seed, run_dir, Path(log_dir) / f"seed-{seed}.log")
+        else:
+            execute("02_simulate_season.ipynb", Path(log_dir) / f"seed-{seed}.ipynb",
+                    {"config": config_path, "seed": seed, "out": run_dir, "resume": True, "progress": False},
+                    timeout_s=timeout, kernel=kernel)
         meta = RunDir(run_dir).meta()
         status = meta.status  # a budget stop or an interruption says why (and is resumable)
         error = None if status == "complete" else f"{status}: {meta.reason or 'no reason recorded'}"
         return {"seed": seed, "status": status, "error": error, "seconds": round(time.perf_counter() - t0, 1)}
     except Exception as exc:  # noqa: BLE001 - reported, the batch goes on
         msg = str(exc).strip().splitlines()
-        return {"seed": seed, "status": "failed", "error": (msg[-1] if msg else type(exc).__name__)[:500],
+        error = msg[-1] if msg else type(exc).__name__
+        if runner == "direct":  # the exception itself (a notebook's error already names cell and exception)
+            from ffbench_lib.core.secrets import scrub
+
+            error = scrub(f"{type(exc).__name__}: {error}")
+        return {"seed": seed, "status": "failed", "error": error[:500],
                 "seconds": round(time.perf_counter() - t0, 1), "trace": traceback.format_exc()[-2000:]}
 
 
+def _play_direct(config_path: str, seed: int, run_dir: str, log: Path) -> None:
+    """The season the simulation notebook plays (``run_season`` resuming what the folder holds), in this worker
+    process; what it prints (notices, warnings) goes to ``log`` as the notebook's copy would hold it, scrubbed of
+    credentials, not to the batch's terminal once per seed."""
+    from contextlib import redirect_stderr, redirect_stdout
+
+    from ffbench_lib.core.atomic import scrub_file
+    from ffbench_lib.runs.season import run_season
+
+    try:
+        with open(log, "w", encoding="utf-8") as fh, redirect_stdout(fh), redirect_stderr(fh):
+            run_season(config_path, seed=seed, out=run_dir, resume=True, progress=False)
+    finally:
+        scrub_file(log)
+
+
 def run_batch(spec_path: str | Path, workers: int | None = None, progress: bool = True,
-              executor: str | None = None, scheduler: str | None = None) -> dict[str, Any]:
-    """Run the batch; ``workers``, ``executor`` and ``scheduler`` override the spec's (the CLI flags)."""
+              executor: str | None = None, scheduler: str | None = None, runner: str | None = None) -> dict[str, Any]:
+    """Run the batch; ``workers``, ``executor``, ``scheduler`` and ``runner`` override the spec's (the CLI flags)."""
     spec, base = load_batch(spec_path)
-    updates = {k: v for k, v in (("executor", executor), ("scheduler", scheduler)) if v is not None}
+    updates = {k: v for k, v in (("executor", executor), ("scheduler", scheduler), ("runner", runner))
+               if v is not None}
     if updates:  # validated as if written in the spec (before the lock and any file)
         try:
             spec = BatchSpec.model_validate({**spec.model_dump(), **updates})
@@ -360,7 +386,7 @@ def _executor(spec: BatchSpec, workers: int, out: Path) -> Iterator[tuple[Any, d
     """The executor and the settings its tasks export (never a secret: API keys are the workers' own
     environment). Dask: the scheduler holds the provider limits; the submitter's path settings go along as
     absolute paths (a worker elsewhere has another working folder)."""
-    ex = open_executor(spec.executor, workers, spec.scheduler)
+    ex = open_executor(spec.executor, workers, spec.scheduler, spec.runner)
     try:
         if spec.executor == "local":
             env = {"provider_limits": str((out / ".limits").resolve())}
@@ -411,7 +437,7 @@ def _execute(spec: BatchSpec, workers: int, jobs: list[_Job], todo: list[int], r
     with _executor(spec, workers, Path(spec.out)) as (ex, env):
         pending = {ex.submit(_task_name(spec, jobs[k]), _run_one, jobs[k].seed, str(jobs[k].cfg_path.resolve()),
                              str(jobs[k].run_dir.resolve()), str(jobs[k].log_dir.resolve()), spec.kernel,
-                             spec.cell_timeout_s, env): k for k in todo}
+                             spec.cell_timeout_s, env, spec.runner): k for k in todo}
         bar.set_postfix(running=min(ex.workers, len(pending)), failed=failed)
         try:
             for fut, res, exc in ex.as_completed(list(pending)):

@@ -56,13 +56,17 @@ class LocalExecutor:
     dashboard: str | None = None
     scheduler: str | None = None
 
-    def __init__(self, workers: int):
+    def __init__(self, workers: int, runner: str = "notebook"):
         self.workers = workers
         context = multiprocessing.get_context()  # the pool's (the default)
         if context.get_start_method() == "fork":
-            # forked workers inherit what this process imported: papermill imported here once instead of in every
-            # worker (4.5 s of CPU each here, 2.4 s of it jsonschema compiling the Lark grammars of rfc3987-syntax)
-            import papermill  # noqa: F401
+            # forked workers inherit what this process imported: what each season needs imported here once
+            # instead of in every worker (papermill: 4.5 s of CPU each here, 2.4 s of it jsonschema compiling the
+            # Lark grammars of rfc3987-syntax; a direct season: the engine, pandas, pyarrow)
+            if runner == "direct":
+                import ffbench_lib.runs.season  # noqa: F401
+            else:
+                import papermill  # noqa: F401
         self.pool = ProcessPoolExecutor(max_workers=workers, mp_context=context, initializer=_exit_with_parent,
                                         initargs=(os.getpid(),))
 
@@ -211,6 +215,7 @@ def _stop_runs(run_dirs: list[str], keys: list[str], dask_worker: Any = None) ->
     return ended, [k for k in keys if k in running]
 
 
-def open_executor(kind: str, workers: int, scheduler: str | None) -> LocalExecutor | DaskExecutor:
-    """The batch's executor (``scheduler`` only with dask: the batch spec's rule)."""
-    return LocalExecutor(workers) if kind == "local" else DaskExecutor(workers, scheduler)
+def open_executor(kind: str, workers: int, scheduler: str | None,
+                  runner: str = "notebook") -> LocalExecutor | DaskExecutor:
+    """The batch's executor (``scheduler`` only with dask, ``runner`` direct only local: the batch spec's rules)."""
+    return LocalExecutor(workers, runner) if kind == "local" else DaskExecutor(workers, scheduler)
