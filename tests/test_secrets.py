@@ -3,6 +3,7 @@ through the provider's standard variable) against a server that echoes the Autho
 answer and error body; then every written file is scanned (raw bytes, every decoded parquet cell, the replay
 cache, an executed notebook) and so is everything printed."""
 import json
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -183,6 +184,26 @@ def test_executed_notebook_file_is_scrubbed(tmp_path, monkeypatch):
         atomic.scrub_file(path)
         back = json.loads(path.read_text())
         assert value not in path.read_text() and back["cells"][0]["outputs"][0]["evalue"] == "401 ***"
+    finally:
+        secrets._REGISTERED.discard(value)
+
+
+def test_a_direct_seasons_log_is_masked_as_it_is_written(tmp_path):
+    """What a season played in a batch worker prints (``runner: direct``) reaches its log masked, before the file
+    is scrubbed once more at the end."""
+    from contextlib import redirect_stderr, redirect_stdout
+
+    from ffbench_lib.runs.batch import _ScrubbedLog
+
+    value = "worker-printed-credential-42"
+    secrets.register(value)
+    try:
+        with open(tmp_path / "seed-0.log", "w", encoding="utf-8") as fh, redirect_stdout(_ScrubbedLog(fh)), \
+                redirect_stderr(_ScrubbedLog(fh)):
+            print(f"401 Bearer {value}")
+            print(f"warning: {value}", file=sys.stderr)
+            fh.flush()
+            assert (tmp_path / "seed-0.log").read_text() == "401 Bearer ***\nwarning: ***\n"
     finally:
         secrets._REGISTERED.discard(value)
 

@@ -1,6 +1,7 @@
 """Batches: many seasons across seeds, each executed as ``notebooks/02_simulate_season.ipynb`` by papermill (or,
-``runner: direct``, played in the worker without a kernel) on an executor (:mod:`ffbench_lib.runs.executor`: a local process pool, or one task per league on Dask), then the
-analysis notebooks over all finished runs and a batch summary.
+``runner: direct``, played in its worker without a kernel) on an executor (:mod:`ffbench_lib.runs.executor`: a
+local process pool, or one task per league on Dask), then the analysis notebooks over all finished runs and a
+batch summary.
 
 * one failed run never stops the others; it is reported with its error;
 * re-running the same command skips finished runs and resumes partial ones (the engine's checkpoints), only if
@@ -340,17 +341,34 @@ def _run_one(seed: int, config_path: str, run_dir: str, log_dir: str, kernel: st
                 "seconds": round(time.perf_counter() - t0, 1), "trace": traceback.format_exc()[-2000:]}
 
 
+class _ScrubbedLog:
+    """A text file that masks credentials in everything written to it, before it reaches the disk."""
+
+    def __init__(self, fh: Any):
+        self._fh = fh
+
+    def write(self, text: str) -> int:
+        from ffbench_lib.core.secrets import scrub
+
+        return self._fh.write(scrub(text))
+
+    def flush(self) -> None:
+        self._fh.flush()
+
+
 def _play_direct(config_path: str, seed: int, run_dir: str, log: Path) -> None:
     """The season the simulation notebook plays (``run_season`` resuming what the folder holds), in this worker
-    process; what it prints (notices, warnings) goes to ``log`` as the notebook's copy would hold it, scrubbed of
-    credentials, not to the batch's terminal once per seed."""
+    process; what it prints (notices, warnings) goes to ``log``, as the notebook's copy would hold it, instead of
+    to the batch's terminal once per seed. Credentials are masked as it is written, and the whole file once more
+    at the end (a key split across two writes)."""
     from contextlib import redirect_stderr, redirect_stdout
 
     from ffbench_lib.core.atomic import scrub_file
     from ffbench_lib.runs.season import run_season
 
     try:
-        with open(log, "w", encoding="utf-8") as fh, redirect_stdout(fh), redirect_stderr(fh):
+        with open(log, "w", encoding="utf-8") as fh, redirect_stdout(_ScrubbedLog(fh)), \
+                redirect_stderr(_ScrubbedLog(fh)):
             run_season(config_path, seed=seed, out=run_dir, resume=True, progress=False)
     finally:
         scrub_file(log)
