@@ -342,10 +342,14 @@ def _run_one(seed: int, config_path: str, run_dir: str, log_dir: str, kernel: st
 
 
 class _ScrubbedLog:
-    """A text file that masks credentials in everything written to it, before it reaches the disk."""
+    """A text file that masks credentials in everything written to it, before it reaches the disk; anything else
+    a library asks of ``sys.stdout`` (``isatty``, ``encoding``, ``fileno``) is the file's own."""
 
     def __init__(self, fh: Any):
         self._fh = fh
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._fh, name)
 
     def write(self, text: str) -> int:
         from ffbench_lib.core.secrets import scrub
