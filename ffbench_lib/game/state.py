@@ -51,7 +51,7 @@ class Record:
         return (self.wins + 0.5 * self.ties) / self.games if self.games else 0.0
 
 
-@dataclass
+@dataclass(repr=False)
 class LeagueState:
     __pydantic_config__ = _STRICT
 
@@ -75,6 +75,13 @@ class LeagueState:
         for t in self.teams:
             self.rosters.setdefault(t, [])
             self.records.setdefault(t, Record())
+
+    def __repr__(self) -> str:
+        """Short: the full state is every table of the season (megabytes), and asyncio reprs a finished task's
+        result each time ``asyncio.run`` checks its SIGINT handler (a tenth of a bot season's time)."""
+        rows = sum(map(len, self.tables.values()))
+        return (f"LeagueState(phase={self.phase!r}, teams={len(self.teams)}, decisions={self.decisions}, "
+                f"table_rows={rows})")
 
     # -- queries ---------------------------------------------------------------------------------------
     def owner_of(self, player_id: str) -> str | None:
