@@ -81,7 +81,13 @@ def _content(path: Path) -> bytes:
 
 
 def compare(a: Path, b: Path) -> int:
-    """Every file under ``a`` and ``b`` byte for byte; returns how many differ (or are on one side only)."""
+    """Every file under ``a`` and ``b`` byte for byte; returns how many differ (or are on one side only). A folder
+    without the reference seasons is refused: two empty folders must not pass as identical."""
+    for folder in (a, b):
+        missing = [name for name in SEASONS if not (folder / name / "run.json").is_file()]
+        if missing:
+            raise SystemExit(f"{folder} does not hold the reference seasons (no {missing[0]}/run.json): give a "
+                             "folder written by `reference_seasons.py play`")
     files_a = {p.relative_to(a) for p in a.rglob("*") if p.is_file()}
     files_b = {p.relative_to(b) for p in b.rglob("*") if p.is_file()}
     bad = sorted(files_a ^ files_b)
