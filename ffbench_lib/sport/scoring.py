@@ -19,6 +19,7 @@ point -1 (a blocked kick is not a miss in nflverse's columns); defense sack 1, i
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass, field
 from typing import Mapping
 
 import numpy as np
@@ -224,10 +225,15 @@ def preset_name(weights: Mapping[str, float], tiers: Mapping[str, object] | None
 
 
 def fantasy_points(stats: pd.DataFrame, weights: Mapping[str, float],
-                   tiers: Mapping[str, list] | None = None) -> pd.Series:
+                   tiers: Mapping[str, list] | None = None,
+                   every: Mapping[str, tuple[float, float]] | None = None) -> pd.Series:
     """Points per row, rounded to 1/100 like nflverse. Missing stat columns or NaNs count as zero for weights;
-    a tier scores only rows that have the stat (so offensive rows never get points-allowed points)."""
+    a tier scores only rows that have the stat (so offensive rows never get points-allowed points). ``every``
+    (``{stat: (n, points)}``) scores ``points`` for each whole ``n`` of the stat (FPL: a point per 3 saves)."""
     total = np.zeros(len(stats), dtype="float64")
+    for stat, (n, pts) in (every or {}).items():
+        if stat in stats.columns:
+            total += pts * np.floor(pd.to_numeric(stats[stat], errors="coerce").fillna(0.0).to_numpy("float64") / n)
     for stat, w in weights.items():
         if w == 0 or stat not in stats.columns:
             continue
@@ -242,3 +248,27 @@ def fantasy_points(stats: pd.DataFrame, weights: Mapping[str, float],
         has = ~np.isnan(v)
         total[has] += pts[np.minimum(idx[has], len(pts) - 1)]
     return pd.Series(np.round(total, 2), index=stats.index, name="fantasy_points")
+
+
+@dataclass(frozen=True)
+class Rules:
+    """One position's scoring rules: per-unit ``weights``, ``tiers`` and ``every`` (see :func:`fantasy_points`)."""
+
+    weights: Mapping[str, float]
+    tiers: Mapping[str, list] = field(default_factory=dict)
+    every: Mapping[str, tuple[float, float]] = field(default_factory=dict)
+
+
+def position_points(stats: pd.DataFrame, rules: Mapping[str, Rules], position: str = "position") -> pd.Series:
+    """Points per row where each position scores by its own rules (a soccer goal is worth more from a defender);
+    a row of a position without rules is an error, never 0 points."""
+    unruled = sorted(set(stats[position].dropna()) - set(rules)) + (["(none)"] if stats[position].isna().any() else [])
+    if unruled:
+        raise ValueError(f"no scoring rules for position(s) {', '.join(map(str, unruled))}; "
+                         f"the rules cover {', '.join(rules)}")
+    out = pd.Series(0.0, index=stats.index, name="fantasy_points")
+    for pos, r in rules.items():
+        rows = (stats[position] == pos).to_numpy()
+        if rows.any():
+            out[rows] = fantasy_points(stats[rows], r.weights, r.tiers, r.every).to_numpy()
+    return out

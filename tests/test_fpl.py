@@ -1,0 +1,59 @@
+"""Premier League scoring (issue #28): the FPL rules, as general scoring rules (per-position weights, points per
+whole block of a stat, tiers), reproduce FPL's own ``total_points`` on every player-fixture row of every season."""
+import pandas as pd
+import pytest
+
+from ffbench_lib.data.base import DataError
+from ffbench_lib.data.fpl import GAMEWEEK_REQUIRED, gameweek_rows
+from ffbench_lib.sport import fpl
+from ffbench_lib.sport.scoring import Rules, fantasy_points, position_points
+
+#: season -> (player-fixture rows after the aliases and without the managers, what the reader notes)
+SEASONS = {"2021-22": (25447, {"GKP read as GK": 101}), "2022-23": (26505, {}), "2023-24": (29725, {}),
+           "2024-25": (27283, {"AM rows (not players) left out": 322}), "2025-26": (22353, {})}
+
+
+@pytest.mark.parametrize("season", sorted(SEASONS))
+def test_fpl_rules_reproduce_total_points_on_every_row(real_data_dir, season):
+    rows, notes = gameweek_rows(real_data_dir / "fpl" / season)
+    n, want_notes = SEASONS[season]
+    assert len(rows) == n and notes == want_notes
+    assert set(rows["position"]) == set(fpl.POSITIONS)
+    points = position_points(rows, fpl.rules(int(season[:4])))
+    wrong = rows[points.to_numpy() != rows["total_points"].to_numpy()]
+    assert wrong.empty, wrong[["name", "position", "gameweek", "minutes", "total_points"]].head().to_string()
+    # the season's rules are what make it: 2025-26 without defensive contributions, or an earlier season scored
+    # with a flat goal value, no longer matches
+    if season == "2025-26":
+        assert (position_points(rows, fpl.rules(2024)) != rows["total_points"]).sum() > 1000
+    flat = {p: Rules({**r.weights, "goals_scored": 5.0}, r.tiers, r.every) for p, r in fpl.rules(2024).items()}
+    assert (position_points(rows, flat) != rows["total_points"]).sum() > 100
+
+
+def test_every_block_and_position_rules_on_a_small_frame():
+    stats = pd.DataFrame({"position": ["GK", "GK", "DEF", "FWD"], "saves": [2, 7, 3, 0], "minutes": [0, 45, 60, 90],
+                          "goals_conceded": [0, 5, 3, 1], "goals_scored": [0, 0, 1, 1]})
+    # a point per 3 whole saves: 0, 2, 1, 0
+    assert fantasy_points(stats, {}, every={"saves": (3, 1)}).tolist() == [0, 2, 1, 0]
+    assert fantasy_points(stats, {}, every={"missing": (3, 1)}).tolist() == [0, 0, 0, 0]
+    rules = {"GK": Rules({}, {"minutes": [[0, 0], [59, 1], [None, 2]]}, {"goals_conceded": (2, -1)}),
+             "DEF": Rules({"goals_scored": 6}), "FWD": Rules({"goals_scored": 4})}
+    assert position_points(stats, rules).tolist() == [0, -1, 6, 4]
+    with pytest.raises(ValueError, match=r"no scoring rules for position\(s\) FWD; the rules cover GK, DEF"):
+        position_points(stats, {k: rules[k] for k in ("GK", "DEF")})
+
+
+def test_a_broken_gameweek_folder_is_a_data_error_naming_the_file(tmp_path):
+    season = tmp_path / "2024-25"
+    with pytest.raises(DataError, match=r"no gameweek files \(gw1.csv, ...\) in .*2024-25/gws"):
+        gameweek_rows(season)
+    (season / "gws").mkdir(parents=True)
+    row = {c: 0 for c in GAMEWEEK_REQUIRED} | {"name": "A", "position": "GKP", "team": "X",
+                                               "kickoff_time": "2024-08-17T14:00:00Z"}
+    pd.DataFrame([row, {**row, "position": "AM"}]).to_csv(season / "gws" / "gw1.csv", index=False)
+    rows, notes = gameweek_rows(season)
+    assert rows["position"].tolist() == ["GK"] and rows["gameweek"].tolist() == [1]
+    assert notes == {"GKP read as GK": 1, "AM rows (not players) left out": 1}
+    pd.DataFrame([row]).drop(columns=["saves"]).to_csv(season / "gws" / "gw2.csv", index=False)
+    with pytest.raises(DataError, match=r"FPL gameweek 2: .*gw2.csv lacks column\(s\) saves"):
+        gameweek_rows(season)
