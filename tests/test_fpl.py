@@ -4,7 +4,7 @@ import pandas as pd
 import pytest
 
 from ffbench_lib.data.base import DataError
-from ffbench_lib.data.fpl import GAMEWEEK_REQUIRED, gameweek_rows
+from ffbench_lib.data.fpl import GAMEWEEK_REQUIRED, gameweek_rows, player_gameweeks
 from ffbench_lib.sport import fpl
 from ffbench_lib.sport.scoring import Rules, fantasy_points, position_points
 
@@ -57,3 +57,32 @@ def test_a_broken_gameweek_folder_is_a_data_error_naming_the_file(tmp_path):
     pd.DataFrame([row]).drop(columns=["saves"]).to_csv(season / "gws" / "gw2.csv", index=False)
     with pytest.raises(DataError, match=r"FPL gameweek 2: .*gw2.csv lacks column\(s\) saves"):
         gameweek_rows(season)
+
+
+@pytest.mark.parametrize("season", ["2021-22", "2025-26"])
+def test_a_player_gameweek_is_his_fixtures_scored_one_by_one(real_data_dir, season):
+    """One row per player and gameweek with a fixture; its points are FPL's for those fixtures, and scoring the
+    summed stats instead would be wrong (minutes, saves and goals conceded score per match)."""
+    folder = real_data_dir / "fpl" / season
+    rules = fpl.rules(int(season[:4]))
+    pgw = player_gameweeks(folder, rules)
+    rows, _ = gameweek_rows(folder)
+    assert not pgw.duplicated(["gameweek", "player_id"]).any()
+    assert pgw["player_id"].str.fullmatch(r"fpl:\d+").all() and pgw["club"].str.fullmatch(r"[A-Z]{3}").all()
+    assert pgw["fixtures"].sum() == len(rows) and (pgw["fixtures"] == 2).sum() > 50  # double gameweeks
+    assert (pgw["fantasy_points"] == pgw["total_points"]).all()
+    assert pgw["total_points"].sum() == rows["total_points"].sum()
+    doubles = pgw[pgw["fixtures"] == 2]
+    lumped = position_points(doubles, rules)  # the two matches' stats added, then scored as one
+    assert (lumped != doubles["fantasy_points"]).sum() > 10
+
+
+def test_the_same_player_keeps_his_id_across_seasons(real_data_dir):
+    """``fpl:<code>`` joins seasons; the season's own ``element`` numbers do not (they are renumbered)."""
+    a, b = (player_gameweeks(real_data_dir / "fpl" / s, fpl.rules(int(s[:4])))
+            .drop_duplicates("player_id").set_index("player_id")[["element", "player_name"]]
+            for s in ("2023-24", "2024-25"))
+    both = a.merge(b, left_index=True, right_index=True, suffixes=("_a", "_b"))
+    assert len(both) > 300
+    assert (both["player_name_a"] == both["player_name_b"]).mean() > 0.9
+    assert (both["element_a"] != both["element_b"]).mean() > 0.5
