@@ -4,13 +4,13 @@ import pandas as pd
 import pytest
 
 from ffbench_lib.data.base import DataError
-from ffbench_lib.data.fpl import GAMEWEEK_REQUIRED, gameweek_rows, player_gameweeks
+from ffbench_lib.data.fpl import GAMEWEEK_REQUIRED, blank_clubs, deadlines, fixtures, gameweek_rows, player_gameweeks
 from ffbench_lib.sport import fpl
 from ffbench_lib.sport.scoring import Rules, fantasy_points, position_points
 
 #: season -> (player-fixture rows after the aliases and without the managers, what the reader notes)
 SEASONS = {"2021-22": (25447, {"GKP read as GK": 101}), "2022-23": (26505, {}), "2023-24": (29725, {}),
-           "2024-25": (27283, {"AM rows (not players) left out": 322}), "2025-26": (22353, {})}
+           "2024-25": (27283, {"AM rows (not players) left out": 322}), "2025-26": (22343, {"identical duplicate rows dropped": 10})}
 
 
 @pytest.mark.parametrize("season", sorted(SEASONS))
@@ -57,6 +57,12 @@ def test_a_broken_gameweek_folder_is_a_data_error_naming_the_file(tmp_path):
     pd.DataFrame([row]).drop(columns=["saves"]).to_csv(season / "gws" / "gw2.csv", index=False)
     with pytest.raises(DataError, match=r"FPL gameweek 2: .*gw2.csv lacks column\(s\) saves"):
         gameweek_rows(season)
+    later = {**row, "fixture": 2}
+    pd.DataFrame([later, later]).to_csv(season / "gws" / "gw2.csv", index=False)  # a row twice: counted, dropped
+    assert gameweek_rows(season)[1]["identical duplicate rows dropped"] == 1
+    pd.DataFrame([later, {**later, "minutes": 90}]).to_csv(season / "gws" / "gw2.csv", index=False)
+    with pytest.raises(DataError, match=r"gameweek 2 has two different rows for player 0 \(A\) in fixture 2"):
+        gameweek_rows(season)
 
 
 @pytest.mark.parametrize("season", ["2021-22", "2025-26"])
@@ -86,3 +92,28 @@ def test_the_same_player_keeps_his_id_across_seasons(real_data_dir):
     assert len(both) > 300
     assert (both["player_name_a"] == both["player_name_b"]).mean() > 0.9
     assert (both["element_a"] != both["element_b"]).mean() > 0.5
+
+
+@pytest.mark.parametrize("season", ["2021-22", "2025-26"])
+def test_the_fixture_list_deadlines_and_blank_gameweeks(real_data_dir, season):
+    folder = real_data_dir / "fpl" / season
+    fx = fixtures(folder)
+    assert len(fx) == 380 and fx["fixture"].is_unique
+    clubs = set(fx["home"]) | set(fx["away"])
+    assert len(clubs) == 20 and all((fx["home"] == c).sum() == 19 == (fx["away"] == c).sum() for c in clubs)
+    played = fx["home_score"].notna()
+    assert played.sum() == (380 if season == "2021-22" else 380 - 89)  # 2025-26 was copied in gameweek 29
+    assert (fx["home_score"].notna() == fx["away_score"].notna()).all()
+    due = deadlines(fx)
+    assert sorted(due) == list(range(1, 39))
+    assert all(due[gw] == fx.loc[fx["gameweek"] == gw, "kickoff_time"].min() for gw in due)
+    pgw = player_gameweeks(folder, fpl.rules(int(season[:4])))
+    blanks = blank_clubs(fx)
+    assert any(blanks.values())
+    for gw, out in blanks.items():  # a club without a match has no player row that gameweek
+        assert pgw[(pgw["gameweek"] == gw) & pgw["club"].isin(out)].empty
+    twice = fx.dropna(subset=["gameweek"]).melt(["gameweek"], ["home", "away"], value_name="club")
+    twice = twice.groupby(["gameweek", "club"]).size()
+    doubles = set(twice[twice == 2].index)
+    assert doubles and {(int(g), c) for g, c, n in pgw[["gameweek", "club", "fixtures"]].itertuples(index=False)
+                        if n == 2} <= doubles

@@ -1,6 +1,6 @@
 """Fantasy Premier League files in a local directory: the layout of the public ``vaastav/Fantasy-Premier-League``
 repository (``<season>/gws/gw<N>.csv``, ``fixtures.csv``, ``teams.csv``, ``players_raw.csv``), as ``fpl/`` of
-the data folder holds it. The gameweek rows and the player-gameweek table so far (issue #28 adds the fixtures and
+the data folder holds it. The gameweek rows, the player-gameweek table and the fixture list so far (issue #28 adds
 the prepared season).
 
 A gameweek file has one row per player per fixture: a double gameweek gives a player two rows, a blank one none.
@@ -34,7 +34,7 @@ def gameweek_files(folder: Path) -> dict[int, Path]:
 
 def gameweek_rows(season_dir: Path) -> tuple[pd.DataFrame, dict[str, int]]:
     """Every player-fixture row of a season (``<fpl>/<season>``) with its ``gameweek``, positions as GK, DEF,
-    MID, FWD; and what was changed or left out on the way (``{"GKP read as GK": n, "AM rows (not players) left out": n}``), for
+    MID, FWD; and what was changed or left out on the way (``{"GKP read as GK": n, "AM rows (not players) left out": n, "identical duplicate rows dropped": n}``), for
     the prepare report. A missing folder, file or column is a DataError naming it."""
     gws = Path(season_dir) / "gws"
     files = gameweek_files(gws)
@@ -54,6 +54,15 @@ def gameweek_rows(season_dir: Path) -> tuple[pd.DataFrame, dict[str, int]]:
     if managers.any():
         notes[f"{'/'.join(NOT_PLAYERS)} rows (not players) left out"] = int(managers.sum())
         rows = rows[~managers].reset_index(drop=True)
+    twins = rows.duplicated()
+    if twins.any():  # 2025-26 lists two players' rows of gameweeks 1-9 twice, byte for byte
+        notes["identical duplicate rows dropped"] = int(twins.sum())
+        rows = rows[~twins].reset_index(drop=True)
+    clash = rows.duplicated(["element", "fixture"], keep=False)
+    if clash.any():
+        r = rows[clash].iloc[0]
+        raise DataError(f"FPL season {Path(season_dir).name}: gameweek {r['gameweek']} has two different rows for "
+                        f"player {r['element']} ({r['name']}) in fixture {r['fixture']}; {FIX}")
     return rows, notes
 
 
@@ -91,3 +100,44 @@ def player_gameweeks(season_dir: Path, rules: Mapping[str, Rules]) -> pd.DataFra
     out = out.reset_index().assign(season=season_dir.name)
     lead = ["season", "gameweek", "player_id", "player_name", "position", "club"]
     return out[lead + [c for c in out.columns if c not in lead]]
+
+
+FIXTURES_REQUIRED = ("id", "event", "kickoff_time", "team_h", "team_a", "team_h_score", "team_a_score", "finished")
+
+
+def fixtures(season_dir: Path) -> pd.DataFrame:
+    """The season's fixture list, one row per match: ``fixture``, ``gameweek`` (missing for a match not yet
+    scheduled), ``kickoff_time``, ``home`` and ``away`` clubs (short names), and the scores of finished matches
+    (missing before). Who plays whom and when is known before the season; a score only once played.
+
+    The file is the schedule as it was finally played (or stood when copied): a match postponed and moved shows at
+    its new date from the start, days or months before managers knew of the move."""
+    season_dir = Path(season_dir)
+    fx = read_csv(season_dir / "fixtures.csv", f"FPL fixtures {season_dir.name}", FIXTURES_REQUIRED)
+    teams = read_csv(season_dir / "teams.csv", f"FPL clubs {season_dir.name}", ("id", "short_name"))
+    clubs = dict(zip(teams["id"], teams["short_name"]))
+    unknown = sorted((set(fx["team_h"]) | set(fx["team_a"])) - set(clubs))
+    if unknown:
+        raise DataError(f"FPL fixtures {season_dir.name}: club id(s) {', '.join(map(str, unknown[:5]))} are not in "
+                        f"teams.csv; {FIX}")
+    done = fx["finished"].astype(str).str.lower() == "true"
+    out = pd.DataFrame({"fixture": fx["id"], "gameweek": fx["event"].astype("Int64"),
+                        "kickoff_time": fx["kickoff_time"], "home": fx["team_h"].map(clubs),
+                        "away": fx["team_a"].map(clubs),
+                        "home_score": fx["team_h_score"].where(done).astype("Int64"),
+                        "away_score": fx["team_a_score"].where(done).astype("Int64")})
+    return out.sort_values(["gameweek", "kickoff_time", "fixture"], kind="stable", na_position="last").reset_index(
+        drop=True)
+
+
+def deadlines(fixture_list: pd.DataFrame) -> dict[int, str]:
+    """Each gameweek's deadline for a manager's decisions: its first kickoff (ISO, UTC as the data gives it)."""
+    scheduled = fixture_list.dropna(subset=["gameweek"])
+    return {int(gw): str(k) for gw, k in scheduled.groupby("gameweek")["kickoff_time"].min().items()}
+
+
+def blank_clubs(fixture_list: pd.DataFrame) -> dict[int, list[str]]:
+    """Clubs without a match in each gameweek (a blank gameweek: known from the fixture list in advance)."""
+    scheduled = fixture_list.dropna(subset=["gameweek"])
+    clubs = set(fixture_list["home"]) | set(fixture_list["away"])
+    return {int(gw): sorted(clubs - set(g["home"]) - set(g["away"])) for gw, g in scheduled.groupby("gameweek")}
