@@ -1,0 +1,89 @@
+"""Starting lineups as formations: a fixed number of starters with at least and at most so many of each position
+(soccer's 1 goalkeeper, 3-5 defenders, 2-5 midfielders, 1-3 forwards), and automatic substitutions from an ordered
+bench. Pure arithmetic, like :mod:`ffbench_lib.sport.lineup` (fixed slots are the case where least equals most),
+for the game (lineups, repairs, bots) and the analysis (the hindsight-best lineup) alike. Wired into leagues by
+issue #28."""
+from __future__ import annotations
+
+from typing import Mapping, Sequence
+
+#: position -> (least, most) starters
+Ranges = Mapping[str, tuple[int, int]]
+
+
+def formation_problem(counts: Mapping[str, int], ranges: Ranges, starters: int) -> str | None:
+    """Why starters of these position ``counts`` are not a legal formation, else None."""
+    if sum(counts.values()) != starters:
+        return f"{sum(counts.values())} starters, not {starters}"
+    for pos in sorted(set(counts) - set(ranges)):
+        if counts[pos]:
+            return f"{pos} may not start"
+    for pos, (lo, hi) in ranges.items():
+        n = counts.get(pos, 0)
+        if not lo <= n <= hi:
+            return f"{n} {pos} starting, allowed {lo}-{hi}"
+    return None
+
+
+def _counts(ids: Sequence[str], positions: Mapping[str, str]) -> dict[str, int]:
+    out: dict[str, int] = {}
+    for p in ids:
+        out[positions[p]] = out.get(positions[p], 0) + 1
+    return out
+
+
+def best_formation(positions: Mapping[str, str], values: Mapping[str, float], ranges: Ranges, starters: int,
+                   exclude: Sequence[str] = ()) -> list[str]:
+    """The value-maximising legal starters, best first. Each position's least number go first (its best players),
+    then the best players left while their position has room, until ``starters`` start. Optimal: a position's
+    best ``n`` players are worth a concave function of ``n`` (its players sorted best first), so adding the best
+    remaining player where there is room maximises the sum (values may be negative: ``starters`` must start).
+    Ties break by player id. A roster that cannot fill the formation is a ValueError naming the position."""
+    order = sorted((p for p in positions if p not in exclude), key=lambda p: (-values.get(p, 0.0), p))
+    chosen: list[str] = []
+    n: dict[str, int] = {}
+    for pos, (lo, _) in ranges.items():
+        best = [p for p in order if positions[p] == pos][:lo]
+        if len(best) < lo:
+            raise ValueError(f"the formation needs {lo} {pos} starting; the roster has {len(best)}")
+        chosen += best
+        n[pos] = lo
+    taken = set(chosen)
+    for p in order:
+        if len(chosen) >= starters:
+            break
+        pos = positions[p]
+        if p not in taken and pos in ranges and n[pos] < ranges[pos][1]:
+            chosen.append(p)
+            taken.add(p)
+            n[pos] += 1
+    if len(chosen) < starters:
+        raise ValueError(f"the roster cannot field {starters} starters within the formation ({len(chosen)} can)")
+    return sorted(chosen, key=lambda p: (-values.get(p, 0.0), p))
+
+
+def auto_subs(starting: Sequence[str], bench: Sequence[str], positions: Mapping[str, str],
+              played: Mapping[str, bool], ranges: Ranges, keeper: str) -> tuple[list[str], list[tuple[str, str]]]:
+    """The final starters after automatic substitutions, and the ``(out, in)`` pairs in the order made.
+
+    Each starter who did not play, in the lineup's order, is replaced by the first bench player, in the bench's
+    order, who played, is not already in, and keeps the formation legal; a ``keeper`` (goalkeeper) only by a bench
+    ``keeper``, and only a keeper replaces one. A starter nobody can replace stays (and scores nothing). The
+    final starters keep the lineup's order, each substitute in the place of the player he replaced."""
+    final = list(starting)
+    subs: list[tuple[str, str]] = []
+    used: set[str] = set()
+    for out in starting:
+        if played.get(out, False):
+            continue
+        for cand in bench:
+            if cand in used or not played.get(cand, False):
+                continue
+            if (positions[out] == keeper) != (positions[cand] == keeper):
+                continue
+            trial = [cand if p == out else p for p in final]
+            if formation_problem(_counts(trial, positions), ranges, len(final)) is None:
+                final, used = trial, used | {cand}
+                subs.append((out, cand))
+                break
+    return final, subs
