@@ -132,6 +132,16 @@ def real_data_dir() -> Path:
     return REAL
 
 
+@pytest.fixture(scope="session")
+def fpl_data_dir(real_data_dir) -> Path:
+    """The real Premier League data (``fpl/`` of the real data folder), for the FPL tests (``realdata`` too)."""
+    folder = real_data_dir / "fpl"
+    if not folder.is_dir():
+        why = f"FPL data not found: {folder} is missing (see docs/data.md)"
+        pytest.fail(why) if os.environ.get("CI") else pytest.skip(why)
+    return folder
+
+
 @pytest.fixture(autouse=True)
 def _real_data_is_the_default_of_realdata_tests(request, monkeypatch):
     """A realdata test's commands (the CLI, subprocesses, ``prepared_for``) read the real data by default too."""

@@ -14,8 +14,8 @@ SEASONS = {"2021-22": (25447, {"GKP read as GK": 101}), "2022-23": (26505, {}), 
 
 
 @pytest.mark.parametrize("season", sorted(SEASONS))
-def test_fpl_rules_reproduce_total_points_on_every_row(real_data_dir, season):
-    rows, notes = gameweek_rows(real_data_dir / "fpl" / season)
+def test_fpl_rules_reproduce_total_points_on_every_row(fpl_data_dir, season):
+    rows, notes = gameweek_rows(fpl_data_dir / season)
     n, want_notes = SEASONS[season]
     assert len(rows) == n and notes == want_notes
     assert set(rows["position"]) == set(fpl.POSITIONS)
@@ -66,10 +66,10 @@ def test_a_broken_gameweek_folder_is_a_data_error_naming_the_file(tmp_path):
 
 
 @pytest.mark.parametrize("season", ["2021-22", "2025-26"])
-def test_a_player_gameweek_is_his_fixtures_scored_one_by_one(real_data_dir, season):
+def test_a_player_gameweek_is_his_fixtures_scored_one_by_one(fpl_data_dir, season):
     """One row per player and gameweek with a fixture; its points are FPL's for those fixtures, and scoring the
     summed stats instead would be wrong (minutes, saves and goals conceded score per match)."""
-    folder = real_data_dir / "fpl" / season
+    folder = fpl_data_dir / season
     rules = fpl.rules(int(season[:4]))
     pgw = player_gameweeks(folder, rules)
     rows, _ = gameweek_rows(folder)
@@ -83,9 +83,9 @@ def test_a_player_gameweek_is_his_fixtures_scored_one_by_one(real_data_dir, seas
     assert (lumped != doubles["fantasy_points"]).sum() > 10
 
 
-def test_the_same_player_keeps_his_id_across_seasons(real_data_dir):
+def test_the_same_player_keeps_his_id_across_seasons(fpl_data_dir):
     """``fpl:<code>`` joins seasons; the season's own ``element`` numbers do not (they are renumbered)."""
-    a, b = (player_gameweeks(real_data_dir / "fpl" / s, fpl.rules(int(s[:4])))
+    a, b = (player_gameweeks(fpl_data_dir / s, fpl.rules(int(s[:4])))
             .drop_duplicates("player_id").set_index("player_id")[["element", "player_name"]]
             for s in ("2023-24", "2024-25"))
     both = a.merge(b, left_index=True, right_index=True, suffixes=("_a", "_b"))
@@ -95,8 +95,8 @@ def test_the_same_player_keeps_his_id_across_seasons(real_data_dir):
 
 
 @pytest.mark.parametrize("season", ["2021-22", "2025-26"])
-def test_the_fixture_list_deadlines_and_blank_gameweeks(real_data_dir, season):
-    folder = real_data_dir / "fpl" / season
+def test_the_fixture_list_deadlines_and_blank_gameweeks(fpl_data_dir, season):
+    folder = fpl_data_dir / season
     fx = fixtures(folder)
     assert len(fx) == 380 and fx["fixture"].is_unique
     clubs = set(fx["home"]) | set(fx["away"])
