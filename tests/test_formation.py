@@ -63,20 +63,20 @@ def test_substitutions_by_the_rules_on_examples():
     bench = ["g2", "m4", "d3", "d4"]
     played = {p: True for p in pos}
     # a defender out: the midfielder first on the bench would leave 2 defenders, so the next bench defender comes in
-    final, subs = auto_subs(xi, bench, pos, {**played, "d1": False}, FPL, "GK")
+    final, subs = auto_subs(xi, bench, pos, {**played, "d1": False}, FPL, 11, "GK")
     assert subs == [("d1", "d3")] and final[2] == "d3"
     # a forward out: the first bench outfielder who played, the midfielder (3-5-2 is legal)
-    assert auto_subs(xi, bench, pos, {**played, "f0": False}, FPL, "GK")[1] == [("f0", "m4")]
+    assert auto_subs(xi, bench, pos, {**played, "f0": False}, FPL, 11, "GK")[1] == [("f0", "m4")]
     # a bench player who did not play is passed over; the goalkeeper only by the bench goalkeeper
-    assert auto_subs(xi, bench, pos, {**played, "f0": False, "m4": False}, FPL, "GK")[1] == [("f0", "d3")]
-    assert auto_subs(xi, bench, pos, {**played, "g1": False}, FPL, "GK")[1] == [("g1", "g2")]
-    assert auto_subs(xi, bench, pos, {**played, "g1": False, "g2": False}, FPL, "GK") == (xi, [])
+    assert auto_subs(xi, bench, pos, {**played, "f0": False, "m4": False}, FPL, 11, "GK")[1] == [("f0", "d3")]
+    assert auto_subs(xi, bench, pos, {**played, "g1": False}, FPL, 11, "GK")[1] == [("g1", "g2")]
+    assert auto_subs(xi, bench, pos, {**played, "g1": False, "g2": False}, FPL, 11, "GK") == (xi, [])
     # two out, in the lineup's order, each taking the first bench player left who fits
-    assert auto_subs(xi, bench, pos, {**played, "m0": False, "f1": False}, FPL, "GK")[1] == [("m0", "m4"),
+    assert auto_subs(xi, bench, pos, {**played, "m0": False, "f1": False}, FPL, 11, "GK")[1] == [("m0", "m4"),
                                                                                           ("f1", "d3")]
     # nobody on the bench played: the starter stays
     nobody = {**played, "f2": False, "m4": False, "d3": False, "d4": False}
-    assert auto_subs(xi, bench, pos, nobody, FPL, "GK") == (xi, [])
+    assert auto_subs(xi, bench, pos, nobody, FPL, 11, "GK") == (xi, [])
 
 
 def _reference(starting, bench, pos, played):
@@ -108,10 +108,34 @@ def test_substitutions_against_the_rule_written_again_on_random_squads():
         rest = [p for p in positions if p not in xi]
         bench = sorted(p for p in rest if positions[p] == "GK") + rng.sample(
             [p for p in rest if positions[p] != "GK"], k=len(rest) - 1)
+        if rng.random() < 0.3:  # the goalkeeper anywhere on the bench: only the keeper rule places him
+            rng.shuffle(bench)
         played = {p: rng.random() < 0.8 for p in positions}
-        final, subs = auto_subs(xi, bench, positions, played, FPL, "GK")
+        final, subs = auto_subs(xi, bench, positions, played, FPL, 11, "GK")
         assert final == _reference(xi, bench, positions, played)
         assert formation_problem(counts(final, positions), FPL, 11) is None
         assert all(played[b] and b in bench for _, b in subs) and len({b for _, b in subs}) == len(subs)
         subbed += len(subs)
     assert subbed > 200
+
+
+def test_bad_lineups_and_values_are_errors_never_wrong_substitutions():
+    pos = {"g1": "GK", "g2": "GK", **{f"d{i}": "DEF" for i in range(5)}, **{f"m{i}": "MID" for i in range(5)},
+           **{f"f{i}": "FWD" for i in range(3)}}
+    xi = ["g1", "d0", "d1", "d2", "m0", "m1", "m2", "m3", "f0", "f1", "f2"]
+    played = {p: True for p in pos}
+    with pytest.raises(ValueError, match="a player is twice among the starters and the bench"):
+        auto_subs(xi, ["m0", "g2", "m4"], pos, {**played, "m1": False}, FPL, 11, "GK")
+    with pytest.raises(ValueError, match="not a legal formation: 10 starters, not 11"):
+        auto_subs(xi[:-1], ["g2", "m4"], pos, played, FPL, 11, "GK")
+    with pytest.raises(ValueError, match="not a legal formation: 2 GK starting, allowed 1-1"):
+        auto_subs(["g2", *xi[:-1]], ["m4", "d3"], pos, played, FPL, 11, "GK")
+    with pytest.raises(ValueError, match="player zz has no position"):
+        auto_subs(xi, ["zz"], pos, played, FPL, 11, "GK")
+    with pytest.raises(ValueError, match="no formation of 5 starters fits"):
+        best_formation(pos, {}, FPL, 5)
+    with pytest.raises(ValueError, match="player g1's value is nan, not a finite number"):
+        best_formation(pos, {"g1": float("nan"), "g2": 5.0}, FPL, 11)
+    values = {p: float(i) for i, p in enumerate(sorted(pos))}
+    got = best_formation(pos, values, FPL, 11)
+    assert got == sorted(got, key=lambda p: -values[p])  # best first

@@ -4,7 +4,7 @@ import pandas as pd
 import pytest
 
 from ffbench_lib.data.base import DataError
-from ffbench_lib.data.fpl import GAMEWEEK_REQUIRED, blank_clubs, deadlines, fixtures, gameweek_rows, player_gameweeks
+from ffbench_lib.data.fpl import GAMEWEEK_REQUIRED, blank_clubs, clubs, deadlines, fixtures, gameweek_rows, player_gameweeks
 from ffbench_lib.sport import fpl
 from ffbench_lib.sport.scoring import Rules, fantasy_points, position_points
 
@@ -28,6 +28,31 @@ def test_fpl_rules_reproduce_total_points_on_every_row(fpl_data_dir, season):
         assert (position_points(rows, fpl.rules(2024)) != rows["total_points"]).sum() > 1000
     flat = {p: Rules({**r.weights, "goals_scored": 5.0}, r.tiers, r.every) for p, r in fpl.rules(2024).items()}
     assert (position_points(rows, flat) != rows["total_points"]).sum() > 100
+
+
+def test_the_published_rules_the_data_never_exercises():
+    """No goalkeeper scored, no outfielder saved a shot or a penalty in these seasons: the rules are pinned here."""
+    rows = pd.DataFrame([
+        {"position": "GK", "minutes": 90, "goals_scored": 1, "saves": 7, "penalties_saved": 1, "goals_conceded": 3},
+        {"position": "DEF", "minutes": 30, "saves": 3, "penalties_saved": 1, "penalties_missed": 1, "red_cards": 1},
+        {"position": "FWD", "minutes": 60, "goals_conceded": 4, "clean_sheets": 1, "own_goals": 1, "bonus": 3},
+        {"position": "MID", "minutes": 0, "defensive_contribution": 12}]).fillna(0)
+    assert position_points(rows, fpl.rules(2024)).tolist() == [2 + 6 + 2 + 5 - 1, 1 + 5 - 2 - 3, 2 - 2 + 3, 0]
+    assert position_points(rows, fpl.rules(2025)).tolist() == [2 + 6 + 2 + 5 - 1, 1 + 5 - 2 - 3, 2 - 2 + 3, 2]
+
+
+def test_rules_are_checked_and_frozen():
+    r = fpl.rules(2025)
+    assert r["GK"].tiers["minutes"] == ((0.0, 0.0), (59.0, 1.0), (None, 2.0))
+    with pytest.raises(TypeError):
+        r["DEF"].tiers["minutes"] = ()
+    assert fpl.rules(2025)["DEF"].tiers == r["DEF"].tiers
+    with pytest.raises(ValueError, match=r"every.saves must be \[n, points\] with n a whole number above 0"):
+        Rules({}, every={"saves": (0, 1)})
+    with pytest.raises(ValueError, match="tiers.minutes must be .* ascending finite bounds, the last null"):
+        Rules({}, tiers={"minutes": [[None, 2], [59, 1], [0, 0]]})
+    with pytest.raises(ValueError, match="weights.goals_scored must be a finite number"):
+        Rules({"goals_scored": float("nan")})
 
 
 def test_every_block_and_position_rules_on_a_small_frame():
@@ -94,21 +119,26 @@ def test_the_same_player_keeps_his_id_across_seasons(fpl_data_dir):
     assert (both["element_a"] != both["element_b"]).mean() > 0.5
 
 
-@pytest.mark.parametrize("season", ["2021-22", "2025-26"])
+@pytest.mark.parametrize("season", sorted(SEASONS))
 def test_the_fixture_list_deadlines_and_blank_gameweeks(fpl_data_dir, season):
     folder = fpl_data_dir / season
     fx = fixtures(folder)
     assert len(fx) == 380 and fx["fixture"].is_unique
-    clubs = set(fx["home"]) | set(fx["away"])
-    assert len(clubs) == 20 and all((fx["home"] == c).sum() == 19 == (fx["away"] == c).sum() for c in clubs)
+    both = set(fx["home"]) | set(fx["away"])
+    assert both == set(clubs(folder)) and len(both) == 20
+    assert all((fx["home"] == c).sum() == 19 == (fx["away"] == c).sum() for c in both)
     played = fx["home_score"].notna()
-    assert played.sum() == (380 if season == "2021-22" else 380 - 89)  # 2025-26 was copied in gameweek 29
+    assert played.sum() == (380 - 89 if season == "2025-26" else 380)  # 2025-26 was copied in gameweek 29
     assert (fx["home_score"].notna() == fx["away_score"].notna()).all()
     due = deadlines(fx)
     assert sorted(due) == list(range(1, 39))
-    assert all(due[gw] == fx.loc[fx["gameweek"] == gw, "kickoff_time"].min() for gw in due)
+    assert all(due[gw] == fx.loc[fx["gameweek"] == gw, "kickoff_time"].min() for gw in due if due[gw])
     pgw = player_gameweeks(folder, fpl.rules(int(season[:4])))
-    blanks = blank_clubs(fx)
+    assert pgw["minutes"].dtype.kind == pgw["total_points"].dtype.kind == pgw["value"].dtype.kind == "i"
+    blanks = blank_clubs(fx, clubs(folder))
+    if season == "2022-23":  # every match of gameweek 7 was postponed (the Queen's death): no deadline, all blank
+        assert due[7] is None and blanks[7] == sorted(clubs(folder)) and not (pgw["gameweek"] == 7).any()
+    assert [gw for gw, d in due.items() if d is None] == ([7] if season == "2022-23" else [])
     assert any(blanks.values())
     for gw, out in blanks.items():  # a club without a match has no player row that gameweek
         assert pgw[(pgw["gameweek"] == gw) & pgw["club"].isin(out)].empty

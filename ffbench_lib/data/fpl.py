@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import Mapping
+from typing import Mapping, Sequence
 
 import pandas as pd
 
@@ -23,6 +23,8 @@ GAMEWEEK_REQUIRED = ("element", "name", "position", "team", "fixture", "kickoff_
                      "assists", "clean_sheets", "goals_conceded", "own_goals", "penalties_saved",
                      "penalties_missed", "yellow_cards", "red_cards", "saves", "bonus", "total_points", "value",
                      "selected")
+#: columns no row may leave empty
+KEYS = ("element", "name", "position", "team", "fixture", "kickoff_time")
 FIX = "copy the season's folder again from the source repository's layout (see docs/data.md)"
 
 
@@ -43,7 +45,12 @@ def gameweek_rows(season_dir: Path) -> tuple[pd.DataFrame, dict[str, int]]:
     frames = []
     for gw, path in files.items():
         df = read_csv(path, f"FPL gameweek {gw}", GAMEWEEK_REQUIRED, complete_lines=True, encoding="utf-8")
-        frames.append(df.assign(gameweek=gw))
+        for col in KEYS:
+            if df[col].isna().any():
+                raise DataError(f"FPL gameweek {gw}: {path} has a row without {col} (line "
+                                f"{int(df.index[df[col].isna()][0]) + 2}); {FIX}")
+        if len(df):  # a gameweek whose every match was postponed (2022-23's 7th) has a header only
+            frames.append(df.assign(gameweek=gw))
     rows = pd.concat(frames, ignore_index=True)
     notes = {}
     aliased = rows["position"].isin(list(POSITION_ALIASES))
@@ -76,11 +83,16 @@ def player_gameweeks(season_dir: Path, rules: Mapping[str, Rules]) -> pd.DataFra
     gameweek none), nflverse-style: ``player_id`` ``fpl:<code>`` (``players_raw.csv``'s ``code``, the same in
     every season; only the id is read from that end-of-season file), ``club`` (``teams.csv``'s short name),
     ``fixtures``, the :data:`SUMMED` stats, ``fantasy_points`` (``rules`` scored on each fixture, then added:
-    minutes, saves and goals conceded score per match), and the gameweek's ``value`` and ``selected``."""
+    minutes, saves and goals conceded score per match), and the gameweek's ``value`` and ``selected``. ``club``,
+    ``value`` and ``selected`` are those of the gameweek's first match (a player moved between a double gameweek's
+    two matches would show his first club; the real data has none)."""
     season_dir = Path(season_dir)
     rows, _ = gameweek_rows(season_dir)
     raw = read_csv(season_dir / "players_raw.csv", f"FPL players {season_dir.name}", ("id", "code"))
     teams = read_csv(season_dir / "teams.csv", f"FPL clubs {season_dir.name}", ("name", "short_name"))
+    if raw["id"].duplicated().any() or raw["code"].isna().any():
+        raise DataError(f"FPL players {season_dir.name}: players_raw.csv has "
+                        f"{'an id twice' if raw['id'].duplicated().any() else 'a player without a code'}; {FIX}")
     codes = dict(zip(raw["id"], raw["code"]))
     unknown = sorted(set(rows["element"]) - set(codes))
     clubs = dict(zip(teams["name"], teams["short_name"]))
@@ -130,14 +142,27 @@ def fixtures(season_dir: Path) -> pd.DataFrame:
         drop=True)
 
 
-def deadlines(fixture_list: pd.DataFrame) -> dict[int, str]:
-    """Each gameweek's deadline for a manager's decisions: its first kickoff (ISO, UTC as the data gives it)."""
-    scheduled = fixture_list.dropna(subset=["gameweek"])
-    return {int(gw): str(k) for gw, k in scheduled.groupby("gameweek")["kickoff_time"].min().items()}
+def _gameweeks(fixture_list: pd.DataFrame) -> range:
+    """Every gameweek of the season, 1 to the last scheduled (one with no match at all included)."""
+    return range(1, int(fixture_list["gameweek"].max()) + 1)
 
 
-def blank_clubs(fixture_list: pd.DataFrame) -> dict[int, list[str]]:
-    """Clubs without a match in each gameweek (a blank gameweek: known from the fixture list in advance)."""
+def deadlines(fixture_list: pd.DataFrame) -> dict[int, str | None]:
+    """Each gameweek's deadline for a manager's decisions: its first kickoff (ISO, UTC as the data gives it; the
+    issue's rule: FPL itself closes 90 minutes earlier); None for a gameweek without a match."""
+    first = fixture_list.dropna(subset=["gameweek"]).groupby("gameweek")["kickoff_time"].min()
+    return {gw: (str(first[gw]) if gw in first.index else None) for gw in _gameweeks(fixture_list)}
+
+
+def blank_clubs(fixture_list: pd.DataFrame, clubs: Sequence[str]) -> dict[int, list[str]]:
+    """The ``clubs`` (the season's, ``teams.csv``) without a match in each gameweek (a blank gameweek; every club,
+    in a gameweek whose every match was postponed)."""
     scheduled = fixture_list.dropna(subset=["gameweek"])
-    clubs = set(fixture_list["home"]) | set(fixture_list["away"])
-    return {int(gw): sorted(clubs - set(g["home"]) - set(g["away"])) for gw, g in scheduled.groupby("gameweek")}
+    playing = {int(gw): set(g["home"]) | set(g["away"]) for gw, g in scheduled.groupby("gameweek")}
+    return {gw: sorted(set(clubs) - playing.get(gw, set())) for gw in _gameweeks(fixture_list)}
+
+
+def clubs(season_dir: Path) -> list[str]:
+    """The season's 20 clubs (short names, ``teams.csv``)."""
+    teams = read_csv(Path(season_dir) / "teams.csv", f"FPL clubs {Path(season_dir).name}", ("short_name",))
+    return sorted(teams["short_name"])

@@ -5,6 +5,7 @@ for the game (lineups, repairs, bots) and the analysis (the hindsight-best lineu
 issue #28."""
 from __future__ import annotations
 
+import math
 from typing import Mapping, Sequence
 
 #: position -> (least, most) starters
@@ -25,6 +26,14 @@ def formation_problem(counts: Mapping[str, int], ranges: Ranges, starters: int) 
     return None
 
 
+def _check_ranges(ranges: Ranges, starters: int) -> None:
+    """Ranges some lineup of ``starters`` can meet, else a ValueError."""
+    least, most = sum(lo for lo, _ in ranges.values()), sum(hi for _, hi in ranges.values())
+    if any(lo < 0 or hi < lo for lo, hi in ranges.values()) or not least <= starters <= most:
+        raise ValueError(f"no formation of {starters} starters fits the ranges "
+                         f"{', '.join(f'{p} {lo}-{hi}' for p, (lo, hi) in ranges.items())}")
+
+
 def _counts(ids: Sequence[str], positions: Mapping[str, str]) -> dict[str, int]:
     out: dict[str, int] = {}
     for p in ids:
@@ -39,7 +48,12 @@ def best_formation(positions: Mapping[str, str], values: Mapping[str, float], ra
     best ``n`` players are worth a concave function of ``n`` (its players sorted best first), so adding the best
     remaining player where there is room maximises the sum (values may be negative: ``starters`` must start).
     Ties break by player id. A roster that cannot fill the formation is a ValueError naming the position."""
-    order = sorted((p for p in positions if p not in exclude), key=lambda p: (-values.get(p, 0.0), p))
+    _check_ranges(ranges, starters)
+    bad = [p for p in positions if not math.isfinite(values.get(p, 0.0))]
+    if bad:
+        raise ValueError(f"player {bad[0]}'s value is {values[bad[0]]!r}, not a finite number")
+    skip = set(exclude)
+    order = sorted((p for p in positions if p not in skip), key=lambda p: (-values.get(p, 0.0), p))
     chosen: list[str] = []
     n: dict[str, int] = {}
     for pos, (lo, _) in ranges.items():
@@ -63,13 +77,25 @@ def best_formation(positions: Mapping[str, str], values: Mapping[str, float], ra
 
 
 def auto_subs(starting: Sequence[str], bench: Sequence[str], positions: Mapping[str, str],
-              played: Mapping[str, bool], ranges: Ranges, keeper: str) -> tuple[list[str], list[tuple[str, str]]]:
+              played: Mapping[str, bool], ranges: Ranges, starters: int,
+              keeper: str) -> tuple[list[str], list[tuple[str, str]]]:
     """The final starters after automatic substitutions, and the ``(out, in)`` pairs in the order made.
 
-    Each starter who did not play, in the lineup's order, is replaced by the first bench player, in the bench's
+    ``starting`` must be a legal formation of ``starters``. Each starter who did not play, in the lineup's order, is replaced by the first bench player, in the bench's
     order, who played, is not already in, and keeps the formation legal; a ``keeper`` (goalkeeper) only by a bench
     ``keeper``, and only a keeper replaces one. A starter nobody can replace stays (and scores nothing). The
-    final starters keep the lineup's order, each substitute in the place of the player he replaced."""
+    final starters keep the lineup's order, each substitute in the place of the player he replaced. A player
+    missing from ``played`` did not play (no row: his club had no match). An illegal starting lineup, a player
+    twice, or one without a position is a ValueError: substitutions judged on it would be wrong."""
+    unknown = [p for p in (*starting, *bench) if p not in positions]
+    if unknown:
+        raise ValueError(f"player {unknown[0]} has no position")
+    if len(set(starting)) != len(starting) or set(starting) & set(bench) or len(set(bench)) != len(bench):
+        raise ValueError("a player is twice among the starters and the bench")
+    _check_ranges(ranges, starters)
+    problem = formation_problem(_counts(starting, positions), ranges, starters)
+    if problem:
+        raise ValueError(f"the starting lineup is not a legal formation: {problem}")
     final = list(starting)
     subs: list[tuple[str, str]] = []
     used: set[str] = set()
@@ -82,7 +108,7 @@ def auto_subs(starting: Sequence[str], bench: Sequence[str], positions: Mapping[
             if (positions[out] == keeper) != (positions[cand] == keeper):
                 continue
             trial = [cand if p == out else p for p in final]
-            if formation_problem(_counts(trial, positions), ranges, len(final)) is None:
+            if formation_problem(_counts(trial, positions), ranges, starters) is None:
                 final, used = trial, used | {cand}
                 subs.append((out, cand))
                 break

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from types import MappingProxyType
 from typing import Mapping
 
 import numpy as np
@@ -252,11 +253,34 @@ def fantasy_points(stats: pd.DataFrame, weights: Mapping[str, float],
 
 @dataclass(frozen=True)
 class Rules:
-    """One position's scoring rules: per-unit ``weights``, ``tiers`` and ``every`` (see :func:`fantasy_points`)."""
+    """One position's scoring rules: per-unit ``weights``, ``tiers`` and ``every`` (see :func:`fantasy_points`),
+    checked and frozen when made (a rule shared by several positions cannot be changed through one of them)."""
 
     weights: Mapping[str, float]
     tiers: Mapping[str, list] = field(default_factory=dict)
     every: Mapping[str, tuple[float, float]] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        for stat, w in self.weights.items():
+            if not _finite(w):
+                raise ValueError(f"weights.{stat} must be a finite number of points per unit (got {w!r})")
+        for stat, (n, pts) in self.every.items():
+            if not (_finite(n) and float(n).is_integer() and n > 0 and _finite(pts)):
+                raise ValueError(f"every.{stat} must be [n, points] with n a whole number above 0 and finite points "
+                                 f"(got [{n!r}, {pts!r}])")
+        for stat, t in self.tiers.items():
+            bounds = [u for u, _ in t]
+            if (not bounds or bounds[-1] is not None or any(u is None or not _finite(u) for u in bounds[:-1])
+                    or any(a >= b for a, b in zip(bounds[:-2], bounds[1:-1])) or not all(_finite(p) for _, p in t)):
+                raise ValueError(f"tiers.{stat} must be [[upto, points], ...] with ascending finite bounds, the last "
+                                 f"null, and finite points (got {t!r})")
+        object.__setattr__(self, "weights", MappingProxyType(dict(self.weights)))
+        object.__setattr__(self, "tiers", MappingProxyType({k: tuple(tuple(x) for x in v) for k, v in self.tiers.items()}))
+        object.__setattr__(self, "every", MappingProxyType({k: tuple(v) for k, v in self.every.items()}))
+
+
+def _finite(x: object) -> bool:
+    return isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x)
 
 
 def position_points(stats: pd.DataFrame, rules: Mapping[str, Rules], position: str = "position") -> pd.Series:
