@@ -4,7 +4,8 @@ import pandas as pd
 import pytest
 
 from ffbench_lib.data.base import DataError
-from ffbench_lib.data.fpl import GAMEWEEK_REQUIRED, blank_clubs, clubs, deadlines, fixtures, gameweek_rows, player_gameweeks
+from ffbench_lib.data.fpl import (GAMEWEEK_REQUIRED, blank_clubs, clubs, deadlines, fixtures, gameweek_rows,
+                                  player_gameweeks, preseason_market)
 from ffbench_lib.sport import fpl
 from ffbench_lib.sport.scoring import Rules, fantasy_points, position_points
 
@@ -147,3 +148,21 @@ def test_the_fixture_list_deadlines_and_blank_gameweeks(fpl_data_dir, season):
     doubles = set(twice[twice == 2].index)
     assert doubles and {(int(g), c) for g, c, n in pgw[["gameweek", "club", "fixtures"]].itertuples(index=False)
                         if n == 2} <= doubles
+
+
+def test_the_preseason_market_is_gameweek_ones_ownership(fpl_data_dir):
+    pgw = player_gameweeks(fpl_data_dir / "2024-25", fpl.rules(2024))
+    market = preseason_market(pgw)
+    gw1 = pgw[pgw["gameweek"] == 1]
+    assert len(market) == len(gw1) and market["player_id"].is_unique
+    assert market["market_rank"].tolist() == list(range(1, len(market) + 1))
+    assert market["selected"].is_monotonic_decreasing
+    top = market.iloc[0]  # the most owned player's price and ownership are his gameweek-1 ones, not later ones
+    row = gw1[gw1["player_id"] == top["player_id"]].iloc[0]
+    assert (top["value"], top["selected"]) == (row["value"], row["selected"])
+    later = pgw[(pgw["player_id"] == top["player_id"]) & (pgw["gameweek"] == 38)]
+    assert later.empty or (later.iloc[0]["selected"], later.iloc[0]["value"]) != (top["selected"], top["value"])
+    joined = set(pgw["player_id"]) - set(gw1["player_id"])  # January signings and the like: not in the market
+    assert joined and not joined & set(market["player_id"])
+    with pytest.raises(DataError, match="no gameweek 1 rows"):
+        preseason_market(pgw[pgw["gameweek"] > 1])

@@ -1,7 +1,7 @@
 """Fantasy Premier League files in a local directory: the layout of the public ``vaastav/Fantasy-Premier-League``
 repository (``<season>/gws/gw<N>.csv``, ``fixtures.csv``, ``teams.csv``, ``players_raw.csv``), as ``fpl/`` of
-the data folder holds it. The gameweek rows, the player-gameweek table and the fixture list so far (issue #28 adds
-the prepared season).
+the data folder holds it. The gameweek rows, the player-gameweek table, the fixture list and the preseason market so
+far (issue #28 adds the prepared season).
 
 A gameweek file has one row per player per fixture: a double gameweek gives a player two rows, a blank one none.
 ``players_raw.csv`` and ``cleaned_players.csv`` are end-of-season snapshots and are never read for a view.
@@ -166,3 +166,16 @@ def clubs(season_dir: Path) -> list[str]:
     """The season's 20 clubs (short names, ``teams.csv``)."""
     teams = read_csv(Path(season_dir) / "teams.csv", f"FPL clubs {Path(season_dir).name}", ("short_name",))
     return sorted(teams["short_name"])
+
+
+def preseason_market(player_gameweeks: pd.DataFrame) -> pd.DataFrame:
+    """The market's view before the season, FPL's analogue of ADP: each player in gameweek 1's file (published
+    before its deadline) with his price (``value``) and how many managers own him (``selected``) there, ranked
+    ``market_rank`` 1, 2, ... by ownership (then price, then id). A player who joined later was not yet in the
+    game, so he is not in it."""
+    gw1 = player_gameweeks[player_gameweeks["gameweek"] == 1]
+    if gw1.empty:
+        raise DataError("FPL preseason market: the season has no gameweek 1 rows; " + FIX)
+    cols = ["player_id", "player_name", "position", "club", "value", "selected"]
+    out = gw1[cols].sort_values(["selected", "value", "player_id"], ascending=[False, False, True], kind="stable")
+    return out.reset_index(drop=True).assign(market_rank=lambda d: range(1, len(d) + 1))
