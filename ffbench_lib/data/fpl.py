@@ -17,6 +17,7 @@ import pandas as pd
 from ffbench_lib.data.base import DataError, read_csv
 from ffbench_lib.sport.fpl import NOT_PLAYERS, POSITION_ALIASES
 from ffbench_lib.sport.scoring import Rules, position_points
+
 #: columns every gameweek file must have: keys and every stat the FPL rules score (``defensive_contribution``
 #: only from 2025-26, so it is not required)
 GAMEWEEK_REQUIRED = ("element", "name", "position", "team", "fixture", "kickoff_time", "minutes", "goals_scored",
@@ -28,6 +29,11 @@ KEYS = ("element", "name", "position", "team", "fixture", "kickoff_time")
 FIX = "copy the season's folder again from the source repository's layout (see docs/data.md)"
 
 
+def _teams(season_dir: Path, *columns: str) -> pd.DataFrame:
+    """The season's ``teams.csv`` (its 20 clubs) with ``columns`` required."""
+    return read_csv(Path(season_dir) / "teams.csv", f"FPL clubs {Path(season_dir).name}", columns)
+
+
 def gameweek_files(folder: Path) -> dict[int, Path]:
     """``gw<N>.csv`` files of a season's ``gws/`` folder by gameweek N, in order."""
     found = {int(m.group(1)): p for p in Path(folder).glob("gw*.csv") if (m := re.fullmatch(r"gw(\d+)\.csv", p.name))}
@@ -36,8 +42,9 @@ def gameweek_files(folder: Path) -> dict[int, Path]:
 
 def gameweek_rows(season_dir: Path) -> tuple[pd.DataFrame, dict[str, int]]:
     """Every player-fixture row of a season (``<fpl>/<season>``) with its ``gameweek``, positions as GK, DEF,
-    MID, FWD; and what was changed or left out on the way (``{"GKP read as GK": n, "AM rows (not players) left out": n, "identical duplicate rows dropped": n}``), for
-    the prepare report. A missing folder, file or column is a DataError naming it."""
+    MID, FWD; and what was changed or left out on the way, for the prepare report (``{"GKP read as GK": n,
+    "AM rows (not players) left out": n, "identical duplicate rows dropped": n}``). A missing folder, file or
+    column is a DataError naming it."""
     gws = Path(season_dir) / "gws"
     files = gameweek_files(gws)
     if not files:
@@ -89,7 +96,7 @@ def player_gameweeks(season_dir: Path, rules: Mapping[str, Rules]) -> pd.DataFra
     season_dir = Path(season_dir)
     rows, _ = gameweek_rows(season_dir)
     raw = read_csv(season_dir / "players_raw.csv", f"FPL players {season_dir.name}", ("id", "code"))
-    teams = read_csv(season_dir / "teams.csv", f"FPL clubs {season_dir.name}", ("name", "short_name"))
+    teams = _teams(season_dir, "name", "short_name")
     if raw["id"].duplicated().any() or raw["code"].isna().any():
         raise DataError(f"FPL players {season_dir.name}: players_raw.csv has "
                         f"{'an id twice' if raw['id'].duplicated().any() else 'a player without a code'}; {FIX}")
@@ -126,7 +133,7 @@ def fixtures(season_dir: Path) -> pd.DataFrame:
     its new date from the start, days or months before managers knew of the move."""
     season_dir = Path(season_dir)
     fx = read_csv(season_dir / "fixtures.csv", f"FPL fixtures {season_dir.name}", FIXTURES_REQUIRED)
-    teams = read_csv(season_dir / "teams.csv", f"FPL clubs {season_dir.name}", ("id", "short_name"))
+    teams = _teams(season_dir, "id", "short_name")
     clubs = dict(zip(teams["id"], teams["short_name"]))
     unknown = sorted((set(fx["team_h"]) | set(fx["team_a"])) - set(clubs))
     if unknown:
@@ -164,8 +171,7 @@ def blank_clubs(fixture_list: pd.DataFrame, clubs: Sequence[str]) -> dict[int, l
 
 def clubs(season_dir: Path) -> list[str]:
     """The season's 20 clubs (short names, ``teams.csv``)."""
-    teams = read_csv(Path(season_dir) / "teams.csv", f"FPL clubs {Path(season_dir).name}", ("short_name",))
-    return sorted(teams["short_name"])
+    return sorted(_teams(season_dir, "short_name")["short_name"])
 
 
 def preseason_market(player_gameweeks: pd.DataFrame) -> pd.DataFrame:

@@ -78,7 +78,7 @@ class LeagueState:
 
     def __repr__(self) -> str:
         """Short: the full state is every table of the season (megabytes), and asyncio reprs a finished task's
-        result each time ``asyncio.run`` checks its SIGINT handler (a tenth of a bot season's time)."""
+        result each time ``asyncio.run`` checks its SIGINT handler (twice a season, 5 ms each)."""
         rows = sum(map(len, self.tables.values()))
         return (f"LeagueState(phase={self.phase!r}, teams={len(self.teams)}, decisions={self.decisions}, "
                 f"table_rows={rows})")

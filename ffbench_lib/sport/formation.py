@@ -81,8 +81,9 @@ def auto_subs(starting: Sequence[str], bench: Sequence[str], positions: Mapping[
               keeper: str) -> tuple[list[str], list[tuple[str, str]]]:
     """The final starters after automatic substitutions, and the ``(out, in)`` pairs in the order made.
 
-    ``starting`` must be a legal formation of ``starters``. Each starter who did not play, in the lineup's order, is replaced by the first bench player, in the bench's
-    order, who played, is not already in, and keeps the formation legal; a ``keeper`` (goalkeeper) only by a bench
+    ``starting`` must be a legal formation of ``starters``. Each starter who did not play, in the lineup's order,
+    is replaced by the first bench player, in the bench's order, who played, is not already in, and keeps the
+    formation legal; a ``keeper`` (goalkeeper) only by a bench
     ``keeper``, and only a keeper replaces one. A starter nobody can replace stays (and scores nothing). The
     final starters keep the lineup's order, each substitute in the place of the player he replaced. A player
     missing from ``played`` did not play (no row: his club had no match). An illegal starting lineup, a player

@@ -4,8 +4,8 @@ its leagues follow, issue #28; it is not a registered sport yet).
 FPL's published rules, which reproduce its own ``total_points`` on every player-fixture row of 2021-22 to 2025-26
 (``tests/test_fpl.py``): minutes 1-59 score 1 and 60 or more 2; a goal 6 from a goalkeeper or defender, 5 from a
 midfielder, 4 from a forward; an assist 3; a clean sheet 4 (goalkeeper, defender) or 1 (midfielder), which the data
-gives only for 60 or more minutes; a point per 3 saves by a goalkeeper; a penalty saved 5, missed -2; -1 per 2 goals conceded
-(goalkeeper, defender); yellow card -1, red -3, own goal -2; the bonus points as given. From 2025-26 a defender
+gives only for 60 or more minutes; a point per 3 saves by a goalkeeper; a penalty saved 5, missed -2; -1 per 2
+goals conceded (goalkeeper, defender); yellow card -1, red -3, own goal -2; the bonus points as given. From 2025-26 a defender
 with 10 or more defensive contributions, or a midfielder or forward with 12 or more, scores 2 more.
 """
 from __future__ import annotations

@@ -144,6 +144,12 @@ def tiers_problem(stat: object, tiers: object) -> str | None:
     if stat not in TIERABLE_STATS:  # a player's row holds 0, not "no value", for stats other positions have
         return (f"tiers are for team-level stats that no player row has ({', '.join(TIERABLE_STATS)}); score "
                 f"{stat} with scoring.weights")
+    return tier_list_problem(stat, tiers)
+
+
+def tier_list_problem(stat: str, tiers: object) -> str | None:
+    """Why ``tiers`` cannot be the tiers of ``stat`` (whichever stats a sport tiers), else None: their shape,
+    ascending bounds, the last null, none below the lowest value ``stat`` can have, finite points."""
     if not isinstance(tiers, (list, tuple)) or not tiers:
         return "give a list of [upto, points] pairs, e.g. [[0, 10], [6, 7], [null, -4]]"
     prev = None
@@ -269,11 +275,10 @@ class Rules:
                 raise ValueError(f"every.{stat} must be [n, points] with n a whole number above 0 and finite points "
                                  f"(got [{n!r}, {pts!r}])")
         for stat, t in self.tiers.items():
-            bounds = [u for u, _ in t]
-            if (not bounds or bounds[-1] is not None or any(u is None or not _finite(u) for u in bounds[:-1])
-                    or any(a >= b for a, b in zip(bounds[:-2], bounds[1:-1])) or not all(_finite(p) for _, p in t)):
+            problem = tier_list_problem(stat, t)
+            if problem:
                 raise ValueError(f"tiers.{stat} must be [[upto, points], ...] with ascending finite bounds, the last "
-                                 f"null, and finite points (got {t!r})")
+                                 f"null, and finite points: {problem}")
         object.__setattr__(self, "weights", MappingProxyType(dict(self.weights)))
         object.__setattr__(self, "tiers", MappingProxyType({k: tuple(tuple(x) for x in v) for k, v in self.tiers.items()}))
         object.__setattr__(self, "every", MappingProxyType({k: tuple(v) for k, v in self.every.items()}))
