@@ -170,6 +170,16 @@ def real_prepared_2024(real_data_dir, tmp_path_factory):
 
 
 @pytest.fixture(scope="session")
+def prepared_fpl(fpl_data_dir, tmp_path_factory):
+    """The real Premier League 2024-25 season (FPL rules, 38 gameweeks), prepared once per test run."""
+    from ffbench_lib.data import fpl
+
+    folder, lock = _shared(tmp_path_factory, "prepared-fpl")
+    with lock:
+        return fpl.prepare_cached(2024, fpl_data_dir.parent, 38, cache_root=folder)
+
+
+@pytest.fixture(scope="session")
 def prepared_2024_sdio(real_data_dir, tmp_path_factory):
     return _prepared(tmp_path_factory, real_data_dir, "sportsdataio", "sportsdataio-2024")
 

@@ -38,18 +38,27 @@ PRESETS = {
     "big_trades": {"trades": {"max_players_per_side": 3}},
     "no_on_deck": {"draft": {"on_deck": False}},
     "draft_queue": {"draft": {"mode": "queue", "queue_size": 1}},  # one-player queues: some run dry (a re-ask)
+    # the Premier League under FPL rules (real 2024-25 data): formations, an ordered bench, automatic substitutions
+    "fpl": {"sport": "fpl", "waivers": {"enabled": True, "mode": "rolling", "max_claims": 2}},
+    "fpl_queue_faab": {"sport": "fpl", "draft": {"mode": "queue", "queue_size": 1},
+                       "waivers": {"enabled": True, "mode": "faab", "budget": 100, "max_claims": 3}},
 }
 DRAFT_KINDS = {"shortlist": {"draft_shortlist", "draft_pick"}, "queue": {"draft_queue"}}
 
 
 def random_league(preset: str, seed: int):
-    """The demo league, every team a random bot, changed by ``PRESETS[preset]`` and validated like a config file."""
+    """The demo league, every team a random bot, changed by ``PRESETS[preset]`` and validated like a config file
+    (a preset of another sport: the demo's teams, seasons and sections in that sport's defaults)."""
     cfg = demo_league().model_dump(mode="json")
     cfg.update(seed=seed, weeks=5, trades={**cfg["trades"], "weeks": [2, 4]})
+    changes = dict(PRESETS[preset])
+    if "sport" in changes:
+        cfg = {k: v for k, v in cfg.items() if k not in ("season", "roster", "scoring", "data")}
+        cfg["sport"] = changes.pop("sport")
     for team in cfg["teams"]:
         team["agent"] = {"kind": "bot", "strategy": "random"}
-    for section, changes in PRESETS[preset].items():
-        cfg[section] = {**cfg[section], **changes}
+    for section, change in changes.items():
+        cfg[section] = {**cfg.get(section, {}), **change}
     return parse_config(cfg, f"preset {preset}")
 
 
@@ -57,13 +66,14 @@ _RUNS: dict[str, tuple] = {}
 
 
 @pytest.fixture
-def played(request, prepared_2024, tmp_path_factory):
+def played(request, tmp_path_factory):
     """(league, RunDir) of a random-play season of the preset ``request.param`` (played once per session)."""
     preset = request.param
     if preset not in _RUNS:
         league = random_league(preset, seed=list(PRESETS).index(preset) + 1)
+        prepared = request.getfixturevalue("prepared_fpl" if league.sport == "fpl" else "prepared_2024")
         out = tmp_path_factory.mktemp(f"random_{preset}") / "run"
-        run_engine(league, prepared_2024, out)
+        run_engine(league, prepared, out)
         _RUNS[preset] = (league, RunDir(out))
     return _RUNS[preset]
 

@@ -94,6 +94,12 @@ def _lineup(view: dict, how: str) -> dict[str, list[str | None]]:
     return best_lineup(positions, values, roster_rules(view))
 
 
+def _bench(view: dict, lineup: dict[str, list[str | None]], order) -> list[str]:
+    """The players of a lineup view who do not start, in the ``order`` given to them in id order."""
+    starting = {p for ids in lineup.values() for p in ids}
+    return order(sorted(p["id"] for p in view["players"] if p["id"] not in starting))
+
+
 #: the vorp bot proposes a 1-for-1 trade only if it raises its projected starting value by more than this
 TRADE_GAIN = 0.5
 
@@ -105,7 +111,7 @@ def _ros_entry(card: dict) -> tuple[float, str, str]:
 
 def _ros_value(cards: list[dict], roster: Roster, valuer: LineupValuer | None = None) -> float:
     """Projected weekly starting value of a roster (per-game projections, bye/injury of this week ignored)."""
-    valuer = valuer or LineupValuer(roster.slot_counts(), roster.slot_positions())
+    valuer = valuer or LineupValuer(roster.slot_counts(), roster.slot_positions(), roster.most)
     return valuer.value(sorted(_ros_entry(c) for c in {c["id"]: c for c in cards}.values()))  # one card an id
 
 
@@ -160,7 +166,12 @@ class _Bot(Agent):
         return {"player_id": best["id"], "rationale": f"best of the shortlist by {self.strategy}"}
 
     async def set_lineup(self, view: dict) -> Answer:
-        return {"lineup": _lineup(view, self.lineup_by), "rationale": f"start by {self.lineup_by}"}
+        lineup = _lineup(view, self.lineup_by)
+        answer: Answer = {"lineup": lineup, "rationale": f"start by {self.lineup_by}"}
+        if roster_rules(view).auto_subs:  # an ordered bench: the best substitute comes on first
+            values = {p["id"]: _weekly_value(p, self.lineup_by) for p in view["players"]}
+            answer["bench"] = _bench(view, lineup, lambda ids: sorted(ids, key=lambda p: (-values[p], p)))
+        return answer
 
     # waivers and free agents: claim nobody unless a subclass knows better
     async def waiver_claims(self, view: dict) -> Answer:
@@ -364,7 +375,7 @@ class VORPBot(_Bot):
 
     async def propose_trade(self, view: dict) -> Answer:
         roster = roster_rules(view)
-        valuer = LineupValuer(roster.slot_counts(), roster.slot_positions())
+        valuer = LineupValuer(roster.slot_counts(), roster.slot_positions(), roster.most)
         mine = view["my_roster"]
         # each roster sorted once; a 1-for-1 swap takes one entry out and puts one in (the same order a full
         # sort would give, so the same lineups and values)
@@ -460,8 +471,13 @@ class RandomBot(_Bot):
 
     async def set_lineup(self, view):
         positions = {p["id"]: p["pos"] for p in view["players"]}
-        lineup = random_lineup(positions, roster_rules(view), self.rng(f"lineup:{view['week']}"))
-        return {"lineup": lineup, "rationale": "random legal lineup"}
+        roster = roster_rules(view)
+        lineup = random_lineup(positions, roster, self.rng(f"lineup:{view['week']}"))
+        answer = {"lineup": lineup, "rationale": "random legal lineup"}
+        if roster.auto_subs:  # an ordered bench: any order of the players left
+            rng = self.rng(f"bench:{view['week']}")
+            answer["bench"] = _bench(view, lineup, lambda ids: [ids[i] for i in rng.permutation(len(ids))])
+        return answer
 
     async def propose_trade(self, view):
         space = OfferSpace(trade_market(view), view["team"], [t["team"] for t in view["other_teams"]])

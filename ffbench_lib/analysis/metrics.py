@@ -453,7 +453,8 @@ def start_sit(runs: Runs) -> pd.DataFrame:
         roster = rosters[run_id]
         positions = {pid: pos for pid, pos, _ in players}
         values = {p: float(pts.get((run_id, week, team, p), 0.0)) for p in positions}
-        best = lineup_value(best_lineup(positions, values, roster.slot_counts(), roster.slot_positions()), values)
+        best = lineup_value(best_lineup(positions, values, roster.slot_counts(), roster.slot_positions(),
+                                                most=roster.most), values)
         actual = float(started.get((run_id, week, team), 0.0))
         rows.append({"run_id": run_id, "week": week, "team": team, "agent": players[0][2],
                      "optimal_points": round(best, 2), "started_points": round(actual, 2),

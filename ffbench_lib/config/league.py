@@ -25,7 +25,7 @@ from ffbench_lib.sport import SPORTS, Sport, scoring
 from ffbench_lib.sport import sport as get_sport
 
 BOT_STRATEGIES = ("random", "adp", "vorp", "recent_form")
-DATA_SOURCES = ("nflverse", "sportsdataio")
+DATA_SOURCES = ("nflverse", "sportsdataio", "fpl")
 PROJECTION_SOURCES = ("builtin", "sportsdataio", "fantasypros")
 #: The sport whose positions a :class:`Roster` validates and whose stat groups :class:`Scoring` keeps: a roster
 #: or scoring section is validated before (and without) its league, so both read the default sport; a second
@@ -195,7 +195,7 @@ class Scoring(_Strict):
     """A preset, explicit per-unit weights over it, and tiered rules (``points_allowed: [[0, 10], ..., [null, -4]]``);
     see :mod:`ffbench_lib.sport.scoring`."""
 
-    preset: Literal["ppr", "half_ppr", "standard", "ffbench_v1"] | None = "ppr"
+    preset: Literal["ppr", "half_ppr", "standard", "ffbench_v1", "fpl"] | None = "ppr"
     weights: dict[str, float] = Field(default_factory=dict)
     tiers: dict[str, Any] = Field(default_factory=dict, description="stat -> [[upto, points], ...], ascending "
                                   "inclusive upper bounds, the last null; scores only rows that have the stat")
@@ -251,9 +251,11 @@ _NOT_POSITIONS = ("FLEX", "SUPERFLEX", "BENCH", "IR")
 
 
 @lru_cache(maxsize=None)
-def _slot_count(pos: str) -> TypeAdapter:
+def _slot_count(pos: str, sport: str = DEFAULT_SPORT) -> TypeAdapter:
     """The validator of one position's starting slots (built once: bots build a Roster for every decision)."""
-    return TypeAdapter(Annotated[int, Strict(), Field(ge=0, le=_SPORT.max_slots.get(pos))])
+    spec = get_sport(sport)
+    return TypeAdapter(Annotated[int, Strict(), Field(ge=0, le=spec.max_flex if pos == "FLEX" else
+                                                      spec.max_slots.get(pos))])
 
 
 def _field_problem(field: str, problem: str) -> PydanticCustomError:
@@ -270,7 +272,8 @@ class Roster(_Strict):
 
     slots: dict[str, Count] = Field(default_factory=lambda: dict(_SPORT.default_slots),
                                   description="starting slots per position, in the sport's position order")
-    FLEX: Count = Field(1, ge=0, le=3)
+    FLEX: Count = Field(1, ge=0, le=10, description="slots any of flex_positions may fill (at most the sport's "
+                        "max_flex: 3 in the NFL)")
     SUPERFLEX: Count = Field(0, ge=0, le=2, description="slots any of superflex_positions may fill (filled after FLEX)")
     BENCH: Count = Field(5, ge=0, le=10)
     IR: Count = Field(0, ge=0, le=4, description="injured-reserve slots: a player ruled Out may be moved there, "
@@ -278,6 +281,12 @@ class Roster(_Strict):
     flex_positions: tuple[str, ...] = _SPORT.flex_slots["FLEX"]
     superflex_positions: tuple[str, ...] = _SPORT.flex_slots["SUPERFLEX"]
     caps: dict[str, Count] = Field(default_factory=dict, description="most players of a position one team may hold")
+    most: dict[str, Count] = Field(default_factory=dict, description="most starters of a position (its slots "
+                                   "are the least): a formation, e.g. soccer's 3-5 defenders; none: no limit "
+                                   "beyond the slots the position may fill")
+    auto_subs: Flag = Field(False, description="the bench is in the order the manager sets, and a starter who did "
+                            "not play is replaced by the first bench player who did and keeps the lineup legal")
+    sport: str = Field(DEFAULT_SPORT, description="the sport whose positions these are (the league's)")
 
     @model_validator(mode="before")
     @classmethod
@@ -288,23 +297,30 @@ class Roster(_Strict):
         if "slots" in data:
             raise _field_problem("slots", "unknown key; give each position's starting slots as its own key, "
                                  "e.g. QB: 1")
+        name = data.get("sport", DEFAULT_SPORT)
+        spec = get_sport(name) if isinstance(name, str) and name in SPORTS else _SPORT
         rest = {k: v for k, v in data.items() if not (isinstance(k, str) and k.isupper() and k not in _NOT_POSITIONS)}
         given = {k: v for k, v in data.items() if k not in rest}
-        known, defaults = _SPORT.positions, _SPORT.default_slots
+        known, defaults = spec.positions, spec.default_slots
         for pos, n in given.items():
             if pos not in known:
                 raise _field_problem(pos, f"unknown position; the positions are {', '.join(known)} "
                                      "(a roster also takes FLEX, BENCH, IR, flex_positions and caps)")
             try:
-                given[pos] = _slot_count(pos).validate_python(n)
+                given[pos] = _slot_count(pos, spec.name).validate_python(n)
             except ValidationError as exc:
                 err = exc.errors()[0]
                 raise _field_problem(pos, f"{err['msg']} (got {short_value(n)})") from None
+        if "FLEX" in rest:
+            try:
+                _slot_count("FLEX", spec.name).validate_python(rest["FLEX"])
+            except ValidationError as exc:
+                raise _field_problem("FLEX", f"{exc.errors()[0]['msg']} (got {short_value(rest['FLEX'])})") from None
         slots = {p: given.get(p, defaults.get(p)) for p in known if p in given or p in defaults}
         rest["slots"] = slots
-        rest.setdefault("caps", {p: _SPORT.default_caps[p] for p in slots if p in _SPORT.default_caps})
+        rest.setdefault("caps", {p: spec.default_caps[p] for p in slots if p in spec.default_caps})
         for slot, key in FLEX_SLOTS.items():
-            rest.setdefault(key, tuple(p for p in _SPORT.flex_slots[slot] if p in slots))
+            rest.setdefault(key, tuple(p for p in spec.flex_slots.get(slot, ()) if p in slots))
         return rest
 
     @model_serializer(mode="wrap")
@@ -315,7 +331,32 @@ class Roster(_Strict):
             out.pop("superflex_positions", None)
         if not out.get("IR"):
             out.pop("IR", None)
+        for key, plain in (("most", {}), ("auto_subs", False), ("sport", DEFAULT_SPORT)):
+            if out.get(key) == plain:  # likewise a roster without a formation, an ordered bench or another sport
+                out.pop(key, None)
         return {**out.pop("slots"), **out}
+
+    @field_validator("sport")
+    @classmethod
+    def _roster_sport(cls, v: str) -> str:
+        if v not in SPORTS:
+            raise ValueError(f"unknown sport; the sports are {', '.join(SPORTS)}")
+        return v
+
+    @property
+    def spec(self) -> Sport:
+        return get_sport(self.sport)
+
+    def ranges(self) -> dict[str, tuple[int, int]]:
+        """Least and most starters of each position that can start (a formation): its slots, and at most its
+        :attr:`most`, else its slots plus every flex slot that takes it."""
+        flex = self.flex_slots()
+        out = {}
+        for pos, n in self.slots.items():
+            hi = self.most.get(pos, n + sum(getattr(self, slot) for slot, ps in flex.items() if pos in ps))
+            if hi > 0:
+                out[pos] = (n, hi)
+        return out
 
     @property
     def positions(self) -> tuple[str, ...]:
@@ -384,9 +425,22 @@ class Roster(_Strict):
             if pos not in self.slots:
                 raise _field_problem(f"caps.{pos}", f"not a position of this league; {allowed}")
         flexible = {p for ps in self.flex_slots().values() for p in ps}
+        for pos, most in self.most.items():
+            if pos not in self.slots:
+                raise _field_problem(f"most.{pos}", f"not a position of this league; {allowed}")
+            if most < self.slots[pos]:
+                raise _field_problem(f"most.{pos}", f"{most} is below the {self.slots[pos]} starting {pos} slot(s); "
+                                     "the slots are the least that start")
+        if self.most:
+            room = sum(min(self.most.get(p, self.size), self.caps.get(p, self.size)) - self.starting(p)
+                       for p in {q for ps in self.flex_slots().values() for q in ps})
+            if self.FLEX + self.SUPERFLEX > room:
+                raise _field_problem("most", f"the flex slots need {self.FLEX + self.SUPERFLEX} starters beyond the "
+                                     f"positions' own slots, but most (and caps) leave room for {room}; raise most "
+                                     "or lower FLEX")
         for pos, need in self.slots.items():
             # a position a league opts into (K, DST) that could never start: drafted for nothing
-            if need == 0 and pos not in _SPORT.default_slots and pos not in flexible and self.caps.get(pos, 1) > 0:
+            if need == 0 and pos not in self.spec.default_slots and pos not in flexible and self.caps.get(pos, 1) > 0:
                 raise _field_problem(pos, f"0 starting slots and no flex slot takes {pos}, so a {pos} could never "
                                      f"start; give it a slot, add it to a flex slot's positions, or set caps.{pos}: 0")
             cap = self.caps.get(pos, self.size)
@@ -422,7 +476,8 @@ class Roster(_Strict):
 
 
 class DataConfig(_Strict):
-    source: Literal["nflverse", "sportsdataio"] = "nflverse"
+    source: Literal["nflverse", "sportsdataio", "fpl"] = Field("nflverse", description="nflverse or sportsdataio "
+                                                              "(NFL), fpl (Premier League)")
     dir: Path | None = Field(None, description="data directory; default $FFBENCH_DATA_DIR")
     projections: Literal["builtin", "sportsdataio", "fantasypros"] = "builtin"
     prepared_dir: Path | None = Field(None, description="where prepared seasons are cached; default outputs/prepared")
@@ -588,10 +643,11 @@ class League(_Strict):
     """One league = one season of one set of teams; the seed picks draft order, schedule and bot randomness."""
 
     name: str = "league"
-    sport: Literal["nfl"] = Field(DEFAULT_SPORT, description="the sport played: its positions, teams, seasons, "
-                                  "injury statuses and scoring presets (ffbench_lib/sport/); nfl is the only one")
-    season: int = Field(2024, description="season played (the year it starts in)")
-    weeks: Count = Field(17, ge=1, le=_SPORT.max_weeks)
+    sport: str = Field(DEFAULT_SPORT, description="the sport played: its positions, teams, seasons, injury "
+                       "statuses and scoring presets (ffbench_lib/sport/): nfl or fpl (the Premier League, FPL rules)")
+    season: int = Field(2024, description="season played (the year it starts in; a season named by two years as "
+                        "its sport's data names it, e.g. 2024-25, is read as its first)")
+    weeks: Count = Field(17, ge=1, description="weeks (a soccer league's gameweeks) played, at most the sport's")
     seed: int = Field(0, ge=0)
     schedule: Literal["random", "round_robin"] = "random"
     teams: list[Team] = Field(min_length=2)
@@ -614,6 +670,9 @@ class League(_Strict):
             out.pop("information", None)
         if self.sport == DEFAULT_SPORT:  # and a league of the default sport (run ids and digests stay as they were)
             out.pop("sport", None)
+        else:  # another sport's season as its data names it (2024-25), and its roster without the sport again
+            out["season"] = self.sport_spec.season_name(self.season)
+            out["roster"].pop("sport", None)
         return out
 
     @field_validator("sport", mode="before")
@@ -621,6 +680,39 @@ class League(_Strict):
     def _sport_known(cls, v: Any) -> Any:
         if isinstance(v, str) and v not in SPORTS:
             raise ValueError(f"unknown sport; the sports are {', '.join(SPORTS)}")
+        return v
+
+    @model_validator(mode="before")
+    @classmethod
+    def _sport_defaults(cls, data: Any) -> Any:
+        """A league of another sport than the default: its roster reads the sport's positions, and without a roster,
+        data source or weeks of its own it gets the sport's; its season may be named as the sport names it."""
+        if not isinstance(data, dict) or data.get("sport", DEFAULT_SPORT) == DEFAULT_SPORT or \
+                data.get("sport") not in SPORTS:
+            return data
+        spec = get_sport(data["sport"])
+        data = dict(data)
+        roster = data.get("roster", dict(spec.default_roster))
+        if isinstance(roster, dict):
+            data["roster"] = {**roster, "sport": spec.name}
+        source = data.get("data", {})
+        if isinstance(source, dict) and "source" not in source:
+            data["data"] = {**source, "source": spec.sources[0]}
+        data.setdefault("weeks", spec.max_weeks)
+        data.setdefault("scoring", spec.scoring_presets[0])
+        data.setdefault("season", spec.seasons[-2] if len(spec.seasons) > 1 else spec.seasons[-1])
+        year = spec.season_year(data["season"])
+        if year is not None:
+            data["season"] = year
+        return data
+
+    @field_validator("weeks")
+    @classmethod
+    def _weeks_of_sport(cls, v: int, info: ValidationInfo) -> int:
+        if "sport" in info.data and v > get_sport(info.data["sport"]).max_weeks:
+            spec = get_sport(info.data["sport"])
+            raise ValueError(f"Input should be less than or equal to {spec.max_weeks} (an {spec.title} season has "
+                             f"{spec.max_weeks} {spec.calendar_unit}s)")
         return v
 
     @field_validator("seed", mode="before")
@@ -640,9 +732,10 @@ class League(_Strict):
     def _season_known(cls, v: int, info: ValidationInfo) -> int:
         if "sport" not in info.data:  # the sport's own error says why
             return v
-        seasons = get_sport(info.data["sport"]).seasons
-        if v not in seasons:
-            raise ValueError(f"no data for season {v}; allowed: {', '.join(map(str, seasons))}")
+        spec = get_sport(info.data["sport"])
+        if v not in spec.seasons:
+            raise ValueError(f"no data for season {spec.season_name(v)}; allowed: "
+                             f"{', '.join(spec.season_name(y) for y in spec.seasons)}")
         return v
 
     @model_validator(mode="after")
@@ -679,10 +772,41 @@ class League(_Strict):
         if self.roster.IR and not self.waivers.enabled:
             raise ValueError("roster.IR: an IR move frees a roster spot that only waivers and free agents can fill; "
                              "set waivers.enabled: true or IR: 0")
+        spec = self.sport_spec
+        if self.data.source not in spec.sources:
+            raise _field_problem("data.source", f"{self.data.source!r} holds no {spec.title} data; the sources of "
+                                 f"sport {spec.name} are {', '.join(spec.sources)}")
+        if (self.scoring.preset is not None or spec.position_rules) and self.scoring.preset not in \
+                spec.scoring_presets or (spec.position_rules and (self.scoring.weights or self.scoring.tiers)):
+            fix = ("custom weights and tiers are not available for it yet" if spec.position_rules and
+                   self.scoring.preset in spec.scoring_presets else f"the presets are {', '.join(spec.scoring_presets)}")
+            raise _field_problem("scoring.preset", f"sport {spec.name} scores by its own presets; {fix}")
+        if self.roster.auto_subs and not spec.has_minutes:
+            raise _field_problem("roster.auto_subs", f"automatic substitutions need to know who played, and "
+                                 f"{spec.title} data has no minutes; set auto_subs: false")
+        if spec.position_rules is not None and self.data.projections != "builtin":
+            raise _field_problem("data.projections", f"sport {spec.name} has the built-in projections only; use "
+                                 "builtin")
+        if spec.position_rules is None:
+            self._scoring_consistent(spec)
+        if self.waivers.enabled and self.llm.prompt_version == "v1" and any(t.agent.kind == "llm" for t in self.teams):
+            raise ValueError("waivers.enabled: prompt_version v1 has no waiver prompts (it only replays old "
+                             "caches); use prompt_version v2 or turn waivers off")
+        if self.roster.IR and self.llm.prompt_version == "v1" and any(t.agent.kind == "llm" for t in self.teams):
+            raise ValueError("roster.IR: prompt_version v1 has no IR prompts (it only replays old caches); use "
+                             "prompt_version v2 or set roster.IR to 0")
+        if self.sport != DEFAULT_SPORT and self.llm.prompt_version == "v1" and \
+                any(t.agent.kind == "llm" for t in self.teams):
+            raise _field_problem("llm.prompt_version", f"v1 has no {spec.title} prompts (it only replays old "
+                                 "caches); use v2")
+        return self
+
+    def _scoring_consistent(self, spec: Sport) -> None:
+        """A league scored by its weights (the NFL): every rule scores a stat of its positions, and each position
+        has one."""
         both = sorted(set(self.scoring.weights) & set(self.scoring.tiers))
         if both:
             raise ValueError(f"scoring: {both[0]} has both a weight and tiers, which would both count; keep one")
-        spec = self.sport_spec
         for pos, supply in spec.position_supply.items():
             need = len(self.teams) * self.roster.starting(pos)
             if need > supply:
@@ -703,13 +827,6 @@ class League(_Strict):
             if not any(weights.get(s) for s in stats) and not stats & set(tiers):
                 raise ValueError(f"scoring: no rule scores a {pos} stat, so every {pos} would score 0; use a preset "
                                  f"with {pos} rules (ppr, half_ppr, standard) or give scoring.weights for them")
-        if self.waivers.enabled and self.llm.prompt_version == "v1" and any(t.agent.kind == "llm" for t in self.teams):
-            raise ValueError("waivers.enabled: prompt_version v1 has no waiver prompts (it only replays old "
-                             "caches); use prompt_version v2 or turn waivers off")
-        if self.roster.IR and self.llm.prompt_version == "v1" and any(t.agent.kind == "llm" for t in self.teams):
-            raise ValueError("roster.IR: prompt_version v1 has no IR prompts (it only replays old caches); use "
-                             "prompt_version v2 or set roster.IR to 0")
-        return self
 
     @model_validator(mode="after")
     def _names_not_masked(self) -> "League":
@@ -738,13 +855,24 @@ class League(_Strict):
 
     @property
     def scoring_weights(self) -> dict[str, float]:
-        """Per-unit weights of the stats of this league's positions (a league without K/DST: the offensive ones)."""
+        """Per-unit weights of the stats of this league's positions (a league without K/DST: the offensive ones;
+        ``{}`` in a sport scored by position: :attr:`position_rules`)."""
+        if self.sport_spec.position_rules is not None:
+            return {}
         return self.scoring.resolved(self.roster.positions)
 
     @property
     def scoring_tiers(self) -> dict[str, list]:
         """Tiered rules of the stats of this league's positions (``{}`` for a league without them)."""
+        if self.sport_spec.position_rules is not None:
+            return {}
         return self.scoring.resolved_tiers(self.roster.positions)
+
+    @property
+    def position_rules(self) -> dict[str, scoring.Rules] | None:
+        """Each position's scoring rules in a sport scored by position (FPL, this season's), else None."""
+        rules = self.sport_spec.position_rules
+        return None if rules is None else dict(rules(self.season))
 
     @property
     def regular_weeks(self) -> int:

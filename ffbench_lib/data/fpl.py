@@ -1,21 +1,29 @@
 """Fantasy Premier League files in a local directory: the layout of the public ``vaastav/Fantasy-Premier-League``
 repository (``<season>/gws/gw<N>.csv``, ``fixtures.csv``, ``teams.csv``, ``players_raw.csv``), as ``fpl/`` of
-the data folder holds it. The gameweek rows, the player-gameweek table, the fixture list and the preseason market so
-far (issue #28 adds the prepared season).
+the data folder holds it: the gameweek rows, the player-gameweek table, the fixture list, the preseason market, and
+from them the prepared season a league plays (:func:`prepare_season`).
 
 A gameweek file has one row per player per fixture: a double gameweek gives a player two rows, a blank one none.
 ``players_raw.csv`` and ``cleaned_players.csv`` are end-of-season snapshots and are never read for a view.
 """
 from __future__ import annotations
 
+import hashlib
+import json
 import re
+import time
 from pathlib import Path
 from typing import Mapping, Sequence
 
+import numpy as np
 import pandas as pd
+from filelock import FileLock
 
+from ffbench_lib import __version__
+from ffbench_lib.data import schema
 from ffbench_lib.data.base import DataError, read_csv
-from ffbench_lib.sport.fpl import NOT_PLAYERS, POSITION_ALIASES
+from ffbench_lib.data.prepared import PreparedSeason
+from ffbench_lib.sport.fpl import FPL, NOT_PLAYERS, POSITION_ALIASES, POSITIONS, rules as season_rules
 from ffbench_lib.sport.scoring import Rules, position_points
 
 #: columns every gameweek file must have: keys and every stat the FPL rules score (``defensive_contribution``
@@ -85,7 +93,7 @@ SUMMED = ("minutes", "goals_scored", "assists", "clean_sheets", "goals_conceded"
           "penalties_missed", "yellow_cards", "red_cards", "saves", "bonus", "total_points")
 
 
-def player_gameweeks(season_dir: Path, rules: Mapping[str, Rules]) -> pd.DataFrame:
+def player_gameweeks(season_dir: Path, rules: Mapping[str, Rules], notes: dict | None = None) -> pd.DataFrame:
     """One row per player per gameweek he has a fixture in (two fixtures in a double gameweek are one row, a blank
     gameweek none), nflverse-style: ``player_id`` ``fpl:<code>`` (``players_raw.csv``'s ``code``, the same in
     every season; only the id is read from that end-of-season file), ``club`` (``teams.csv``'s short name),
@@ -94,7 +102,7 @@ def player_gameweeks(season_dir: Path, rules: Mapping[str, Rules]) -> pd.DataFra
     ``value`` and ``selected`` are those of the gameweek's first match (a player moved between a double gameweek's
     two matches would show his first club; the real data has none)."""
     season_dir = Path(season_dir)
-    rows, _ = gameweek_rows(season_dir)
+    rows, found = gameweek_rows(season_dir)
     raw = read_csv(season_dir / "players_raw.csv", f"FPL players {season_dir.name}", ("id", "code"))
     teams = _teams(season_dir, "name", "short_name")
     if raw["id"].duplicated().any() or raw["code"].isna().any():
@@ -110,6 +118,10 @@ def player_gameweeks(season_dir: Path, rules: Mapping[str, Rules]) -> pd.DataFra
         raise DataError(f"FPL season {season_dir.name}: the gameweek files name {what}; {FIX}")
     rows = rows.assign(fantasy_points=position_points(rows, rules), player_id="fpl:" +
                        rows["element"].map(codes).astype(int).astype(str), club=rows["team"].map(clubs))
+    if notes is not None:  # what reading changed, and how many rows the rules score as FPL did
+        notes.update(found)
+        same = (rows["fantasy_points"] - rows["total_points"]).abs() < 1e-9
+        notes["parity"] = {"rows": int(len(rows)), "matching": int(same.sum())}
     rows = rows.sort_values(["gameweek", "player_id", "kickoff_time", "fixture"], kind="stable")
     keys = ["gameweek", "player_id"]
     g = rows.groupby(keys, sort=True)
@@ -185,3 +197,266 @@ def preseason_market(player_gameweeks: pd.DataFrame) -> pd.DataFrame:
     cols = ["player_id", "player_name", "position", "club", "value", "selected"]
     out = gw1[cols].sort_values(["selected", "value", "player_id"], ascending=[False, False, True], kind="stable")
     return out.reset_index(drop=True).assign(market_rank=lambda d: range(1, len(d) + 1))
+
+
+# ---------------------------------------------------------------------------------------------- the prepared season
+#: in-season projections: the preseason per-fixture rate counts as this many fixtures against the season so far
+PRIOR_FIXTURES = 6.0
+
+
+def season_dir(root: Path, name: str) -> Path:
+    """A season's folder: ``<root>/fpl/<name>`` (the data folder), or ``<root>/<name>`` (the fpl folder itself)."""
+    root = Path(root)
+    return root / "fpl" / name if (root / "fpl").is_dir() else root / name
+
+
+def _summary(pgw: pd.DataFrame) -> pd.DataFrame:
+    """Per player of an earlier season: points, gameweeks he played in (minutes above 0), fixtures he was listed
+    for, and his gameweek-1 price (``value``: the market's view of him that season)."""
+    played = pgw["minutes"] > 0
+    g = pgw.assign(played=played).groupby("player_id")
+    out = pd.DataFrame({"points": g["fantasy_points"].sum(), "games": g["played"].sum().astype(int),
+                        "fixtures": g["fixtures"].sum().astype(int)})
+    gw1 = pgw[pgw["gameweek"] == 1].set_index("player_id")
+    out["value"] = gw1["value"].reindex(out.index)
+    out["position"] = g["position"].last()
+    return out
+
+
+def _price_prior(summary: pd.DataFrame | None) -> dict[str, tuple[float, float]]:
+    """Per position, the least-squares line of a season's points on its gameweek-1 price (players priced then):
+    what a price has been worth, fitted on an earlier season only."""
+    if summary is None:
+        return {}
+    out = {}
+    for pos, g in summary.dropna(subset=["value"]).groupby("position"):
+        if len(g) >= 3 and g["value"].nunique() > 1:
+            slope, icpt = np.polyfit(g["value"].to_numpy(float), g["points"].to_numpy(float), 1)
+            out[str(pos)] = (float(slope), float(icpt))
+    return out
+
+
+def preseason_projection(market: pd.DataFrame, last: pd.DataFrame | None, before: pd.DataFrame | None,
+                         weeks: int) -> pd.Series:
+    """Projected season points of every player in the preseason market, from earlier seasons and gameweek 1's
+    prices only: last season's points (and half the season before's) per gameweek played, over the share of
+    gameweeks he played, shrunk toward what his price was worth last season (:func:`_price_prior`) by how little
+    he played; a player new to the league gets his price's worth."""
+    prior = _price_prior(last)
+    m = market.set_index("player_id")
+    slope_icpt = m["position"].map(lambda p: prior.get(p, (0.0, 0.0)))
+    price_pts = pd.Series([a * v + b for (a, b), v in zip(slope_icpt, m["value"].astype(float))], index=m.index)
+    price_pts = price_pts.clip(lower=0.0) * (weeks / 38.0)
+    pts = pd.Series(0.0, index=m.index)
+    games = pd.Series(0.0, index=m.index)
+    for summary, weight in ((last, 1.0), (before, 0.5)):
+        if summary is not None:
+            pts += weight * summary["points"].reindex(m.index).fillna(0.0)
+            games += weight * summary["games"].reindex(m.index).fillna(0)
+    per_game = (pts / games.where(games > 0)).fillna(0.0)
+    share = (games / 1.5 / 38.0).clip(upper=1.0)  # weighted gameweeks played over the most possible
+    history_pts = per_game * share * weeks
+    trust = (games / 1.5 / 19.0).clip(upper=1.0)  # half a season played: his own record counts fully
+    return (trust * history_pts + (1 - trust) * price_pts).round(2).rename("proj_points")
+
+
+def weekly_projection(weekly: pd.DataFrame, pre_rate: pd.Series, club_fixtures: Mapping[int, Mapping[str, int]],
+                      preseason_club: Mapping[str, str], weeks: int) -> pd.DataFrame:
+    """The projection of each player for each gameweek w, from gameweeks < w only: his points per fixture so far,
+    shrunk toward his preseason rate (:data:`PRIOR_FIXTURES`), times the fixtures his club has in w (0 in a
+    blank gameweek, 2 in a double) by the fixture list, which is known in advance; his club the latest he
+    played for before w (else the preseason one)."""
+    ids = sorted(set(pre_rate.index) | set(weekly["player_id"]))
+    pts = {pid: 0.0 for pid in ids}
+    fixtures = {pid: 0 for pid in ids}
+    club = {pid: preseason_club.get(pid) for pid in ids}
+    by_gw = {gw: g for gw, g in weekly.groupby("week")}
+    rows = []
+    for w in range(1, weeks + 1):
+        if w > 1 and (w - 1) in by_gw:
+            g = by_gw[w - 1]
+            for pid, p, n, c in zip(g["player_id"], g["fantasy_points"], g["fixtures"], g["team"]):
+                pts[pid] += float(p)
+                fixtures[pid] += int(n)
+                club[pid] = c
+        fx = club_fixtures.get(w, {})
+        for pid in ids:
+            if club[pid] is None:
+                continue
+            rate = (PRIOR_FIXTURES * float(pre_rate.get(pid, 0.0)) + pts[pid]) / (PRIOR_FIXTURES + fixtures[pid])
+            rows.append((w, pid, round(rate * fx.get(club[pid], 0), 2)))
+    return pd.DataFrame(rows, columns=["week", "player_id", "proj_points_builtin"])
+
+
+def fixtures_per_club(schedule: pd.DataFrame) -> dict[int, dict[str, int]]:
+    """Gameweek -> club -> its matches that gameweek by a prepared schedule (2 in a double gameweek; a blank
+    club is absent), known before the season."""
+    out: dict[int, dict[str, int]] = {}
+    for w, home, away in zip(schedule["week"], schedule["home_team"], schedule["away_team"]):
+        for club in (home, away):
+            out.setdefault(int(w), {}).setdefault(club, 0)
+            out[int(w)][club] += 1
+    return out
+
+
+def played_gameweeks(fixture_list: pd.DataFrame) -> int:
+    """The last gameweek up to which every scheduled match has a final score (the season is under way after it)."""
+    sched = fixture_list.dropna(subset=["gameweek"])
+    done = sched["home_score"].notna().groupby(sched["gameweek"].astype(int)).all()
+    last = 0
+    for gw in range(1, int(sched["gameweek"].max()) + 1):
+        if gw in done.index and not done[gw]:
+            break
+        last = gw
+    return last
+
+
+def _fingerprint(dirs: list[Path], params: dict) -> str:
+    h = hashlib.sha256(json.dumps({"v": __version__, **params}, sort_keys=True, default=str).encode())
+    for d in dirs:
+        for p in sorted(d.rglob("*")):
+            if p.is_file():
+                st = p.stat()
+                h.update(f"{d.name}/{p.relative_to(d)}|{st.st_size}|{st.st_mtime_ns}".encode())
+    return h.hexdigest()[:16]
+
+
+def _history(root: Path, year: int) -> pd.DataFrame | None:
+    """An earlier season's per-player summary (:func:`_summary`), None where the data has no such season."""
+    d = season_dir(root, FPL.season_name(year))
+    if not (d / "gws").is_dir():
+        return None
+    return _summary(player_gameweeks(d, season_rules(year)))
+
+
+def prepare_season(season: int, data_dir: str | Path, weeks: int = 38,
+                   allow_missing_history: bool = False) -> PreparedSeason:
+    """The prepared season of Premier League ``season`` (its start year) from an ``fpl/`` folder: the tables the
+    engine reads, as for the NFL (``schema``): ``weekly`` one row per player-gameweek with ``week`` the gameweek,
+    ``team`` his club, ``fantasy_points`` summed over his fixtures and ``minutes``; ``schedule`` one row per
+    match; ``players`` the preseason facts (the gameweek-1 market as ADP, projections from earlier seasons);
+    ``byes`` empty (a blank gameweek is a club without a match that week, known from the schedule) and no injury
+    report (FPL publishes none: marked unavailable)."""
+    root = Path(data_dir)
+    name = FPL.season_name(season)
+    sdir = season_dir(root, name)
+    if not (sdir / "gws").is_dir():
+        raise DataError(f"FPL season {name}: {sdir} has no gws/ folder; {FIX}")
+    if not (season_dir(root, FPL.season_name(season - 1)) / "gws").is_dir() and not allow_missing_history:
+        raise DataError(f"FPL season {name}: the season before ({FPL.season_name(season - 1)}) is not in {root}, so "
+                        "no player has a history and every projection is his price's; add that season's folder, or "
+                        "set data.allow_missing_history: true to run without it")
+    t0 = time.perf_counter()
+    notes: dict = {}
+    pgw = player_gameweeks(sdir, season_rules(season), notes)
+    fx = fixtures(sdir)
+    played = played_gameweeks(fx)
+    last, before = _history(root, season - 1), _history(root, season - 2)
+
+    sched = fx.dropna(subset=["gameweek"])
+    sched = sched[sched["gameweek"] <= weeks]
+    schedule = pd.DataFrame({"season": season, "week": sched["gameweek"].astype("int64"),
+                             "game_id": sched["fixture"].astype(str), "home_team": sched["home"].astype("string"),
+                             "away_team": sched["away"].astype("string"),
+                             "home_score": sched["home_score"].astype("float64"),
+                             "away_score": sched["away_score"].astype("float64"),
+                             "gameday": sched["kickoff_time"].astype("string")}).reset_index(drop=True)
+    club_fixtures = fixtures_per_club(schedule)
+
+    rows = pgw[pgw["gameweek"] <= min(weeks, played)]
+    stats = [c for c in SUMMED if c != "total_points"]
+    weekly = pd.DataFrame({
+        "player_id": rows["player_id"].astype("string"), "player_name": rows["player_name"].astype("string"),
+        "position": rows["position"].astype("string"), "team": rows["club"].astype("string"),
+        "opponent_team": pd.array([pd.NA] * len(rows), dtype="string"), "season": season,
+        "week": rows["gameweek"].astype("int64"), "season_type": "REG", "fixtures": rows["fixtures"].astype("int64"),
+        **{c: rows[c].astype("float64") for c in stats}, "value": rows["value"].astype("float64"),
+        "selected": rows["selected"].astype("float64"), "source_player_id": rows["element"].astype(str),
+        "total_points": rows["total_points"].astype("float64"),
+        "fantasy_points": rows["fantasy_points"].astype("float64")})
+    weekly = weekly.sort_values(["season", "week", "player_id"], kind="stable").reset_index(drop=True)
+
+    market = preseason_market(pgw)
+    proj = preseason_projection(market, last, before, weeks)
+    m = market.set_index("player_id")
+    later = weekly[~weekly["player_id"].isin(m.index)].drop_duplicates("player_id").set_index("player_id")
+    ids = sorted(set(m.index) | set(later.index))
+    players = pd.DataFrame({"player_id": pd.Series(ids, dtype="string")}).set_index("player_id")
+    players["player_name"] = m["player_name"].reindex(ids).fillna(later["player_name"].reindex(ids))
+    players["position"] = m["position"].reindex(ids).fillna(later["position"].reindex(ids))
+    players["team"] = m["club"].reindex(ids)  # preseason club: gameweek 1's; a later joiner's is the engine's
+    players["bye_week"] = pd.array([pd.NA] * len(ids), dtype="Int64")
+    players["adp"] = m["market_rank"].reindex(ids).astype("float64")
+    players["adp_source"] = pd.Series("fpl_market", index=players.index, dtype="string").where(players["adp"].notna())
+    players["proj_points_builtin"] = proj.reindex(ids).astype("float64")
+    players["proj_ppg_builtin"] = (players["proj_points_builtin"] / weeks).round(4)
+    players["proj_points_sportsdataio"] = float("nan")
+    players["proj_points_fantasypros"] = float("nan")
+    players["proj_points"] = players["proj_points_builtin"].fillna(0.0)
+    players["proj_source"] = pd.Series("builtin", index=players.index, dtype="string")
+    for col, summary in (("prev", last), ("prev2", before)):
+        players[f"{col}_points"] = summary["points"].reindex(ids).fillna(0.0).round(2) if summary is not None else 0.0
+        players[f"{col}_games"] = summary["games"].reindex(ids).fillna(0).astype(int) if summary is not None else 0
+    players["rookie"] = ~players.index.isin(last.index) if last is not None else False
+    players["draft_number"] = pd.array([pd.NA] * len(ids), dtype="Int64")
+    players["in_draft_pool"] = players.index.isin(m.index)
+    players["value"] = m["value"].reindex(ids).astype("float64")  # gameweek 1's price and ownership
+    players["selected"] = m["selected"].reindex(ids).astype("float64")
+    players = players.reset_index()
+    players["season"] = season
+    for c in ("player_name", "position", "team"):
+        players[c] = players[c].astype("string")
+
+    pre_rate = players.set_index("player_id")["proj_points"] / weeks
+    wp = weekly_projection(weekly, pre_rate, club_fixtures, dict(zip(m.index, m["club"])), weeks)
+    wp.insert(0, "season", season)
+    wp = wp[wp["player_id"].isin(players["player_id"])].sort_values(["week", "player_id"]).reset_index(drop=True)
+
+    injuries = pd.DataFrame({c: pd.Series(dtype="string" if c not in ("season", "week") else "int64")
+                             for c in schema.INJURY_COLUMNS})
+    byes = pd.DataFrame({"team": pd.Series(dtype="string"), "bye_week": pd.Series(dtype="Int64")})
+    parity = notes.pop("parity")
+    dirs = [d for d in (season_dir(root, FPL.season_name(y)) for y in (season, season - 1, season - 2)) if d.is_dir()]
+    params = {"season": season, "source": "fpl", "weeks": weeks, "allow_missing_history": allow_missing_history}
+    prepared = PreparedSeason(season=season, source="fpl", projection_source="builtin", scoring={}, players=players,
+                              weekly=weekly, weekly_projections=wp, injuries=injuries, byes=byes,
+                              schedule=schedule, tiers={}, positions=POSITIONS)
+    prepared.manifest = {
+        "ffbench_version": __version__, "fingerprint": _fingerprint(dirs, params), "season": season,
+        "season_name": name, "sport": FPL.name, "source": "fpl", "projection_source": "builtin",
+        "injury_source": None, "scoring": {}, "positions": list(POSITIONS),
+        "scoring_rules": {p: r.as_dict() for p, r in season_rules(season).items()}, "weeks": weeks,
+        "data_dir": str(root), "rows": {k: int(len(v)) for k, v in prepared.tables().items()},
+        "missing_history": [FPL.season_name(season - 1)] if last is None else [],
+        "draft_pool": int(players["in_draft_pool"].sum()), "read_notes": notes, "points_parity": parity,
+        "seconds": round(time.perf_counter() - t0, 2),
+        **({"played_weeks": played} if played < int(schedule["week"].max()) else {}),
+        "unavailable": ["injury_report"],
+        "unavailable_notes": {"injury_report": "FPL publishes no injury report: no player is marked Out"},
+    }
+    return prepared
+
+
+def prepare_cached(season: int, data_dir: str | Path, weeks: int = 38, allow_missing_history: bool = False,
+                   cache_root: str | Path | None = None) -> PreparedSeason:
+    """:func:`prepare_season` through the prepared-season cache (as :func:`ffbench_lib.data.prepare.prepare_cached`
+    for the NFL): one folder per season and data folder, reused while its fingerprint holds."""
+    from ffbench_lib.core.paths import outputs_dir
+    from ffbench_lib.core.settings import settings
+    from ffbench_lib.data.prepare import load_prepared, write_prepared
+
+    root = Path(data_dir)
+    cache = Path(cache_root or settings().cache_dir or outputs_dir() / "prepared")
+    data_key = hashlib.sha256(str(root.resolve()).encode()).hexdigest()[:6]
+    out = cache / f"{FPL.season_name(season)}-fpl-w{weeks}{'-nohist' if allow_missing_history else ''}-{data_key}"
+    dirs = [d for d in (season_dir(root, FPL.season_name(y)) for y in (season, season - 1, season - 2)) if d.is_dir()]
+    fp = _fingerprint(dirs, {"season": season, "source": "fpl", "weeks": weeks,
+                             "allow_missing_history": allow_missing_history})
+    out.parent.mkdir(parents=True, exist_ok=True)
+    with FileLock(str(out.parent / f".{out.name}.lock")):
+        manifest = out / "manifest.json"
+        if manifest.exists() and json.loads(manifest.read_text()).get("fingerprint") == fp:
+            return load_prepared(out)
+        prepared = prepare_season(season, root, weeks, allow_missing_history)
+        write_prepared(prepared, out)
+        return prepared

@@ -13,6 +13,8 @@ import sys
 from datetime import date
 from typing import Any
 
+import pandas as pd
+
 from ffbench_lib.config.league import League, LLMAgent
 from ffbench_lib.data.sources import get_source
 from ffbench_lib.data.base import DataError
@@ -28,7 +30,10 @@ def cutoff_date(text: str) -> date:
 
 
 def _season_dates(league: League) -> dict[str, Any]:
-    """The season's end and the end of the league's weeks, from the nflverse schedules file (dates as text)."""
+    """The season's end and the end of the league's weeks, from the nflverse schedules file (dates as text), or
+    a Premier League season's fixture list (the league's gameweeks' last kickoffs)."""
+    if league.data.source == "fpl":
+        return _fixture_dates(league)
     try:
         games, path = NflverseDir(league.data.resolved_dir()).season_calendar(league.season)
     except DataError as exc:
@@ -40,6 +45,22 @@ def _season_dates(league: League) -> dict[str, Any]:
     return {"season_end": games["gameday"].max().isoformat(), "league_end": reg["gameday"].max().isoformat()
             if len(reg) else None, "week_end": week_end, "playoffs_listed": bool((games["game_type"] != "REG").any()),
             "schedules_file": path.name}
+
+
+def _fixture_dates(league: League) -> dict[str, Any]:
+    from ffbench_lib.data import fpl
+
+    name = league.sport_spec.season_name(league.season)
+    try:
+        fx = fpl.fixtures(fpl.season_dir(league.data.resolved_dir(), name)).dropna(subset=["gameweek"])
+    except DataError as exc:
+        return {"problem": str(exc)}
+    day = pd.to_datetime(fx["kickoff_time"], utc=True).dt.date
+    week_end = {int(w): d.isoformat() for w, d in day.groupby(fx["gameweek"].astype(int)).max().items()}
+    ours = [d for w, d in week_end.items() if w <= league.weeks]
+    return {"season_end": max(week_end.values()), "league_end": max(ours) if ours else None,
+            "week_end": {w: d for w, d in week_end.items() if w <= league.weeks}, "playoffs_listed": True,
+            "schedules_file": "fixtures.csv"}
 
 
 def knowledge_cutoffs(league: League, config: str = "CONFIG") -> list[dict[str, Any]]:
@@ -97,8 +118,11 @@ def _warning(league: League, e: dict[str, Any], config: str) -> str | None:
 def notices(league: League, config: str = "CONFIG") -> list[str]:
     """The lines ``validate`` and ``run`` print: one per input the season lacks, one per model that may know
     its results (see :func:`knowledge_cutoffs`)."""
-    src = get_source(league.data.source, league.data.resolved_dir())
-    missing = unavailable_inputs(src, league.season)
+    if league.data.source == "fpl":  # the sport never has them (FPL publishes no injury report)
+        missing = {what: f"{league.sport_spec.title} data has none; no player is ever marked Out"
+                   for what in league.sport_spec.never_available}
+    else:
+        missing = unavailable_inputs(get_source(league.data.source, league.data.resolved_dir()), league.season)
     lines = [f"note: season {league.season} is run without its {what.replace('_', ' ')}: {text}"
              for what, text in missing.items()]
     if league.roster.IR and "injury_report" in missing:

@@ -304,6 +304,8 @@ def check_inputs(league, live: bool = False) -> int:
     """Raise a DataError listing every input a run of ``league`` would miss (``ffbench validate``); return the
     season's last played week. ``live`` (``validate --live``): weeks without results yet pass, as ``ffbench live``
     waits for them; a league longer than the season is refused all the same."""
+    if league.data.source == "fpl":
+        return _check_fpl_inputs(league, live)
     src = get_source(league.data.source, league.data.resolved_dir())
     _raise_problems(input_problems(src, league.season, league.data.projections,
                                    league.data.allow_missing_history, league.roster.positions),
@@ -312,6 +314,28 @@ def check_inputs(league, live: bool = False) -> int:
     played, season_weeks = last_played_week(src, league.season, league.roster.positions, schedule), \
         int(schedule["week"].max())
     problem = unplayed_weeks_problem(league.season, league.weeks, season_weeks if live else played, season_weeks)
+    if problem:
+        raise DataError(problem)
+    return played
+
+
+def _check_fpl_inputs(league, live: bool) -> int:
+    """:func:`check_inputs` of a Premier League season: its folder, the season before (unless allowed without),
+    and the gameweeks played."""
+    from ffbench_lib.data import fpl
+
+    spec, root = league.sport_spec, league.data.resolved_dir()
+    name = spec.season_name(league.season)
+    folder = fpl.season_dir(root, name)
+    if not (folder / "gws").is_dir():
+        raise DataError(f"data for season {name} (fpl): {folder} has no gws/ folder; {fpl.FIX}")
+    if not (fpl.season_dir(root, spec.season_name(league.season - 1)) / "gws").is_dir() and \
+            not league.data.allow_missing_history:
+        raise DataError(f"data for season {name} (fpl): the season before is missing, so no player has a history; "
+                        "add its folder or set data.allow_missing_history: true")
+    fixtures = fpl.fixtures(folder)
+    played, season_weeks = fpl.played_gameweeks(fixtures), int(fixtures["gameweek"].max())
+    problem = unplayed_weeks_problem(name, league.weeks, season_weeks if live else played, season_weeks)
     if problem:
         raise DataError(problem)
     return played
@@ -609,6 +633,10 @@ def prepared_for(league, cache_root: str | Path | None = None) -> PreparedSeason
     Cache: ``data.prepared_dir`` or ``$FFBENCH_CACHE_DIR`` or ``outputs/prepared`` under the project root,
     one sub-folder per (season, source, projections, scoring).
     """
+    if league.data.source == "fpl":
+        from ffbench_lib.data import fpl
+        return fpl.prepare_cached(league.season, league.data.resolved_dir(), league.weeks,
+                                  league.data.allow_missing_history, cache_root or league.data.prepared_dir)
     return prepare_cached(league.season, league.data.source, league.data.resolved_dir(),
                           scoring=league.scoring_weights, projection_source=league.data.projections,
                           allow_missing_history=league.data.allow_missing_history,

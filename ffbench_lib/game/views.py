@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ffbench_lib.config.league import League
+from ffbench_lib.config.league import DEFAULT_SPORT, League
 from ffbench_lib.data.prepared import PreparedSeason
 from ffbench_lib.game.frozen import COMPACT, FrozenDict, FrozenList, encode, freeze
 from ffbench_lib.game.frozen import spaced_json  # noqa: F401 (re-exported: made in frozen, used there)
@@ -103,6 +103,12 @@ class Firewall:
         superflex = {"superflex_positions": list(lg.roster.superflex_positions)} if lg.roster.SUPERFLEX else {}
         return {"roster_slots": lg.roster.slot_counts(), "bench": lg.roster.BENCH,
                 "flex_positions": list(lg.roster.flex_positions), **superflex, "caps": dict(lg.roster.caps),
+                # a formation, an ordered bench and another sport only in leagues that have them
+                **({"most_starters": dict(lg.roster.most)} if lg.roster.most else {}),
+                **({"auto_subs": True} if lg.roster.auto_subs else {}),
+                **({"sport": lg.sport, "unit": lg.sport_spec.calendar_unit} if lg.sport != DEFAULT_SPORT else {}),
+                **({"position_scoring": {pos: r.as_dict() for pos, r in lg.position_rules.items()}}
+                   if lg.position_rules else {}),
                 "scoring": {k: v for k, v in lg.scoring_weights.items() if v},
                 # tiered rules ([[upto, points], ...], e.g. DST points allowed) only in leagues that have them
                 **({"scoring_tiers": lg.scoring_tiers} if lg.scoring_tiers else {}), "teams": len(lg.teams),

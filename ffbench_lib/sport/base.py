@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Mapping
+from typing import Callable, Mapping
 
 from ffbench_lib.sport import scoring
 
@@ -79,11 +79,24 @@ class Sport:
     bot_flex_share_unlisted: float
     #: one colour per position and per flex slot kind, for figures
     colors: Mapping[str, str] = field(default_factory=dict)
+    #: the data sources (``data.source``) of the sport, the default first
+    sources: tuple[str, ...] = ("nflverse", "sportsdataio")
+    #: the roster a league of the sport gets when it names none (empty: the Roster model's own defaults)
+    default_roster: Mapping[str, object] = field(default_factory=dict)
+    #: a sport scored by position (FPL: a goal is worth more from a defender): the season's start year -> each
+    #: position's :class:`~ffbench_lib.sport.scoring.Rules`; None for a sport scored by a league's weights (NFL)
+    position_rules: Callable[[int], Mapping[str, scoring.Rules]] | None = None
+    #: the weekly rows give each player's minutes (who played: automatic substitutions need it)
+    has_minutes: bool = False
+    #: most FLEX slots a roster may have (a sanity bound, as :attr:`max_slots`)
+    max_flex: int = 3
+    #: inputs no season of the sport has (``injury_report``: FPL publishes none): views and prompts say so
+    never_available: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         for key in ("position_aliases", "position_stat_groups", "position_supply", "default_slots", "max_slots",
                     "default_caps", "flex_slots", "teams", "team_aliases", "cancelled_games",
-                    "rookie_fallback_ppg", "bot_flex_share", "colors"):
+                    "rookie_fallback_ppg", "bot_flex_share", "colors", "default_roster"):
             object.__setattr__(self, key, frozen(getattr(self, key)))
 
     @property
@@ -105,6 +118,17 @@ class Sport:
 
     def season_name(self, year: int) -> str:
         return self.season_format.format(year=year, next=(year + 1) % 100)
+
+    def season_year(self, name: object) -> int | None:
+        """The start year of the season named ``name`` (``2024-25`` -> 2024; an int or ``"2024"`` as it is), or
+        None for a name of no season of the sport's form."""
+        if isinstance(name, int) and not isinstance(name, bool):
+            return name
+        if isinstance(name, str):
+            lead = re.match(r"\s*(\d{4})", name)
+            if lead and name.strip() == self.season_name(int(lead.group(1))):
+                return int(lead.group(1))
+        return None
 
     def stat_groups(self, positions) -> tuple[str, ...]:
         """The stat groups ``positions`` score, in ``scoring.GROUPS`` order: a league's rules keep only these."""

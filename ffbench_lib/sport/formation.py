@@ -1,8 +1,7 @@
 """Starting lineups as formations: a fixed number of starters with at least and at most so many of each position
 (soccer's 1 goalkeeper, 3-5 defenders, 2-5 midfielders, 1-3 forwards), and automatic substitutions from an ordered
 bench. Pure arithmetic, like :mod:`ffbench_lib.sport.lineup` (fixed slots are the case where least equals most),
-for the game (lineups, repairs, bots) and the analysis (the hindsight-best lineup) alike. Wired into leagues by
-issue #28."""
+for the game (a league's ``roster.auto_subs``, ``Roster.ranges``) and the tests' brute force alike."""
 from __future__ import annotations
 
 import math
@@ -78,13 +77,13 @@ def best_formation(positions: Mapping[str, str], values: Mapping[str, float], ra
 
 def auto_subs(starting: Sequence[str], bench: Sequence[str], positions: Mapping[str, str],
               played: Mapping[str, bool], ranges: Ranges, starters: int,
-              keeper: str) -> tuple[list[str], list[tuple[str, str]]]:
+              keeper: str | None = None) -> tuple[list[str], list[tuple[str, str]]]:
     """The final starters after automatic substitutions, and the ``(out, in)`` pairs in the order made.
 
     ``starting`` must be a legal formation of ``starters``. Each starter who did not play, in the lineup's order,
     is replaced by the first bench player, in the bench's order, who played, is not already in, and keeps the
     formation legal; a ``keeper`` (goalkeeper) only by a bench
-    ``keeper``, and only a keeper replaces one. A starter nobody can replace stays (and scores nothing). The
+    ``keeper``, and only a keeper replaces one (ranges of exactly one keeper imply it; None: the ranges alone). A starter nobody can replace stays (and scores nothing). The
     final starters keep the lineup's order, each substitute in the place of the player he replaced. A player
     missing from ``played`` did not play (no row: his club had no match). An illegal starting lineup, a player
     twice, or one without a position is a ValueError: substitutions judged on it would be wrong."""
@@ -106,7 +105,7 @@ def auto_subs(starting: Sequence[str], bench: Sequence[str], positions: Mapping[
         for cand in bench:
             if cand in used or not played.get(cand, False):
                 continue
-            if (positions[out] == keeper) != (positions[cand] == keeper):
+            if keeper is not None and (positions[out] == keeper) != (positions[cand] == keeper):
                 continue
             trial = [cand if p == out else p for p in final]
             if formation_problem(_counts(trial, positions), ranges, starters) is None:

@@ -7,19 +7,35 @@ from typing import Mapping, Sequence
 
 
 def best_lineup(positions: Mapping[str, str], values: Mapping[str, float], counts: Mapping[str, int],
-                slot_positions: Mapping[str, frozenset[str]], exclude: Sequence[str] = ()) -> dict[str, list[str | None]]:
+                slot_positions: Mapping[str, frozenset[str]], exclude: Sequence[str] = (),
+                most: Mapping[str, int] | None = None) -> dict[str, list[str | None]]:
     """The value-maximising legal lineup. Greedy is optimal here: each position's own slots take its best
     players, then each flex slot, narrow to wide (FLEX, then SUPERFLEX), the best remaining eligible players.
     By exchange: a better player of the same position benched or in a wider slot can swap with a worse one in
     a narrower slot, and the worse one stays eligible where the better one was, because every narrower slot's
     positions are within every wider one's (FLEX's within SUPERFLEX's, which the config checks). Ties break by
-    player id so the result is deterministic."""
+    player id so the result is deterministic.
+
+    ``most`` (a formation: most starters per position) lets a flex slot take a player only while his position
+    has room. Still optimal: beyond each position's best least-many, the flex picks are a set of bounded size
+    with at most so many of each position (a matroid), for which picking the best that fits is optimal."""
     order = sorted((p for p in positions if p not in exclude), key=lambda p: (-values.get(p, 0.0), p))
     out: dict[str, list[str | None]] = {}
     used: set[str] = set()
+    if most:
+        room = {pos: most.get(pos, len(positions)) - counts.get(pos, 0) for pos in set(positions.values())}
     for slot, ok in slot_positions.items():  # positions, then the flex slots narrow to wide
         n = counts[slot]
-        picks = [p for p in order if p not in used and positions[p] in ok][:n]
+        if most and ok != {slot}:  # a flex slot under a formation
+            picks = []
+            for p in order:
+                if len(picks) == n:
+                    break
+                if p not in used and positions[p] in ok and room[positions[p]] > 0:
+                    picks.append(p)
+                    room[positions[p]] -= 1
+        else:
+            picks = [p for p in order if p not in used and positions[p] in ok][:n]
         used.update(picks)
         out[slot] = picks + [None] * (n - len(picks))
     return out
@@ -40,9 +56,14 @@ class LineupValuer:
     slot found the narrower one full of better players). The values are then added slot by slot, best first,
     as :func:`lineup_value` adds them, hence the same float."""
 
-    def __init__(self, counts: Mapping[str, int], slot_positions: Mapping[str, frozenset[str]]):
+    def __init__(self, counts: Mapping[str, int], slot_positions: Mapping[str, frozenset[str]],
+                 most: Mapping[str, int] | None = None):
         slots = list(slot_positions)
         self._room = [counts[s] for s in slots]
+        #: a formation's room per position in the flex slots (None: no limit beyond the slots)
+        self._flex_room = None if not most else {
+            pos: n - counts.get(pos, 0) for pos, n in most.items()}
+        self._flex = frozenset(i for i, s in enumerate(slots) if slot_positions[s] != {s})
         #: position -> the indices of the slots it may fill, in filling order
         self._route: dict[str, tuple[int, ...]] = {}
         for i, s in enumerate(slots):
@@ -61,10 +82,17 @@ class LineupValuer:
         starters: set[str] = set()
         left = sum(room)
         route = self._route
+        flex_room = None if self._flex_room is None else dict(self._flex_room)
+        flex = self._flex
         for neg, pid, pos in order:
             if not left:
                 break
             for i in route.get(pos, ()):
+                if room[i] and flex_room is not None and i in flex:
+                    if flex_room.get(pos, 1) <= 0:
+                        continue
+                    if pos in flex_room:
+                        flex_room[pos] -= 1
                 if room[i]:
                     room[i] -= 1
                     picked[i].append(-neg)

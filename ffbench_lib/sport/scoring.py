@@ -284,6 +284,12 @@ class Rules:
         object.__setattr__(self, "every", MappingProxyType({k: tuple(v) for k, v in self.every.items()}))
 
 
+    def as_dict(self) -> dict[str, dict]:
+        """The rules as plain JSON data (a view's): weights, tiers ``[[upto, points], ...]``, every ``[n, points]``."""
+        return {"weights": dict(self.weights), "tiers": {k: [list(t) for t in v] for k, v in self.tiers.items()},
+                "every": {k: list(v) for k, v in self.every.items()}}
+
+
 def _finite(x: object) -> bool:
     return isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x)
 

@@ -26,6 +26,15 @@ class PlayoffRules(TypedDict):
 
 
 @with_config(VIEW)
+class PositionRules(TypedDict):
+    """One position's scoring in a sport scored by position (``scoring.Rules.as_dict``)."""
+
+    weights: dict[str, float]
+    tiers: dict[str, list[tuple[float | None, float]]]
+    every: dict[str, tuple[float, float]]
+
+
+@with_config(VIEW)
 class Rules(TypedDict):
     """``Firewall.rules()``: the league's rules as every view shows them."""
 
@@ -42,6 +51,11 @@ class Rules(TypedDict):
     ir_slots: NotRequired[int]
     unavailable: NotRequired[list[Literal["injury_report", "adp"]]]
     playoffs: NotRequired[PlayoffRules]
+    most_starters: NotRequired[dict[str, int]]  # a formation: the slots are the least, these the most
+    auto_subs: NotRequired[bool]  # an ordered bench and automatic substitutions
+    sport: NotRequired[str]  # a league of another sport than the NFL, and its calendar unit
+    unit: NotRequired[str]
+    position_scoring: NotRequired[dict[str, PositionRules]]  # a sport scored by position (FPL)
 
 
 @with_config(VIEW)

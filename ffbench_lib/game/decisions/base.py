@@ -92,7 +92,8 @@ def roster_from_rules(rules: Mapping[str, Any]) -> Roster:
     positions, caps (a position without starting slots is known from its cap or its flex eligibility).
     Built once per distinct rules (every bot decision asks; a Roster is immutable)."""
     key = (tuple(rules["roster_slots"].items()), rules["bench"], rules.get("ir_slots", 0),
-           tuple((k, tuple(rules[k])) for k in FLEX_SLOTS.values() if k in rules), tuple(rules["caps"].items()))
+           tuple((k, tuple(rules[k])) for k in FLEX_SLOTS.values() if k in rules), tuple(rules["caps"].items()),
+           tuple(rules.get("most_starters", {}).items()), rules.get("auto_subs", False), rules.get("sport"))
     try:
         hash(key)
     except TypeError:  # not the plain numbers a view holds: build it uncached (pydantic names the problem)
@@ -103,11 +104,14 @@ def roster_from_rules(rules: Mapping[str, Any]) -> Roster:
 @lru_cache(maxsize=64)
 def _roster(key: tuple) -> Roster:
     roster_slots, bench, ir, eligible, caps = dict(key[0]), key[1], key[2], dict(key[3]), dict(key[4])
+    most, auto_subs, sport = dict(key[5]), key[6], key[7]
     flex = {slot: roster_slots.get(slot, 0) for slot in FLEX_SLOTS}
     slots = {pos: n for pos, n in roster_slots.items() if pos not in FLEX_SLOTS}
     for pos in [*caps, *(p for ps in eligible.values() for p in ps)]:
         slots.setdefault(pos, 0)
-    return Roster(**slots, **flex, BENCH=bench, IR=ir, **eligible, caps=caps)
+    other = {**({"most": most} if most else {}), **({"auto_subs": True} if auto_subs else {}),
+             **({"sport": sport} if sport else {})}
+    return Roster(**slots, **flex, BENCH=bench, IR=ir, **eligible, caps=caps, **other)
 
 
 def market_from_view(view: dict) -> Market:

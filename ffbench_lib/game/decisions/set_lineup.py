@@ -5,19 +5,22 @@ entry is kept; the rest of the slots are filled with the best remaining players 
 marked ``fallback`` one by one."""
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any, Literal
 
 from pydantic import with_config
 from typing_extensions import NotRequired
 
 from ffbench_lib.game.render import WEEK, flex, record, slot_items, slots, table
-from ffbench_lib.game.rules.lineup import start_value, validate_and_repair
+from ffbench_lib.game.rules.lineup import order_bench, start_value, validate_and_repair
 from ffbench_lib.game.decisions.base import AnswerModel, Decision, Outcome, register, roster_from_rules
 from ffbench_lib.game.decisions._view_parts import VIEW, PlayoffContext, Record, Week, WeekCard
 
 
 class LineupAnswer(AnswerModel):
     lineup: dict[str, list[str | None]]
+    #: the bench in the order substitutes come on (a league with ``roster.auto_subs`` only)
+    bench: list[str] | None = None
 
 
 @with_config(VIEW)
@@ -47,10 +50,18 @@ class SetLineup(Decision):
     def resolve(cls, answer: Any, view: dict) -> Outcome:
         players = view["players"]
         lineup = answer.get("lineup") if isinstance(answer, dict) else None
-        result = validate_and_repair(lineup, {p["id"]: p["pos"] for p in players},
-                                     {p["id"]: start_value(p) for p in players}, roster_from_rules(view["rules"]))
+        roster = roster_from_rules(view["rules"])
+        values = {p["id"]: start_value(p) for p in players}
+        result = validate_and_repair(lineup, {p["id"]: p["pos"] for p in players}, values, roster)
         by = "agent" if all(d == "agent" for ds in result.decided_by.values() for d in ds) else "fallback"
-        return Outcome(result.slots, by, result.problems, result)
+        if not roster.auto_subs:
+            return Outcome(result.slots, by, result.problems, result)
+        starting = {pid for ids in result.slots.values() for pid in ids}
+        bench, problems = order_bench(answer.get("bench") if isinstance(answer, dict) else None,
+                                      [p["id"] for p in players if p["id"] not in starting], values)
+        result = replace(result, problems=result.problems + problems, bench=tuple(bench))
+        by = "agent" if by == "agent" and not problems else "fallback"
+        return Outcome({"lineup": result.slots, "bench": [pid for pid, _ in bench]}, by, result.problems, result)
 
     @classmethod
     def prompt_fields(cls, view: dict, version: str) -> dict[str, Any]:

@@ -10,6 +10,7 @@ from typing import Iterator, Mapping, Sequence
 import numpy as np
 
 from ffbench_lib.config.league import Roster
+from ffbench_lib.sport.formation import auto_subs
 from ffbench_lib.sport.lineup import best_lineup as fill_best
 
 #: a player on bye or ruled out this week: below any real projection (0 would tie a healthy player projected 0),
@@ -47,15 +48,73 @@ class LineupResult:
     slots: dict[str, list[str | None]]
     decided_by: dict[str, list[str]]  # per slot entry: 'agent' or 'fallback'
     problems: list[str]
+    #: an ordered bench (``roster.auto_subs``): (player, 'agent' or 'fallback') in the order substitutes come on
+    bench: tuple[tuple[str, str], ...] = ()
 
     def starters(self) -> list[tuple[str, str | None, str]]:
         return [(slot, pid, self.decided_by[slot][i]) for slot, ids in self.slots.items() for i, pid in enumerate(ids)]
 
 
+#: the slot name an ordered bench's entries carry in a decided lineup (after the starters, in bench order)
+BENCH = "BENCH"
+
+
+def order_bench(answer: object, bench: Sequence[str], values: Mapping[str, float]) -> tuple[list[tuple[str, str]],
+                                                                                              list[str]]:
+    """The bench in the order an answer gives (a list of the non-starters' ids): its legal entries in its order,
+    then the players it left out, best ``values`` first, each tagged 'fallback'; and the problems."""
+    problems: list[str] = []
+    if answer is None:
+        answer = []
+    if not isinstance(answer, (list, tuple)):
+        problems.append(f"bench is not a list of player ids (got {type(answer).__name__})")
+        answer = []
+    out: list[tuple[str, str]] = []
+    seen: set[str] = set()
+    for pid in answer:
+        pid = str(pid)
+        if pid not in bench:
+            problems.append(f"bench: {pid} is not a bench player (the roster's players who do not start)")
+        elif pid in seen:
+            problems.append(f"bench: {pid} is listed twice")
+        else:
+            out.append((pid, "agent"))
+            seen.add(pid)
+    rest = sorted((p for p in bench if p not in seen), key=lambda p: (-values.get(p, 0.0), p))
+    if rest:
+        problems.append(f"bench: {len(rest)} player(s) not placed in the order; put last, best projection first")
+    return out + [(p, "fallback") for p in rest], problems
+
+
+def substituted(decided: Sequence[Sequence], positions: Mapping[str, str], played: Mapping[str, bool],
+                roster: Roster) -> list[tuple[str, str | None, str]]:
+    """A decided lineup (starters, then its ordered bench as :data:`BENCH` entries) after the automatic
+    substitutions (:func:`ffbench_lib.sport.formation.auto_subs`, the starters in position order): the final
+    starters as (slot, player,
+    decided_by), a substitute ``auto_sub``, slotted again in the roster's slots. A lineup with an empty slot
+    stays as it is (it cannot be a legal formation to substitute in)."""
+    starting = [tuple(e) for e in decided if e[0] != BENCH]
+    bench = [e[1] for e in decided if e[0] == BENCH]
+    if any(pid is None for _, pid, _ in starting):
+        return starting
+    # a team sheet's order: by position (FPL's goalkeeper, defenders, midfielders, forwards), as slotted within
+    # one (which of two starters of a position makes way for a substitute does not change the final XI)
+    rank = {pos: i for i, pos in enumerate(roster.positions)}
+    sheet = sorted((pid for _, pid, _ in starting), key=lambda p: rank[positions[p]])
+    final, subs = auto_subs(sheet, bench, positions, played, roster.ranges(), roster.starters)
+    if not subs:
+        return starting
+    came_on = {new for _, new in subs}
+    by = {pid: b for _, pid, b in starting}
+    slots = fill_best({p: positions[p] for p in final}, {}, slot_counts(roster), slot_positions(roster), (),
+                      roster.most)
+    return [(slot, pid, "auto_sub" if pid in came_on else by[pid]) for slot, ids in slots.items() for pid in ids]
+
+
 def best_lineup(positions: Mapping[str, str], values: Mapping[str, float], roster: Roster,
                 exclude: Sequence[str] = ()) -> dict[str, list[str | None]]:
     """The value-maximising legal lineup under ``roster`` (:func:`ffbench_lib.sport.lineup.best_lineup`)."""
-    return fill_best(positions, values, slot_counts(roster), slot_positions(roster), exclude)
+    return fill_best(positions, values, slot_counts(roster), slot_positions(roster), exclude, roster.most)
 
 
 def legal_lineups(positions: Mapping[str, str], roster: Roster) -> Iterator[dict[str, list[str]]]:
@@ -76,7 +135,19 @@ def legal_lineups(positions: Mapping[str, str], roster: Roster) -> Iterator[dict
             yield from fill({**lineup, slot: list(pick)}, used | set(pick), rest[1:])
 
     for choice in product(*pools):
-        yield from fill({s: list(c) for s, c in zip(fixed, choice)}, {p for c in choice for p in c}, flex)
+        for lineup in fill({s: list(c) for s, c in zip(fixed, choice)}, {p for c in choice for p in c}, flex):
+            if not roster.most or not over_most(lineup, positions, roster):
+                yield lineup
+
+
+def over_most(lineup: Mapping[str, Sequence[str | None]], positions: Mapping[str, str], roster: Roster) -> list[str]:
+    """The positions a lineup starts more of than the roster's ``most`` allows (a formation), e.g. ['DEF']."""
+    n: dict[str, int] = {}
+    for ids in lineup.values():
+        for p in ids:
+            if p is not None:
+                n[positions[p]] = n.get(positions[p], 0) + 1
+    return [pos for pos, k in n.items() if k > roster.most.get(pos, k)]
 
 
 def random_lineup(positions: Mapping[str, str], roster: Roster, rng: np.random.Generator) -> dict[str, list[str]]:
@@ -86,6 +157,10 @@ def random_lineup(positions: Mapping[str, str], roster: Roster, rng: np.random.G
     slot: a position draw leaves a fixed count of each position, and a flex draw takes players every wider
     flex slot could also take (FLEX's positions are within SUPERFLEX's), so a wider slot's pool shrinks by the
     same number whichever players were drawn. Each legal lineup thus has the same probability."""
+    if roster.most:  # a formation: the draw above is not uniform under most, so list the lineups (a few hundred)
+        every = list(legal_lineups(positions, roster))
+        if every:
+            return every[int(rng.integers(len(every)))]
     out: dict[str, list[str]] = {}
     used: set[str] = set()
     counts = slot_counts(roster)
@@ -109,6 +184,10 @@ def validate_and_repair(answer: object, positions: Mapping[str, str], values: Ma
     unknown = [s for s in answer if s not in counts]
     if unknown:
         problems.append(f"unknown slot(s) {unknown}; slots are {list(counts)}")
+    if roster.most:
+        answer = _formation_answer(answer, counts, roster)
+    room = {pos: n - counts.get(pos, 0) for pos, n in roster.most.items()}  # a formation's room in the flex slots
+    flex = roster.flex_slots()
     kept: dict[str, list[str]] = {s: [] for s in counts}
     used: set[str] = set()
     for slot in counts:
@@ -128,9 +207,14 @@ def validate_and_repair(answer: object, positions: Mapping[str, str], values: Ma
                 problems.append(f"{slot}: {pid} is already in the lineup")
             elif not eligible(slot, positions[pid], roster):
                 problems.append(f"{slot}: {pid} is a {positions[pid]}, not eligible")
+            elif slot in flex and room.get(positions[pid], 1) <= 0:
+                problems.append(f"{slot}: {pid} would start more {positions[pid]} than the "
+                                f"{roster.most[positions[pid]]} allowed")
             else:
                 kept[slot].append(pid)
                 used.add(pid)
+                if slot in flex and positions[pid] in room:
+                    room[positions[pid]] -= 1
         if len(ids) < counts[slot]:
             problems.append(f"{slot}: {counts[slot] - len(ids)} slot(s) left empty")
     slots: dict[str, list[str | None]] = {}
@@ -146,8 +230,39 @@ def validate_and_repair(answer: object, positions: Mapping[str, str], values: Ma
             continue
         pool = sorted((p for p, pos in positions.items() if p not in used and eligible(slot, pos, roster)),
                       key=lambda p: (-values.get(p, 0.0), p))
-        fill = pool[:need]
+        if slot in flex and room:
+            fill = []
+            for p in pool:
+                if len(fill) < need and room.get(positions[p], 1) > 0:
+                    fill.append(p)
+                    if positions[p] in room:
+                        room[positions[p]] -= 1
+        else:
+            fill = pool[:need]
         used.update(fill)
         slots[slot] += fill + [None] * (need - len(fill))
         decided[slot] += ["fallback"] * need
     return LineupResult(slots=slots, decided_by=decided, problems=problems)
+
+
+def _formation_answer(answer: Mapping, counts: Mapping[str, int], roster: Roster) -> dict:
+    """A formation's answer may list every starter under his position (``{"DEF": [5 ids], ...}``): the players
+    beyond a position's own slots go to the flex slots that take the position, narrow to wide, while they have
+    room (what the answer lists there first keeps its place)."""
+    out = {k: (list(v) if isinstance(v, (list, tuple)) else v) for k, v in answer.items()}
+    flex = roster.flex_slots()
+    for pos, ids in list(out.items()):
+        if pos in flex or pos not in counts or not isinstance(ids, list) or len(ids) <= counts[pos]:
+            continue
+        extra = ids[counts[pos]:]
+        out[pos] = ids[:counts[pos]]
+        for slot, takes in flex.items():
+            if pos not in takes:
+                continue
+            have = out.get(slot, [])
+            have = have if isinstance(have, list) else [have]
+            n = max(0, counts[slot] - len(have))
+            out[slot], extra = have + extra[:n], extra[n:]
+        if extra:
+            out[pos] += extra  # no flex room: reported as extra players of the slot
+    return out
