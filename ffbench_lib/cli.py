@@ -496,19 +496,23 @@ def _cmd_live(args: argparse.Namespace) -> int:
     if meta.status != "waiting_for_week" or meta.live is None:
         return _print_result(out, meta)
     week, played = meta.live.waiting_for_week, meta.live.played_weeks
-    download = f"ffbench data download --seasons {league.season} --out {league.data.resolved_dir()}"
+    spec, season = league.sport_spec, league.sport_spec.season_name(league.season)
+    download = (f"ffbench data download --seasons {league.season} --out {league.data.resolved_dir()}"
+                if league.data.source != "fpl" else
+                f"copy the season's folder again into {league.data.resolved_dir()}/fpl/{season}, in the source "
+                "repository's layout")
     if meta.live.waiting_for == "injury_report":  # nothing decided yet: no line to publish
         print(f"waiting for week {week}: {meta.reason}. Final injury reports come out on Friday (teams playing "
               f"on Thursday report earlier); once it is out, update the data ({download}) and run the same command "
               f"again: {_resume_command(args)}")
         return 0
     line = next(x for x in RunDir(out).read_log(LIVE) if x["week"] == week)
-    print(f"week {week} of {league.season} is decided; publish this line (the SHA-256 of the first {line['bytes']} "
+    print(f"week {week} of {season} is decided; publish this line (the SHA-256 of the first {line['bytes']} "
           f"bytes of {Path(out) / 'decisions.jsonl'}, every decision so far):")
     print(json.dumps(line))
     if line.get("decided_after_first_game_day"):
-        print(f"warning: week {week} was decided after the day of its first game ({line['first_game_day']}, US "
-              "Eastern), so some of its games had been played: agents never see a week's results before the whole "
+        print(f"warning: week {week} was decided after the day of its first game ({line['first_game_day']}, "
+              f"{spec.schedule_timezone}), so some of its games had been played: agents never see a week's results before the whole "
               "week is played, but the line does not prove those players' lineups came before their games",
               file=sys.stderr)
     print(f"waiting for week {week}: the data has results through week {played}. Once its games are played, update "

@@ -33,7 +33,8 @@ def test_every_params_file_is_valid_and_has_its_data(data_dir, monkeypatch):
     assert DEMO in files
     leagues = {f.stem: load_config(f) for f in files if not f.name.startswith("batch_")}
     for league in leagues.values():
-        check_inputs(league)  # every file the league reads is there, K and DST stats included
+        if league.data.source != "fpl":  # the Premier League's presets: test_every_fpl_params_file_has_its_data
+            check_inputs(league)  # every file the league reads is there, K and DST stats included
     for name in ("demo", "league", "waivers", "local_llm", "ffbench_v1"):
         assert leagues[name].roster.size == 12 and len(leagues[name].teams) == 10, name
     # the presets are the leagues docs/leagues.md describes
@@ -46,6 +47,18 @@ def test_every_params_file_is_valid_and_has_its_data(data_dir, monkeypatch):
     v1 = leagues["ffbench_v1"]
     assert v1.scoring.preset == "ffbench_v1" and not v1.waivers.enabled and not v1.playoffs.enabled
     assert v1.roster.positions == ("QB", "RB", "WR", "TE") and v1.trades.weeks == [1, 3, 5, 7, 9]
+
+
+def test_every_fpl_params_file_has_its_data(fpl_data_dir, monkeypatch):
+    """The Premier League presets on the real fpl/ folder: every season file they read is there and played."""
+    from ffbench_lib.data.prepare import check_inputs
+
+    monkeypatch.setenv("FFBENCH_DATA_DIR", str(fpl_data_dir.parent))
+    leagues = [load_config(f) for f in sorted((REPO / "params").glob("fpl_*.yaml"))]
+    assert [lg.name for lg in leagues] == ["fpl-draft", "fpl_llm"]
+    for league in leagues:
+        assert (league.sport, league.season, league.weeks, len(league.teams)) == ("fpl", 2024, 38, 10)
+        assert check_inputs(league) == 38
 
 
 def test_defaults_are_the_product_league():
@@ -78,10 +91,10 @@ def test_unknown_keys_are_errors():
     (lambda d: d["teams"][1].update(agent={"kind": "robot"}),
      "teams[1].agent.kind: got 'robot'; allowed: 'bot', 'llm' or 'human'"),
     (lambda d: d.update(scoring="full_ppr"),
-     "scoring.preset: Input should be 'ppr', 'half_ppr', 'standard' or 'ffbench_v1' (got 'full_ppr')"),
+     "scoring.preset: Input should be 'ppr', 'half_ppr', 'standard', 'ffbench_v1' or 'fpl' (got 'full_ppr')"),
     (lambda d: d.update(scoring={"weights": {"passing_td": 6}}), "scoring.weights: unknown stat 'passing_td'"),
     (lambda d: d.update(season=2019), "season: no data for season 2019; allowed: 2021, 2022, 2023, 2024, 2025 (got 2019)"),
-    (lambda d: d.update(weeks=19), "weeks: Input should be less than or equal to 18 (got 19)"),
+    (lambda d: d.update(weeks=19), "weeks: Input should be less than or equal to 18 (an NFL season has 18 weeks) (got 19)"),
     (lambda d: d["trades"].update(weeks=[4, 20]), "trades.weeks: week 20 is outside 1..17"),
     (lambda d: d["teams"].pop(), "teams: 9 teams; an even number is needed for weekly matchups"),
     (lambda d: d["teams"][1].update(name="VORP-1"), "duplicate team name 'VORP-1'"),
@@ -89,7 +102,7 @@ def test_unknown_keys_are_errors():
     (lambda d: d["teams"][0].update(name="  "), "teams[0].name: String should have at least 1 character (got '  ')"),
     (lambda d: d.update(seed=True), "seed: expected a whole number, not true/false (got True)"),
     (lambda d: d["roster"].update(caps={"QB": 0}), "roster: caps.QB=0 is below the 1 starting QB slot(s)"),
-    (lambda d: d["data"].update(source="espn"), "data.source: Input should be 'nflverse' or 'sportsdataio' (got 'espn')"),
+    (lambda d: d["data"].update(source="espn"), "data.source: Input should be 'nflverse', 'sportsdataio' or 'fpl' (got 'espn')"),
     (lambda d: d["draft"].update(order="snake"), "draft.order: Input should be 'random', 'fixed' or 'rotate' (got 'snake')"),
     (lambda d: d["teams"][2].update(agent={"kind": "llm", "model": "x", "api_key_env": "sk-live-123"}),
      "teams[2].agent.api_key_env: give the NAME of an environment variable"),

@@ -13,7 +13,7 @@ from pathlib import Path
 from string import Template
 
 from ffbench_lib.game.decisions import REGISTRY
-from ffbench_lib.game.render import flex, league_rules_text, scoring_name, scoring_values, slots
+from ffbench_lib.game.render import flex, league_rules_text, scoring_name, scoring_values, season_label, slots, sport_text
 
 PROMPTS = Path(__file__).resolve().parents[1] / "prompts"
 DEFAULT_VERSION = "v2"
@@ -31,12 +31,13 @@ def system_prompt(view: dict, version: str = DEFAULT_VERSION) -> str:
     rules = view["rules"]
     flex_rule, _, _ = flex(rules)
     return template(version, "system").substitute(
-        team=view["team"], teams=rules["teams"], season=rules["season"], slots=slots(rules),
+        team=view["team"], teams=rules["teams"], season=season_label(rules), slots=slots(rules),
         flex="/".join(rules["flex_positions"]), bench=rules["bench"],
         caps=", ".join(f"{k} {v}" for k, v in sorted(rules["caps"].items())),
         scoring=", ".join(f"{k} {v:+g}" for k, v in sorted(rules["scoring"].items())),
         scoring_name=scoring_name(rules["scoring"], rules.get("scoring_tiers")),
-        scoring_values=scoring_values(rules["scoring"]), flex_rule=flex_rule, **league_rules_text(rules))
+        scoring_values=scoring_values(rules["scoring"]), flex_rule=flex_rule, **league_rules_text(rules),
+        **sport_text(rules))
 
 
 def user_prompt(decision: str, view: dict, version: str = DEFAULT_VERSION) -> str:

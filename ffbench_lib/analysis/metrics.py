@@ -143,7 +143,9 @@ def load_runs(runs: str | Path | Iterable[str | Path], complete_only: bool = Tru
         cfg = rd.config()
         metas.append({"run_id": run_id, "path": str(path), "seed": meta.seed, "season": meta.season,
                       "weeks": cfg.get("weeks"), "imported_from": meta.imported_from,
-                      "roster": json.dumps(cfg.get("roster", {})),
+                      # with the league's sport (another than the NFL), whose positions the roster names
+                      "roster": json.dumps({**cfg.get("roster", {}), **({"sport": cfg["sport"]} if cfg.get("sport")
+                                                                        else {})}),
                       # the bracket's rounds (None: no playoffs), so a run stopped mid-bracket crowns nobody
                       "playoff_rounds": len((cfg.get("playoffs") or {}).get("round_weeks") or []) or None
                       if (cfg.get("playoffs") or {}).get("enabled") else None,

@@ -268,7 +268,10 @@ class Roster(_Strict):
 
     The YAML is flat (``QB: 1, RB: 2, ..., FLEX: 1, BENCH: 5, IR: 1``): every upper-case key other than FLEX,
     BENCH and IR is a position's starting slots. It is read into :attr:`slots` and dumped flat again, so config.yaml keeps
-    its shape."""
+    its shape. The positions are the league's sport's (the Premier League's ``GK, DEF, MID, FWD``). A formation is
+    the slots as the least and ``most`` as the most starters of each position (FPL: ``GK: 1, DEF: 3, MID: 2, FWD: 1,
+    FLEX: 4`` with ``most: {GK: 1, DEF: 5, MID: 5, FWD: 3}``, the sport's default roster), and ``auto_subs`` an
+    ordered bench whose players come on for starters who did not play."""
 
     slots: dict[str, Count] = Field(default_factory=lambda: dict(_SPORT.default_slots),
                                   description="starting slots per position, in the sport's position order")

@@ -22,7 +22,8 @@ from filelock import FileLock
 from ffbench_lib import __version__
 from ffbench_lib.data import schema
 from ffbench_lib.data.base import DataError, read_csv
-from ffbench_lib.data.prepared import PreparedSeason
+from ffbench_lib.core.paths import outputs_dir
+from ffbench_lib.data.prepared import PreparedSeason, load_prepared, write_prepared
 from ffbench_lib.sport.fpl import FPL, NOT_PLAYERS, POSITION_ALIASES, POSITIONS, rules as season_rules
 from ffbench_lib.sport.scoring import Rules, position_points
 
@@ -441,9 +442,7 @@ def prepare_cached(season: int, data_dir: str | Path, weeks: int = 38, allow_mis
                    cache_root: str | Path | None = None) -> PreparedSeason:
     """:func:`prepare_season` through the prepared-season cache (as :func:`ffbench_lib.data.prepare.prepare_cached`
     for the NFL): one folder per season and data folder, reused while its fingerprint holds."""
-    from ffbench_lib.core.paths import outputs_dir
     from ffbench_lib.core.settings import settings
-    from ffbench_lib.data.prepare import load_prepared, write_prepared
 
     root = Path(data_dir)
     cache = Path(cache_root or settings().cache_dir or outputs_dir() / "prepared")

@@ -16,6 +16,7 @@ from typing import Any
 import pandas as pd
 
 from ffbench_lib.config.league import League, LLMAgent
+from ffbench_lib.data import fpl
 from ffbench_lib.data.sources import get_source
 from ffbench_lib.data.base import DataError
 from ffbench_lib.data.nflverse import NflverseDir
@@ -48,8 +49,6 @@ def _season_dates(league: League) -> dict[str, Any]:
 
 
 def _fixture_dates(league: League) -> dict[str, Any]:
-    from ffbench_lib.data import fpl
-
     name = league.sport_spec.season_name(league.season)
     try:
         fx = fpl.fixtures(fpl.season_dir(league.data.resolved_dir(), name)).dropna(subset=["gameweek"])
@@ -123,7 +122,8 @@ def notices(league: League, config: str = "CONFIG") -> list[str]:
                    for what in league.sport_spec.never_available}
     else:
         missing = unavailable_inputs(get_source(league.data.source, league.data.resolved_dir()), league.season)
-    lines = [f"note: season {league.season} is run without its {what.replace('_', ' ')}: {text}"
+    lines = [f"note: season {league.sport_spec.season_name(league.season)} is run without its "
+             f"{what.replace('_', ' ')}: {text}"
              for what, text in missing.items()]
     if league.roster.IR and "injury_report" in missing:
         lines.append(f"warning: roster.IR: with no {league.season} injury report no player is ever ruled Out, so "

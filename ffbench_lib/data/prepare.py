@@ -38,13 +38,13 @@ from filelock import FileLock
 from ffbench_lib import __version__
 from ffbench_lib.data import projections
 from ffbench_lib.sport import sport
-from ffbench_lib.core.atomic import write_json, write_parquet
 from ffbench_lib.core.paths import outputs_dir
 from ffbench_lib.sport.scoring import STAT_GROUPS, check_tiers, check_weights, fantasy_points, resolve_tiers, resolve_weights
 from ffbench_lib.data import schema
 from ffbench_lib.data.sources import get_source
 from ffbench_lib.data.base import REFETCH, DataError, DataSource
-from ffbench_lib.data.prepared import TABLES, PreparedSeason
+from ffbench_lib.data import fpl
+from ffbench_lib.data.prepared import TABLES, PreparedSeason, load_prepared, write_prepared  # noqa: F401 (re-exported)
 from ffbench_lib.data.nflverse import NflverseDir
 from ffbench_lib.data.projection_files import fantasypros_season_projections, nflcom_weekly, preseason_adp
 from ffbench_lib.data.sportsdataio import SportsDataIODir
@@ -322,8 +322,6 @@ def check_inputs(league, live: bool = False) -> int:
 def _check_fpl_inputs(league, live: bool) -> int:
     """:func:`check_inputs` of a Premier League season: its folder, the season before (unless allowed without),
     and the gameweeks played."""
-    from ffbench_lib.data import fpl
-
     spec, root = league.sport_spec, league.data.resolved_dir()
     name = spec.season_name(league.season)
     folder = fpl.season_dir(root, name)
@@ -606,25 +604,6 @@ def _prepare(season, source, src, weights, tiers, positions, projection_source, 
     return prepared
 
 
-def write_prepared(prepared: PreparedSeason, out: str | Path) -> Path:
-    """Write every table, then the manifest last: a folder with a manifest is complete."""
-    out = Path(out)
-    for name, df in prepared.tables().items():
-        write_parquet(out / f"{name}.parquet", df)
-    write_json(out / "manifest.json", prepared.manifest)
-    return out
-
-
-def load_prepared(folder: str | Path) -> PreparedSeason:
-    folder = Path(folder)
-    mpath = folder / "manifest.json"
-    if not mpath.exists():
-        raise DataError(f"{folder} is not a prepared season (no manifest.json); run `ffbench data prepare`")
-    m = json.loads(mpath.read_text())
-    tables = {name: pd.read_parquet(folder / f"{name}.parquet") for name in TABLES}
-    return PreparedSeason(season=m["season"], source=m["source"], projection_source=m["projection_source"],
-                          scoring=m["scoring"], manifest=m, tiers=m.get("tiers", {}),
-                          positions=tuple(m.get("positions", schema.DEFAULT_POSITIONS)), **tables)
 
 
 def prepared_for(league, cache_root: str | Path | None = None) -> PreparedSeason:
@@ -634,7 +613,6 @@ def prepared_for(league, cache_root: str | Path | None = None) -> PreparedSeason
     one sub-folder per (season, source, projections, scoring).
     """
     if league.data.source == "fpl":
-        from ffbench_lib.data import fpl
         return fpl.prepare_cached(league.season, league.data.resolved_dir(), league.weeks,
                                   league.data.allow_missing_history, cache_root or league.data.prepared_dir)
     return prepare_cached(league.season, league.data.source, league.data.resolved_dir(),

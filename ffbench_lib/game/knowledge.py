@@ -163,7 +163,7 @@ class Knowledge:
     team: dict[str, str]  # latest known NFL team
     projection: dict[str, float]  # this week's projection (published before kickoff)
     status: dict[str, str]  # this week's official injury report status
-    opponent: dict[str, str | None]  # NFL team -> opponent this week (None: bye)
+    opponent: dict[str, str | None]  # team -> opponent this week ("A+B": two games; None: bye)
 
     @classmethod
     def as_of(cls, feed: SeasonFeed, week: int) -> Knowledge:
@@ -217,8 +217,9 @@ class Knowledge:
         seen, first = np.unique(rev, return_index=True)  # first in reverse = last in week order, by code
         team.update(zip([ids[c] for c in seen.tolist()], teams[in_week_order][::-1][first].tolist()))
         opponent: dict[str, str | None] = {t: None for t in catalog.byes}
-        for h, a in pub.games:
-            opponent[h], opponent[a] = a, h
+        for h, a in pub.games:  # several games in a week (a soccer double gameweek): "ARS+CHE", in schedule order
+            opponent[h] = a if opponent.get(h) is None else f"{opponent[h]}+{a}"
+            opponent[a] = h if opponent.get(a) is None else f"{opponent[a]}+{h}"
         return cls(w, known, games, points, recent, team,
                    {p: v for p, v in pub.projection.items() if p in known},
                    {p: s for p, s in pub.status.items() if p in known}, opponent)

@@ -58,10 +58,10 @@ class SeasonLoop:
             by_week(weekly["week"], weekly["player_id"].to_numpy(dtype=object),
                     weekly["fantasy_points"].to_numpy(dtype=float)), key=lambda group: group[0])}
         #: week -> the players who played in it (minutes > 0), where the data gives minutes (automatic subs)
-        self.played: dict[int, frozenset[str]] = {}
+        self.appeared: dict[int, frozenset[str]] = {}
         if "minutes" in weekly.columns:
             on = weekly[weekly["minutes"].fillna(0).to_numpy() > 0]
-            self.played = {w: frozenset(pids) for w, pids in by_week(on["week"], on["player_id"].to_numpy(dtype=object))}
+            self.appeared = {w: frozenset(pids) for w, pids in by_week(on["week"], on["player_id"].to_numpy(dtype=object))}
 
     # ------------------------------------------------------------------------------------- hooks
     @property

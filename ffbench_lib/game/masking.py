@@ -44,21 +44,25 @@ from typing import Any
 
 from ffbench_lib.config.league import PSEUDONYM, League
 from ffbench_lib.config.errors import ConfigError
-from ffbench_lib.sport import sport
+from ffbench_lib.sport import SPORTS
 from ffbench_lib.game.seat import StopRun
 from ffbench_lib.game.views import Firewall
 
-#: The sport's ids, teams and team-level position (one sport today, so read once here).
-_SPORT = sport("nfl")
-DEFENSE_POSITION = _SPORT.positions_scoring("defense")[0]
-#: Real player ids (gsis, SportsData.io, team defenses): a view holding one without a pseudonym is a bug.
-REAL_ID = re.compile(_SPORT.real_id_pattern)
+#: Real player ids of every sport (NFL gsis, SportsData.io, team defenses; FPL codes): a view holding one without
+#: a pseudonym is a bug.
+REAL_ID = re.compile("|".join(s.real_id_pattern for s in SPORTS.values()))
 #: View keys whose lists the firewall sorts by real id: shown in pseudonym order instead.
 ID_ORDERED = frozenset({"players", "my_roster", "roster", "locked_players"})
 MODES = ("players", "players_and_teams")
 #: Free text as real ids and words: a word starts with a letter or digit and holds apostrophes and dots
 #: ("Ja'Marr", "A.J.", "Allen's."); spaces, hyphens and other punctuation separate words ("Amon-Ra" is two).
 TOKEN = re.compile(rf"(?P<id>{REAL_ID.pattern})|\w[\w'\u2019\u2018\u02bc.]*")
+
+
+def _defense_position(spec) -> str | None:
+    """The sport's team-level position (the NFL's team defenses), None for a sport without one."""
+    team_level = spec.positions_scoring("defense")
+    return team_level[0] if team_level else None
 #: A word's tail kept after a replacement: a possessive and trailing dots ("Allen's" -> "QB-003's").
 TAIL = re.compile(r"(?:['\u2019\u2018\u02bc][sS]?)?\.*$")
 #: What may stand between two words of one name: spaces or a hyphen.
@@ -106,7 +110,7 @@ def _first_seen(fw: Firewall, weeks: int) -> tuple[dict[str, int], dict[str, int
         k = fw.week(w)
         for pid in k.known_players():
             players.setdefault(pid, w)
-        for code in (*k.team.values(), *k.opponent, *(o for o in k.opponent.values() if o)):
+        for code in (*k.team.values(), *k.opponent, *(c for o in k.opponent.values() if o for c in o.split("+"))):
             teams.setdefault(code, w)
     return players, teams
 
@@ -119,6 +123,9 @@ class Masker:
         if self.mode not in MODES:
             raise ValueError(f"no masking in mode {self.mode!r}")
         seed, cat = league.seed, fw.catalog
+        self.spec = league.sport_spec
+        DEFENSE_POSITION = _defense_position(self.spec)
+        self._defense = DEFENSE_POSITION
         teams_too = self.mode == "players_and_teams"
         first_seen, codes = _first_seen(fw, league.weeks)
         team_seen: dict[str, int] = {}  # a franchise under two codes (LA, LAR) is one team
@@ -163,12 +170,12 @@ class Masker:
         # an answer's real strings (never in its view): real ids, player names, and masking teams NFL team codes
         self._real = ({p for p in cat.position if teams_too or cat.position[p] != DEFENSE_POSITION}
                       | {cat.name[p] for p in cat.position if teams_too or cat.position[p] != DEFENSE_POSITION}
-                      | (set(codes) | _SPORT.team_codes | set(_SPORT.team_aliases) if teams_too else set())
+                      | (set(codes) | self.spec.team_codes | set(self.spec.team_aliases) if teams_too else set())
                       ) - set(self._back)
         self._check_team_names(league)
 
     def _canon(self, code: str) -> str:
-        return _SPORT.team_aliases.get(code, code)
+        return self.spec.team_aliases.get(code, code)
 
     def _text_index(self, cat, teams_too: bool) -> None:
         """What free text is scrubbed of: normalised word tuples -> replacement (players: full names; masking teams:
@@ -176,7 +183,7 @@ class Masker:
         found: dict[tuple[str, ...], set[str]] = {}
         self._suffixed: set[tuple[str, ...]] = set()
         for pid, pos in cat.position.items():
-            if pos == DEFENSE_POSITION and not teams_too:
+            if pos == self._defense and not teams_too:
                 continue  # players mode: a defense keeps its (team's) name
             key, suffixed = _key(cat.name[pid])
             if len(key) > 1:  # a one-word name would hit ordinary words
@@ -185,12 +192,12 @@ class Masker:
                     self._suffixed.add(key)
         self._codes: dict[str, str] = {}
         if teams_too:
-            for code, full in _SPORT.teams.items():
+            for code, full in self.spec.teams.items():
                 fake = self.teams.get(code, TEAM)
                 for part in (full, *full.rsplit(" ", 1)):  # full name, city, nickname
                     found.setdefault(_key(part)[0], set()).add(fake)
             self._codes = {c: self.teams.get(self._canon(c), TEAM)
-                           for c in (*_SPORT.team_codes, *_SPORT.team_aliases, *self.teams)}
+                           for c in (*self.spec.team_codes, *self.spec.team_aliases, *self.teams)}
         teams = set(self.teams.values()) | {TEAM}
         self._words = {k: next(iter(f)) if len(f) == 1 else TEAM if f <= teams else PLAYER for k, f in found.items()}
         self._longest = max(map(len, self._words), default=1)
@@ -203,7 +210,8 @@ class Masker:
             name = team.name
             if (PSEUDONYM.fullmatch(name) or name in self._fwd or name in self._unmasked_names
                     or self._text(name) != name):  # "Josh Allen Fans" would be shown as "QB-041 Fans"
-                what = "a pseudonym" if PSEUDONYM.fullmatch(name) else "a real player or NFL team of the season"
+                what = ("a pseudonym" if PSEUDONYM.fullmatch(name) else
+                        f"a real player or {self.spec.title} team of the season")
                 problems.append(f"teams[{i}].name: {name!r} reads as {what}, which information.masking: "
                                 f"{self.mode} would mask or map back; rename the team")
         if problems:
@@ -237,6 +245,8 @@ class Masker:
         fake = self._fwd.get(s)
         if fake is not None:
             return fake
+        if "+" in s and " " not in s and all(part in self._fwd for part in s.split("+")):
+            return "+".join(self._fwd[part] for part in s.split("+"))  # two opponents in a week ("ARS+CHE")
         if " " in s:  # free text: no exact id or name, but it may mention one
             s = self._text(s)
         if s in self._unmasked or s in self._unmasked_names or (
@@ -308,7 +318,8 @@ class Masker:
 
         out = back(answer)
         problems = [f"masked mode: the answer named {', '.join(map(repr, dict.fromkeys(found)))}, a real player"
-                    f"{' or NFL team' if self.mode == 'players_and_teams' else ''} rather than a pseudonym of the view "
+                    f"{f' or {self.spec.title} team' if self.mode == 'players_and_teams' else ''} rather than a "
+                    "pseudonym of the view "
                     f"(only pseudonyms are accepted), so it was read as {UNMASKED}<name>, which is not in the view"
                     ] if found else []
         return out, problems

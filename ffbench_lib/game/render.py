@@ -44,7 +44,7 @@ WEEK = [("id", "id"), ("name", "name"), ("pos", "pos"), ("team", "team"), ("opp"
 def slot_items(rules: dict) -> list[tuple[str, int]]:
     """Starting slots in display order (the config's position order, then FLEX, then SUPERFLEX), also for a
     view read back from a log, whose keys JSON sorted."""
-    order = {p: i for i, p in enumerate((*sport("nfl").positions, *FLEX_SLOTS))}
+    order = {p: i for i, p in enumerate((*sport(rules.get("sport", "nfl")).positions, *FLEX_SLOTS))}
     return sorted(rules["roster_slots"].items(), key=lambda kv: order.get(kv[0], len(order)))
 
 
@@ -170,3 +170,99 @@ def trade_parts(view: dict, version: str) -> dict[str, str]:
     return parts
 
 
+
+
+def season_label(rules: dict) -> str:
+    """The season as its sport names it (``2024``; ``2024-25``)."""
+    return sport(rules.get("sport", "nfl")).season_name(rules["season"])
+
+
+def sport_text(rules: dict) -> dict[str, str]:
+    """The system prompt's words for the sport and the rules that depend on it: the game and the competition
+    (``fantasy-football``, ``NFL``), a league's calendar unit when it is not the week, the lineup rule (slots,
+    or a formation and an ordered bench) and the scoring (a preset's point values, or each position's rules),
+    each as the NFL's prompts always read for an NFL league."""
+    spec = sport(rules.get("sport", "nfl"))
+    flex_rule, _, _ = flex(rules)
+    game, competition, week_rule = spec.game, spec.title, ""
+    if spec.calendar_unit != "week":
+        week_rule = (f"\n- A week of this league is a {spec.title} {spec.calendar_unit}: its lineup is due before the "
+                     f"{spec.calendar_unit}'s first match, and a player's points are the sum over his matches in it "
+                     f"(two in a double {spec.calendar_unit}; none when his club has no match, shown as the flag bye).")
+    if "most_starters" in rules:
+        lineup_rule = f"- Starting lineup each week: {formation_text(rules)}."
+        if rules.get("auto_subs"):
+            lineup_rule += f" Bench: {rules['bench']} players, in an order you set. {AUTO_SUBS_RULE}"
+    else:
+        lineup_rule = f"- Starting lineup each week: {slots(rules)}.{flex_rule} Bench: {rules['bench']} players."
+    if "position_scoring" in rules:
+        scoring_rule = f"- Scoring, by position, per match: {position_scoring_text(rules['position_scoring'], rules)}."
+    else:
+        scoring_rule = (f"- Scoring: {scoring_name(rules['scoring'], rules.get('scoring_tiers'))}. Points per unit of "
+                        f"each stat: {scoring_values(rules['scoring'])}. Every other stat scores 0."
+                        f"{league_rules_text(rules)['tier_rule']}")
+    return {"game": game, "competition": competition, "week_rule": week_rule, "lineup_rule": lineup_rule,
+            "scoring_rule": scoring_rule}
+
+
+#: how automatic substitutions work (``roster.auto_subs``), for the prompts
+AUTO_SUBS_RULE = ("A starter who plays 0 minutes in the week is replaced by the first bench player in your order who "
+                  "played and keeps the formation legal (a goalkeeper only by the bench goalkeeper); a starter "
+                  "nobody can replace scores 0. Starters are replaced in the order goalkeeper, defenders, "
+                  "midfielders, forwards.")
+
+
+def formation_text(rules: dict) -> str:
+    """``11 players: GK 1, DEF 3-5, MID 2-5, FWD 1-3`` (least and most starters per position)."""
+    least = {p: n for p, n in rules["roster_slots"].items() if p not in FLEX_SLOTS}
+    most = rules["most_starters"]
+    total = sum(rules["roster_slots"].values())
+    parts = [f"{p} {least.get(p, 0)}" if most.get(p, least.get(p, 0)) == least.get(p, 0) else
+             f"{p} {least.get(p, 0)}-{most[p]}" for p in sorted(set(least) | set(most), key=lambda p: slot_rank(rules, p))]
+    return f"{total} players in a legal formation: {', '.join(parts)}"
+
+
+def slot_rank(rules: dict, pos: str) -> int:
+    order = {p: i for i, p in enumerate((*sport(rules.get("sport", "nfl")).positions, *FLEX_SLOTS))}
+    return order.get(pos, len(order))
+
+
+def position_scoring_text(by_position: dict, rules: dict) -> str:
+    """Each stat's points, positions that differ named (``goals scored GK/DEF +6, MID +5, FWD +4``); tiers as
+    ranges (``minutes 0: +0, 1-59: +1, 60+: +2``) and per-n rules (``saves +1 per 3 (GK)``); zeros left out."""
+    positions = sorted(by_position, key=lambda p: slot_rank(rules, p))  # a logged view's keys come back sorted
+    parts = []
+    stats = sorted({s for r in by_position.values() for s in r["weights"]})
+    for stat in stats:
+        vals = {p: by_position[p]["weights"].get(stat, 0.0) for p in positions}
+        groups: dict[float, list[str]] = {}
+        for p, v in vals.items():
+            if v:
+                groups.setdefault(v, []).append(p)
+        if not groups:
+            continue
+        name = stat.replace("_", " ")
+        if len(groups) == 1 and len(next(iter(groups.values()))) == len(positions):
+            parts.append(f"{name} {next(iter(groups)):+g}")
+        else:
+            parts.append(f"{name} " + ", ".join(f"{'/'.join(ps)} {v:+g}" for v, ps in groups.items()))
+    tiers = sorted({s for r in by_position.values() for s in r["tiers"]})
+    for stat in tiers:
+        texts: dict[str, list[str]] = {}
+        for p in positions:
+            t = by_position[p]["tiers"].get(stat)
+            if t:
+                texts.setdefault(_tier_ranges(t), []).append(p)
+        for text, ps in texts.items():
+            who = "" if len(ps) == len(positions) else f" ({'/'.join(ps)})"
+            parts.append(f"{stat.replace('_', ' ')}{who} {text}")
+    every = sorted({s for r in by_position.values() for s in r["every"]})
+    for stat in every:
+        rules: dict[tuple, list[str]] = {}
+        for p in positions:
+            e = by_position[p]["every"].get(stat)
+            if e:
+                rules.setdefault(tuple(e), []).append(p)
+        for (n, pts), ps in rules.items():
+            parts.append(f"{stat.replace('_', ' ')} {pts:+g} per {n:g} ({'/'.join(ps)})")
+    return "; ".join(parts)

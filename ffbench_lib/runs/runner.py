@@ -72,7 +72,8 @@ class Engine(SeasonLoop):
         # otherwise a week without results would be played as 0-0 ties: refused
         self.live, self.played = live, prepared.played_weeks
         season_weeks = int(prepared.schedule["week"].max())
-        problem = unplayed_weeks_problem(league.season, league.weeks, season_weeks if live else self.played,
+        problem = unplayed_weeks_problem(league.sport_spec.season_name(league.season), league.weeks,
+                                         season_weeks if live else self.played,
                                          season_weeks)
         if problem:
             raise DataError(problem)

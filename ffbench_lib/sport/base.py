@@ -86,6 +86,10 @@ class Sport:
     #: a sport scored by position (FPL: a goal is worth more from a defender): the season's start year -> each
     #: position's :class:`~ffbench_lib.sport.scoring.Rules`; None for a sport scored by a league's weights (NFL)
     position_rules: Callable[[int], Mapping[str, scoring.Rules]] | None = None
+    #: the time zone of the schedule's game days
+    schedule_timezone: str = "US Eastern"
+    #: what the prompts call the game a manager plays ("You manage the fantasy-football team ...")
+    game: str = "fantasy-football"
     #: the weekly rows give each player's minutes (who played: automatic substitutions need it)
     has_minutes: bool = False
     #: most FLEX slots a roster may have (a sanity bound, as :attr:`max_slots`)

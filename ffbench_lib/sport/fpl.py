@@ -98,4 +98,6 @@ FPL = register(Sport(
     never_available=("injury_report",),
     max_flex=7,
     has_minutes=True,
+    schedule_timezone="UTC",
+    game="fantasy soccer (Fantasy Premier League rules)",
 ))

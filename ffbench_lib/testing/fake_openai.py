@@ -44,7 +44,7 @@ from typing import Any
 
 import numpy as np
 
-from ffbench_lib.sport import sport
+from ffbench_lib.sport import SPORTS, sport
 from ffbench_lib.data.schema import DEFAULT_POSITIONS
 from ffbench_lib.game.rules.lineup import start_value
 
@@ -57,8 +57,11 @@ STATUS_FAULTS = {
 #: every fault ``faults`` may name: the default mix, then the opt-in ones
 ALL_FAULTS = (*FAULTS, *STATUS_FAULTS, "nested", "huge")
 _SPORT = sport("nfl")  # its id patterns, made-up ids and injury statuses
-ID = re.compile("^(" + _SPORT.real_id_pattern + r"|[A-Z]{1,3}-\d{2,})\s*\|")  # player ids (defenses, masked RB-041)
-ANY_ID = re.compile(_SPORT.player_id_pattern + r"|\b(?:QB|RB|WR|TE|K|DST)-\d{2,}\b")  # an id in an answer, masked or not
+#: player ids of every sport at the start of a table row (NFL defenses, FPL codes, masked RB-041 and MID-007)
+ID = re.compile("^(" + "|".join(s.real_id_pattern for s in SPORTS.values()) + r"|[A-Z]{1,3}-\d{2,})\s*\|")
+#: an id in an answer, masked or not
+ANY_ID = re.compile("|".join(s.player_id_pattern for s in SPORTS.values()) + r"|\b(?:"
+                    + "|".join(dict.fromkeys(p for s in SPORTS.values() for p in s.positions)) + r")-\d{2,}\b")
 
 
 def _table(text: str, header_hint: str) -> list[dict[str, str]]:
@@ -118,6 +121,9 @@ def policy(prompt: str) -> dict[str, Any]:
                                        "zero_flags": [f for f in r["flags"].split(",") if f not in ("-", "")]})
                  for r in rows}
         rows.sort(key=lambda r: (-value[r["id"]], r["id"]))
+        formation = _line(prompt, "FORMATION:")
+        if formation:  # every starter under his position, then the bench in order (best substitute first)
+            return _formation_answer(formation, rows, "BENCH ORDER:" in prompt)
         used, lineup = set(), {}
         for slot, n in slots.items():  # the positions' slots as the prompt lists them, then FLEX, SUPERFLEX
             ok = [r for r in rows if r["id"] not in used and (r["pos"] == slot or r["pos"] in flex.get(slot, ()))]
@@ -155,6 +161,29 @@ def policy(prompt: str) -> dict[str, Any]:
     if decision == "final_decision":
         return {"action": "accept", "rationale": "fine"}
     return {"rationale": "unknown decision"}
+
+
+def _formation_answer(formation: str, rows: list[dict[str, str]], ordered_bench: bool) -> dict[str, Any]:
+    """The best XI by projection within a formation line (``11 players in a legal formation: GK 1, DEF 3-5``),
+    each position's least first; ``rows`` best first."""
+    total = int(formation.split()[0])
+    ranges = {}
+    for part in formation.split(":", 1)[1].split(","):
+        pos, span = part.split()
+        lo, _, hi = span.partition("-")
+        ranges[pos] = (int(lo), int(hi or lo))
+    start: list[dict[str, str]] = []
+    for pos, (lo, _) in ranges.items():
+        start += [r for r in rows if r["pos"] == pos][:lo]
+    for r in rows:
+        n = sum(1 for s in start if s["pos"] == r["pos"])
+        if len(start) < total and r not in start and r["pos"] in ranges and n < ranges[r["pos"]][1]:
+            start.append(r)
+    lineup = {pos: [r["id"] for r in start if r["pos"] == pos] for pos in ranges}
+    answer: dict[str, Any] = {"lineup": lineup, "rationale": "best projections within the formation"}
+    if ordered_bench:
+        answer["bench"] = [r["id"] for r in rows if r not in start]
+    return answer
 
 
 @dataclass

@@ -11,7 +11,7 @@ from typing import Any, Literal
 from pydantic import with_config
 from typing_extensions import NotRequired
 
-from ffbench_lib.game.render import WEEK, flex, record, slot_items, slots, table
+from ffbench_lib.game.render import AUTO_SUBS_RULE, WEEK, flex, formation_text, record, slot_items, slots, table
 from ffbench_lib.game.rules.lineup import order_bench, start_value, validate_and_repair
 from ffbench_lib.game.decisions.base import AnswerModel, Decision, Outcome, register, roster_from_rules
 from ffbench_lib.game.decisions._view_parts import VIEW, PlayoffContext, Record, Week, WeekCard
@@ -68,11 +68,24 @@ class SetLineup(Decision):
         rules = view["rules"]
         schema = ", ".join(f'"{k}": [{", ".join(["<id>"] * v)}]' for k, v in slot_items(rules))
         _, flex_note, flex_sentence = flex(rules)
+        choose = ("Choose your starters: exactly the number of players per slot shown above, each player at most "
+                  f"once.{flex_sentence}")
+        formation_line = bench_schema = ""
+        if "most_starters" in rules:  # a formation: each position's least in its slots, FLEX the rest
+            formation_line = f"\nFORMATION: {formation_text(rules)}"
+            choose = ("Choose your starters within the formation: each position's slots, and FLEX for the players "
+                      "beyond a position's least (you may also list every starter under his position), each player "
+                      "at most once.")
+        if rules.get("auto_subs"):
+            formation_line += f"\nBENCH ORDER: all {rules['bench']} players who do not start, first substitute first"
+            choose += f" Then order your bench. {AUTO_SUBS_RULE}"
+            bench_schema = f', "bench": [{", ".join(["<id>"] * rules["bench"])}]'
         return {"week": view["week"], "weeks": rules["weeks"], "record": record(view["record"]),
                 "opponent": view["opponent_team"] or "-", "slots": slots(rules),
                 "flex": "/".join(rules["flex_positions"]), "last_week": view["week"] - 1,
                 "players": table(view["players"], WEEK) + _ir(view), "lineup_schema": schema, "flex_note": flex_note,
-                "flex_sentence": flex_sentence, "playoff_line": playoff_line(view)}
+                "flex_sentence": flex_sentence, "playoff_line": playoff_line(view), "choose": choose,
+                "formation_line": formation_line, "bench_schema": bench_schema}
 
 
 def playoff_line(view: dict) -> str:

@@ -31,7 +31,7 @@ class Season(Protocol):
     catalog: "PlayerCatalog"
     rec: "RunRecorder"
     actual: dict[int, dict[str, float]]  # week -> player -> actual points (scoring only; never in a view)
-    played: dict[int, frozenset[str]]  # week -> who played (minutes > 0) where the data says: automatic subs
+    appeared: dict[int, frozenset[str]]  # week -> who played (minutes > 0) where the data says: automatic subs
 
     @property
     def over_budget(self) -> bool: ...

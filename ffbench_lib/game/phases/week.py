@@ -31,7 +31,7 @@ async def score_week(eng: Season, state: LeagueState, w: int) -> None:
     actual = eng.actual.get(w, {})
     roster = eng.league.roster
     if roster.auto_subs:  # a starter who did not play makes way for the first bench player who did
-        played = eng.played.get(w, frozenset())
+        played = eng.appeared.get(w, frozenset())
         state.decided = {team: [list(e) for e in substituted(state.decided[team], eng.catalog.position,
                                                              {p: True for p in played}, roster)]
                          for team in state.teams}
