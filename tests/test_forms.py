@@ -340,3 +340,30 @@ def test_a_callback_that_fails_while_the_form_is_built_raises():
 
     with pytest.raises(RuntimeError, match="half built"):
         Half("waiver_claims", {})
+
+
+def test_lineup_form_of_a_formation_sets_a_bench_order(prepared_fpl, tmp_path):
+    """A Premier League lineup (FPL rules): the slots are the formation's least plus FLEX, the bench has one
+    dropdown per place; the default is legal, a reordered bench too, and a starter on the bench is not (the
+    registry names him)."""
+    from engine_helpers import run_engine
+    from ffbench_lib.config.load import load_config
+    from ffbench_lib.play.forms.lineup import BENCH_PLACE
+    from ffbench_lib.runs.rundir import RunDir
+
+    lg = load_config(REPO / "params" / "fpl_draft.yaml")
+    run_engine(lg.model_copy(update={"weeks": 1, "trades": lg.trades.model_copy(update={"weeks": []})}),
+               prepared_fpl, tmp_path / "run")
+    view = next(d["view"] for d in RunDir(tmp_path / "run").decisions() if d["decision"] == "set_lineup")
+    f = form_for("set_lineup", view)
+    assert [dd.description for _, dd in f.slots] == ["GK", "DEF", "DEF", "DEF", "MID", "MID", "FWD"] + ["FLEX"] * 4
+    assert [dd.description for dd in f.order] == ["bench 1", "bench 2", "bench 3", "bench 4"]
+    assert all(BENCH_PLACE in dd._dom_classes for dd in f.order)
+    assert "GK 1, DEF 3-5, MID 2-5, FWD 1-3" in texts(f.widget) and "first bench player" in texts(f.widget)
+    ans = assert_legal(f)
+    assert len(ans["bench"]) == 4 and not set(ans["bench"]) & {p for ids in ans["lineup"].values() for p in ids}
+    f.order[0].value, f.order[3].value = f.order[3].value, f.order[0].value
+    assert assert_legal(f)["bench"][0] == ans["bench"][3]
+    starter = f.slots[1][1].value
+    f.order[1].value = starter
+    assert_illegal(f, f"bench: {starter} ({f.cards[starter]['name']}) is not a bench player")

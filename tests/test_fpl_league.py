@@ -221,3 +221,26 @@ def test_the_prepared_season_knows_only_what_a_manager_may(prepared_fpl):
     rows = wp[(wp["week"] == w) & (wp["team"] == club)].set_index("player_id")["proj_points_builtin"]
     rate = wp[(wp["week"] == w - 1) & wp["player_id"].isin(rows.index)].set_index("player_id")["proj_points_builtin"]
     assert (rows > 0).any() and (rows >= rate.reindex(rows.index).fillna(0) - 1e-9).mean() > 0.5
+
+
+def test_the_analysis_reads_an_fpl_run(season):
+    """Metrics, a figure and the report's words on the season: positions GK/DEF/MID/FWD and FLEX, 38 gameweeks,
+    the season named 2024-25, the hindsight lineup within the formation, no bot marked as engine-played."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from ffbench_lib.analysis import metrics
+    from ffbench_lib.present import plots, report
+
+    _, run = season
+    runs = metrics.load_runs(run.path)
+    slots = metrics.points_by_slot(runs)
+    assert list(slots.columns[3:]) == ["GK", "DEF", "MID", "FWD", "FLEX"]
+    assert metrics.describe_sample(runs) == "1 run (a seed of the 2024-25 season)"
+    assert report.competition(runs["meta"]) == "Premier League"
+    sit = metrics.start_sit(runs)
+    assert len(sit) == 380 and (sit["optimal_points"] >= sit["started_points"] - 1e-9).all()
+    info = metrics.agent_info(runs)
+    assert not plots.flagged_agents(info)  # every bot decision is its own (a bench order included)
+    fig = plots.points_by_position(slots, info, plots.runs_palette(runs))
+    assert [t.get_text() for t in fig.axes[0].get_legend().get_texts()] == ["GK", "DEF", "MID", "FWD", "FLEX"]

@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 
 from ffbench_lib.analysis.field_labels import FIELD_PREFIX, is_field_agent, relabel
-from ffbench_lib.config.league import AUTOPILOT, FLEX_SLOTS, LLMSettings, Roster
+from ffbench_lib.config.league import AUTOPILOT, DEFAULT_SPORT, FLEX_SLOTS, LLMSettings, Roster
 from ffbench_lib.sport import sport
 from ffbench_lib.core.paths import from_root, outputs_dir
 from ffbench_lib.sport.lineup import best_lineup, lineup_value
@@ -142,6 +142,7 @@ def load_runs(runs: str | Path | Iterable[str | Path], complete_only: bool = Tru
         run_id = f"{meta.run_id}@{label}"
         cfg = rd.config()
         metas.append({"run_id": run_id, "path": str(path), "seed": meta.seed, "season": meta.season,
+                      "sport": cfg.get("sport", DEFAULT_SPORT),
                       "weeks": cfg.get("weeks"), "imported_from": meta.imported_from,
                       # with the league's sport (another than the NFL), whose positions the roster names
                       "roster": json.dumps({**cfg.get("roster", {}), **({"sport": cfg["sport"]} if cfg.get("sport")
@@ -219,6 +220,9 @@ def describe_sample(runs: Runs | Iterable) -> str:
     season: seeds of one season are never "seasons"). ``runs``: :func:`load_runs`'s tables, or each run's season."""
     seasons = pd.Series(runs["meta"]["season"] if isinstance(runs, dict) else list(runs), dtype=float)
     n, known = len(seasons), sorted({int(s) for s in seasons.dropna()})
+    sports = set(runs["meta"]["sport"]) if isinstance(runs, dict) and "sport" in runs["meta"] else {DEFAULT_SPORT}
+    if len(sports) == 1:  # seasons as their sport names them (2024; 2024-25)
+        known = [sport(next(iter(sports))).season_name(y) for y in known]
     what = f"{n} run{'s' if n != 1 else ''}"
     if isinstance(runs, dict) and runs["meta"].get("field_seat", pd.Series(dtype=object)).notna().any():
         meta = runs["meta"]
@@ -373,7 +377,9 @@ def points_by_slot(runs: Runs) -> pd.DataFrame:
     out["points"] = out["points"].round(2)
     wide = out.pivot_table(index=["run_id", "team", "agent"], columns="slot", values="points").reset_index(
     ).rename_axis(columns=None)
-    order = [s for s in (*sport("nfl").positions, *FLEX_SLOTS) if s in wide]  # display order, as the figure stacks them
+    sports = sorted(set(runs["meta"]["sport"])) if "sport" in runs["meta"] else [DEFAULT_SPORT]
+    positions = dict.fromkeys(p for name in sports for p in sport(name).positions)
+    order = [s for s in (*positions, *FLEX_SLOTS) if s in wide]  # display order, as the figure stacks them
     return wide[["run_id", "team", "agent", *order, *(c for c in wide.columns[3:] if c not in order)]]
 
 

@@ -14,12 +14,13 @@ import seaborn as sns  # noqa: E402
 
 from ffbench_lib.core.atomic import atomic_path  # noqa: E402
 from ffbench_lib.config.league import FLEX_SLOTS, Roster  # noqa: E402
-from ffbench_lib.sport import sport  # noqa: E402
+from ffbench_lib.sport import SPORTS, sport  # noqa: E402
 from ffbench_lib.analysis.field_labels import short  # noqa: E402
 
 _SPORT = sport("nfl")
-#: one colour per known position, in the sport's order (its colours; flex slots have their own)
-POSITION_COLORS = {p: _SPORT.colors[p] for p in _SPORT.positions}
+#: one colour per known position of every sport (the NFL's first), in each sport's order (its colours; flex slots
+#: have their own)
+POSITION_COLORS = {p: s.colors[p] for s in SPORTS.values() for p in s.positions if p in s.colors}
 
 
 def save(fig: plt.Figure, folder: str | Path, name: str) -> None:
@@ -75,7 +76,7 @@ def projected_vs_actual(players: pd.DataFrame, actual: pd.Series, column: str = 
 
 
 # --------------------------------------------------------------------------------------------- analysis
-SLOT_ORDER = [*_SPORT.positions, *FLEX_SLOTS]
+SLOT_ORDER = [*POSITION_COLORS, *FLEX_SLOTS]
 SLOT_COLORS = {**POSITION_COLORS, **{slot: _SPORT.colors[slot] for slot in FLEX_SLOTS}}
 
 

@@ -19,6 +19,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from ffbench_lib.sport import sport
 from ffbench_lib.analysis import metrics, ratings
 from ffbench_lib.core import stats
 from ffbench_lib.present import plots
@@ -128,12 +129,18 @@ table.ffb td:not(:last-child) {white-space: nowrap}  /* names never wrap; the la
 </style>""".replace("FIGURE_MAX_PX", str(FIGURE_MAX_PX))
 
 
+def competition(meta) -> str:
+    """What the runs' seasons are seasons of: their sport's competition (``NFL``), or sports named together."""
+    names = sorted(set(meta["sport"])) if "sport" in meta else ["nfl"]
+    return " or ".join(sport(n).title for n in names)
+
+
 def header(r: Report):
     d, meta = r.data, r.data["meta"]
     parts = [STYLE,
              f"<p><b>{esc(metrics.describe_runs(d))}</b>; agents: {esc(', '.join(sorted(r.palette)))}.</p>",
-             "<p class='ffb-note'>A run is one league on one seed of one NFL season: seeds of one season are not "
-             "seasons. Figures and intervals name their sample and method.</p>"]
+             f"<p class='ffb-note'>A run is one league on one seed of one {esc(competition(meta))} season: seeds of "
+             "one season are not seasons. Figures and intervals name their sample and method.</p>"]
     if meta["imported_from"].notna().any():
         parts.append("<p class='ffb-note'><b>Imported runs</b> (earlier FantasyFootballBench): each team was drafted "
                      "by the model in its label and played by another model; draft results are the drafting model's, "

@@ -1,5 +1,6 @@
 """The lineup editor (``set_lineup``): one dropdown per starting slot, prefilled with the best lineup by this
-week's projection (the engine's own repair policy), the bench and IR listed below. Slots, counts and FLEX
+week's projection (the engine's own repair policy), the bench and IR listed below; with an ordered bench
+(``roster.auto_subs``) one dropdown per bench place, and the formation's ranges above. Slots, counts and FLEX
 eligibility come from the view's rules; a player chosen twice or left out is reported by the registry's
 ``validate`` live, never by a check of our own."""
 from __future__ import annotations
@@ -9,11 +10,13 @@ from typing import ClassVar
 
 from ffbench_lib.game.decisions.base import roster_from_rules
 from ffbench_lib.game.decisions.set_lineup import playoff_line
+from ffbench_lib.game.render import AUTO_SUBS_RULE, formation_text
 from ffbench_lib.game.rules.lineup import best_lineup, start_value
 from ffbench_lib.play.forms import cards
 from ffbench_lib.play.forms.base import Form, form
 
 LINEUP_SLOT = "ffbench-lineup-slot"
+BENCH_PLACE = "ffbench-bench-place"
 EMPTY = "(empty)"  # its option value is "": a Dropdown whose value is None shows no selection
 
 
@@ -45,9 +48,26 @@ class LineupForm(cards.NamedProblems, Form):
                 self.slots.append((slot, dd))
                 rows.append(dd)
         self.bench = w.HTML()
+        # an ordered bench (roster.auto_subs): one dropdown per place, first substitute first, prefilled with the
+        # players left out of the best lineup, best projection first
+        self.order: list[object] = []
+        if roster.auto_subs:
+            starting = {p for ids in best.values() for p in ids}
+            left = [p["id"] for p in ranked if p["id"] not in starting]
+            options = [(EMPTY, "")] + [(cards.label(p), p["id"]) for p in ranked]
+            for i in range(roster.BENCH):
+                dd = w.Dropdown(options=options, value=left[i] if i < len(left) else "", description=f"bench {i + 1}",
+                                layout=w.Layout(width="52em")).add_class(BENCH_PLACE)
+                self.observe(dd, self.refresh)
+                self.order.append(dd)
         v = self.view
         head = (f"<b>Week {v['week']} of {v['rules']['weeks']}</b> · opponent: "
                 f"{html.escape(str(v.get('opponent_team') or '-'))}")
+        if "most_starters" in v["rules"]:
+            head += f"<br>{html.escape(formation_text(v['rules']))}"
+        if self.order:
+            rows.append(w.HTML(f"<b>Bench order</b>: {html.escape(AUTO_SUBS_RULE)}"))
+            rows.extend(self.order)
         playoff = playoff_line(v).strip()
         parts = [w.HTML(head + (f"<br><b>{html.escape(playoff)}</b>" if playoff else "")), *rows, self.bench]
         if v.get("ir"):
@@ -60,6 +80,8 @@ class LineupForm(cards.NamedProblems, Form):
             lineup.setdefault(slot, [])
             if dd.value:
                 lineup[slot].append(dd.value)
+        if self.order:
+            return {"lineup": lineup, "bench": [dd.value for dd in self.order if dd.value]}
         return {"lineup": lineup}
 
     def refresh(self, *_):
