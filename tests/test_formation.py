@@ -139,3 +139,28 @@ def test_bad_lineups_and_values_are_errors_never_wrong_substitutions():
     values = {p: float(i) for i, p in enumerate(sorted(pos))}
     got = best_formation(pos, values, FPL, 11)
     assert got == sorted(got, key=lambda p: -values[p])  # best first
+
+
+def test_a_random_formation_lineup_is_uniform_over_the_legal_ones():
+    """The random bot's lineup under a formation (FPL's FLEX with most starters per position) is drawn without
+    listing the lineups, yet uniformly over every legal one: each appears, and a chi-square test of the counts
+    does not reject uniformity (seeded: the same counts every run)."""
+    from collections import Counter
+
+    import numpy as np
+    from scipy.stats import chisquare
+
+    from ffbench_lib.config.load import parse_config
+    from ffbench_lib.game.rules.lineup import legal_lineups, random_lineup
+
+    teams = [{"name": n, "agent": {"kind": "bot", "strategy": "random"}} for n in "ab"]
+    roster = parse_config({"sport": "fpl", "teams": teams}).roster
+    squad = {**{f"g{i}": "GK" for i in range(2)}, **{f"d{i}": "DEF" for i in range(4)},
+             **{f"m{i}": "MID" for i in range(5)}, **{f"f{i}": "FWD" for i in range(2)}}
+    key = lambda lineup: tuple((slot, tuple(ids)) for slot, ids in lineup.items())  # noqa: E731
+    every = [key(x) for x in legal_lineups(squad, roster)]
+    assert len(every) == len(set(every)) == 800
+    rng = np.random.default_rng(7)
+    counts = Counter(key(random_lineup(squad, roster, rng)) for _ in range(20 * len(every)))
+    assert set(counts) == set(every)
+    assert chisquare([counts[x] for x in every]).pvalue > 0.01

@@ -147,8 +147,8 @@ def test_the_brute_force_agrees_on_every_team_week(season, prepared_fpl):
 
 def perturb(prepared, from_week: int, seed: int = 0):
     """The season with every outcome from ``from_week`` on changed: points scaled and shifted, a fifth of the
-    player-gameweeks removed, a third of those left not played (minutes 0), and the in-season projections
-    rebuilt from the changed rows."""
+    player-gameweeks removed, a third of those left not played (minutes 0), the in-season projections rebuilt
+    from the changed rows, and the later gameweeks' prices and ownership changed."""
     rng = np.random.default_rng(seed)
     w = prepared.weekly.copy()
     future = w["week"] >= from_week
@@ -159,6 +159,10 @@ def perturb(prepared, from_week: int, seed: int = 0):
     pre = pl.set_index("player_id")["proj_points"] / 38
     club = dict(zip(pl.loc[pl["in_draft_pool"], "player_id"], pl.loc[pl["in_draft_pool"], "team"]))
     wp = fpl.weekly_projection(w, pre, fpl.fixtures_per_club(prepared.schedule), club, 38)
+    market = prepared.weekly_projections[["week", "player_id", "value", "selected"]].copy()
+    later = market["week"] > from_week  # the market of later gameweeks moves too (week w's is published before w)
+    market.loc[later, ["value", "selected"]] = market.loc[later, ["value", "selected"]] * 1.1 + 5
+    wp = wp.merge(market, on=["week", "player_id"], how="left")
     wp.insert(0, "season", prepared.season)
     wp = wp[wp["player_id"].isin(pl["player_id"])].sort_values(["week", "player_id"]).reset_index(drop=True)
     return dataclasses.replace(prepared, weekly=w, weekly_projections=wp)
@@ -206,6 +210,11 @@ def test_the_prepared_season_knows_only_what_a_manager_may(prepared_fpl):
     pool = p.players[p.players["in_draft_pool"]]
     assert pool["adp"].notna().all() and pool["adp"].min() == 1 and pool["adp"].is_unique
     assert p.players.loc[~p.players["in_draft_pool"], "adp"].isna().all()
+    # each gameweek's market is that gameweek's file's (published before its deadline)
+    rows = p.weekly.set_index(["week", "player_id"])[["value", "selected"]]
+    market = p.weekly_projections.dropna(subset=["value"]).set_index(["week", "player_id"])[["value", "selected"]]
+    both = market.index.intersection(rows.index)
+    assert len(both) > 20000 and market.loc[both].equals(rows.loc[both])
     fixtures = fpl.fixtures_per_club(p.schedule)
     clubs = p.weekly.groupby("player_id")["team"].nunique()
     stayed = p.players[p.players["player_id"].map(clubs).eq(1)]  # one club all season (no transfer)

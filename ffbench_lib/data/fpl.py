@@ -410,6 +410,11 @@ def prepare_season(season: int, data_dir: str | Path, weeks: int = 38,
 
     pre_rate = players.set_index("player_id")["proj_points"] / weeks
     wp = weekly_projection(weekly, pre_rate, club_fixtures, dict(zip(m.index, m["club"])), weeks)
+    # each gameweek's market, published before its deadline: the price and ownership its file gives (a player
+    # without a fixture that gameweek has none)
+    market = pgw[pgw["gameweek"] <= weeks][["gameweek", "player_id", "value", "selected"]]
+    wp = wp.merge(market.rename(columns={"gameweek": "week"}).astype({"week": "int64"}), on=["week", "player_id"],
+                  how="left")
     wp.insert(0, "season", season)
     wp = wp[wp["player_id"].isin(players["player_id"])].sort_values(["week", "player_id"]).reset_index(drop=True)
 

@@ -12,7 +12,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -123,6 +123,9 @@ class Publication:
     projection: dict[str, float]  # player -> this week's projection
     status: dict[str, str]  # player -> official injury report status
     games: tuple[tuple[str, str], ...]  # (home, away) NFL teams
+    #: player -> (price, managers who own him) as the week's market publishes them before its deadline (FPL's
+    #: ``value`` and ``selected``); empty where the sport has no such market
+    market: dict[str, tuple[float, float]] = field(default_factory=dict)
 
 
 class Recent(Mapping):
@@ -164,6 +167,7 @@ class Knowledge:
     projection: dict[str, float]  # this week's projection (published before kickoff)
     status: dict[str, str]  # this week's official injury report status
     opponent: dict[str, str | None]  # team -> opponent this week ("A+B": two games; None: bye)
+    market: dict[str, tuple[float, float]] = field(default_factory=dict)  # Publication.market of known players
 
     @classmethod
     def as_of(cls, feed: SeasonFeed, week: int) -> Knowledge:
@@ -222,7 +226,8 @@ class Knowledge:
             opponent[a] = h if opponent.get(a) is None else f"{opponent[a]}+{h}"
         return cls(w, known, games, points, recent, team,
                    {p: v for p, v in pub.projection.items() if p in known},
-                   {p: s for p, s in pub.status.items() if p in known}, opponent)
+                   {p: s for p, s in pub.status.items() if p in known}, opponent,
+                   {p: m for p, m in pub.market.items() if p in known})
 
     def known_players(self) -> frozenset[str]:
         """Players whose existence is known before this week: the draft pool, and anyone who has played."""
@@ -261,6 +266,14 @@ class SeasonFeed:
         self._games: dict[int, list[tuple[str, str]]] = {
             w: list(zip(hs, aws)) for w, hs, aws in by_week(
                 sc["week"], sc["home_team"].to_numpy(dtype=object), sc["away_team"].to_numpy(dtype=object))}
+        #: week -> player -> (price, ownership) published before its deadline, where the projections table has
+        #: the market's columns (the Premier League's)
+        self._market: dict[int, dict[str, tuple[float, float]]] = {}
+        if {"value", "selected"} <= set(wp.columns):
+            on = wp[wp["value"].notna()]
+            self._market = {w: dict(zip(pids, zip(vals, sel))) for w, pids, vals, sel in by_week(
+                on["week"], on["player_id"].to_numpy(dtype=object), on["value"].to_numpy(dtype=float),
+                on["selected"].to_numpy(dtype=float))}
         self._weeks: dict[int, Knowledge] = {}
 
     def _played_before(self, w: int) -> dict[str, np.ndarray]:
@@ -269,7 +282,7 @@ class SeasonFeed:
 
     def _published(self, w: int) -> Publication:
         return Publication(w, dict(self._wproj.get(w, {})), dict(self._status.get(w, {})),
-                           tuple(self._games.get(w, ())))
+                           tuple(self._games.get(w, ())), dict(self._market.get(w, {})))
 
     def as_of(self, w: int) -> Knowledge:
         """What is knowable just before week ``w`` kicks off (cached: knowledge never changes)."""

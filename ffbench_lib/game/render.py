@@ -26,6 +26,8 @@ def table(rows: list[dict], cols: list[tuple[str, str]]) -> str:
     """``id | name | ...`` header plus one line per row; ``cols`` are (header, key)."""
     if not rows:
         return "(none)"
+    if cols is WEEK and "price" in rows[0]:  # a sport with a weekly market (FPL): its price and ownership too
+        cols = WEEK_MARKET
     head = " | ".join(h for h, _ in cols)
     return "\n".join([head, *(" | ".join(fmt(r.get(k)) for _, k in cols) for r in rows)])
 
@@ -38,6 +40,8 @@ DETAIL = CARD + [("prev_ppg", "prev_ppg"), ("prev2_pts", "prev2_pts"), ("prev2_g
 WEEK = [("id", "id"), ("name", "name"), ("pos", "pos"), ("team", "team"), ("opp", "opp"),
         ("proj_week", "proj_week"), ("std_g", "std_g"), ("std_ppg", "std_ppg"), ("last3_avg", "last3_avg"),
         ("prev_pts", "prev_pts"), ("injury", "injury"), ("flags", "zero_flags")]
+#: WEEK with the week's market before the flags: price (millions) and how many managers own the player
+WEEK_MARKET = WEEK[:-1] + [("price", "price"), ("owned", "owned"), WEEK[-1]]
 
 
 

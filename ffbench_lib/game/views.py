@@ -75,6 +75,8 @@ class Firewall:
         self.adp = self.catalog.adp
         #: publications the season lacks that every view names (no injury report: nobody is marked Out)
         self.unavailable = [u for u in prepared.manifest.get("unavailable", []) if u in VIEW_UNAVAILABLE]
+        #: whether the season publishes a weekly market (price and ownership before each deadline: FPL)
+        self._market = {"value", "selected"} <= set(prepared.weekly_projections.columns)
 
     @property
     def league(self) -> League:
@@ -209,12 +211,17 @@ class Firewall:
         recent = k.recent[pid] if pid in k.recent else None  # never empty when there
         # read-only as built (what freeze() of the plain card gives, without copying it twice): the preseason
         # card's keys in their order, then the week's; "recent" and "zero_flags" read-only lists
-        return FrozenDict({**self.player_card(pid), "team": team, "opp": k.opponent.get(team) if team else None,
-                           "std_g": g, "std_pts": _r(pts), "std_ppg": _r(pts / g) if g else None,
-                           "recent": FrozenList([FrozenList(x) for x in recent or ()]),
-                           "last3_avg": _r(mean_points(recent)) if recent else None,
-                           "proj_week": _r(k.projection.get(pid)), "injury": status,
-                           "zero_flags": FrozenList([f for f, on in (("bye", on_bye), ("out", status == OUT)) if on])})
+        card = {**self.player_card(pid), "team": team, "opp": k.opponent.get(team) if team else None,
+                "std_g": g, "std_pts": _r(pts), "std_ppg": _r(pts / g) if g else None,
+                "recent": FrozenList([FrozenList(x) for x in recent or ()]),
+                "last3_avg": _r(mean_points(recent)) if recent else None,
+                "proj_week": _r(k.projection.get(pid)), "injury": status,
+                "zero_flags": FrozenList([f for f, on in (("bye", on_bye), ("out", status == OUT)) if on])}
+        if self._market:  # a sport with a market (FPL): the week's price (in millions) and ownership, or None
+            price, owned = k.market.get(pid, (None, None))
+            card["price"] = None if price is None else round(price / 10, 1)
+            card["owned"] = None if owned is None else int(owned)
+        return FrozenDict(card)
 
     def lineup_view(self, state: LeagueState, team: str, w: int) -> dict[str, Any]:
         """The team's active players (who may start); in a league with IR slots also its IR players (``ir``)."""

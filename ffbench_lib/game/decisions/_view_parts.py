@@ -112,6 +112,8 @@ class WeekCard(Card):
     proj_week: float | None
     injury: str | None
     zero_flags: list[Literal["bye", "out"]]
+    price: NotRequired[float | None]  # a sport with a weekly market (FPL): the week's price in millions
+    owned: NotRequired[int | None]  # and how many managers own him (None: not in the week's market)
 
 
 # -------------------------------------------------------------------------------------------------- draft

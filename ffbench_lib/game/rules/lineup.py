@@ -3,6 +3,7 @@ values (used to repair illegal answers with projections, and by metrics with act
 oracle), and the repair of a partly illegal answer."""
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from itertools import combinations, product
 from typing import Iterator, Mapping, Sequence
@@ -157,10 +158,10 @@ def random_lineup(positions: Mapping[str, str], roster: Roster, rng: np.random.G
     slot: a position draw leaves a fixed count of each position, and a flex draw takes players every wider
     flex slot could also take (FLEX's positions are within SUPERFLEX's), so a wider slot's pool shrinks by the
     same number whichever players were drawn. Each legal lineup thus has the same probability."""
-    if roster.most:  # a formation: the draw above is not uniform under most, so list the lineups (a few hundred)
-        every = list(legal_lineups(positions, roster))
-        if every:
-            return every[int(rng.integers(len(every)))]
+    if roster.most:  # a formation: the draw below is not uniform under most
+        drawn = _random_formation(positions, roster, rng)
+        if drawn is not None:
+            return drawn
     out: dict[str, list[str]] = {}
     used: set[str] = set()
     counts = slot_counts(roster)
@@ -170,6 +171,54 @@ def random_lineup(positions: Mapping[str, str], roster: Roster, rng: np.random.G
         out[slot] = sorted(pool[i] for i in rng.choice(len(pool), size=min(n, len(pool)), replace=False))
         used.update(out[slot])
     return out
+
+
+def _random_formation(positions: Mapping[str, str], roster: Roster,
+                      rng: np.random.Generator) -> dict[str, list[str]] | None:
+    """:func:`random_lineup` under a formation with one flex slot (soccer's FLEX of outfield players), uniform over
+    :func:`legal_lineups` without listing them: the flex slot's make-up (how many of each position, within
+    ``most``) is drawn with probability in proportion to its number of lineups, the product over positions of
+    C(players left after the position's slots, those in FLEX), every other factor being the same for each
+    make-up; then each position's slot players and FLEX players are a uniform draw of its players, split in
+    order. None (list them instead) for other rosters, or one that cannot fill its slots."""
+    flex = roster.flex_slots()
+    counts = slot_counts(roster)
+    if len(flex) != 1 or any(p not in roster.slots for ps in flex.values() for p in ps):
+        return None
+    (slot, takes), = flex.items()
+    pools = {pos: sorted(p for p, q in positions.items() if q == pos) for pos in roster.slots}
+    spare = {pos: len(pools[pos]) - roster.starting(pos) for pos in pools}
+    if any(n < 0 for n in spare.values()):
+        return None
+    room = {pos: min(spare[pos], roster.most.get(pos, spare[pos]) - roster.starting(pos)) for pos in takes}
+    makeups, weights = [], []
+
+    def spread(i: int, left: int, chosen: tuple[int, ...]) -> None:
+        if i == len(takes):
+            if left == 0:
+                makeups.append(chosen)
+                weights.append(math.prod(math.comb(spare[p], k) for p, k in zip(takes, chosen)))
+            return
+        for k in range(min(left, room[takes[i]]) + 1):
+            spread(i + 1, left - k, (*chosen, k))
+
+    spread(0, counts.get(slot, 0), ())
+    total = sum(weights)
+    if not total:
+        return None
+    pick = makeups[int(np.searchsorted(np.cumsum(weights), rng.integers(total), side="right"))]
+    in_flex = dict(zip(takes, pick))
+    out: dict[str, list[str]] = {}
+    flex_ids: list[str] = []
+    for pos in roster.slots:
+        n, k = roster.starting(pos), in_flex.get(pos, 0)
+        drawn = [pools[pos][i] for i in rng.permutation(len(pools[pos]))[:n + k]]
+        if n:
+            out[pos] = sorted(drawn[:n])
+        flex_ids += drawn[n:]
+    if counts.get(slot):
+        out[slot] = sorted(flex_ids)
+    return {s: out[s] for s in counts}
 
 
 def validate_and_repair(answer: object, positions: Mapping[str, str], values: Mapping[str, float],
