@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import glob
 import os
+import re
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -123,13 +124,15 @@ def _cmd_validate(args: argparse.Namespace) -> int:
     r, po = league.roster, league.playoffs
     playoffs = (f"playoffs: top {po.teams} in weeks {league.regular_weeks + 1}-{league.weeks}" if po.enabled
                 else "no playoffs")
-    print(f"ok: {args.config}: {len(league.teams)} teams, season {league.season}, {league.weeks} weeks, "
+    print(f"ok: {args.config}: {len(league.teams)} teams, season {league.sport_spec.season_name(league.season)}, "
+          f"{league.weeks} weeks, "
           f"roster of {r.size} ({' '.join(f'{s}:{n}' for s, n in r.slot_counts().items())} BENCH:{r.BENCH}"
           f"{f' IR:{r.IR}' if r.IR else ''}), scoring {league.scoring.preset or 'custom'}, "
           f"waivers {league.waivers.mode if league.waivers.enabled else 'off'}, {playoffs}; "
           f"{league.data.source} data in {league.data.resolved_dir()}{history}")
     if args.live:  # the one check skipped: ffbench live plays the weeks without results as they come
-        print(f"live: weeks without results are not refused (`ffbench live` waits for them): season {league.season} "
+        print(f"live: weeks without results are not refused (`ffbench live` waits for them): season "
+              f"{league.sport_spec.season_name(league.season)} "
               f"has results through week {played} of the league's {league.weeks} weeks")
     people = [t.name for t in league.teams if t.agent.kind == "human"]
     if people:
@@ -187,12 +190,45 @@ def _cmd_check(args: argparse.Namespace) -> int:
     return code
 
 
+def _season_arg(text: str) -> int:
+    """A season on the command line: its start year, or named by its two years (``2024-25`` is 2024)."""
+    m = re.fullmatch(r"(\d{4})(?:-(\d{2}))?", text.strip())
+    if not m or (m.group(2) and int(m.group(2)) != (int(m.group(1)) + 1) % 100):
+        raise argparse.ArgumentTypeError(f"invalid season {text!r}: give its start year (2024) or its two years "
+                                         "(2024-25)")
+    return int(m.group(1))
+
+
+def _prepare_fpl(args: argparse.Namespace, league) -> int:
+    from ffbench_lib.data import fpl
+    from ffbench_lib.data.prepared import write_prepared
+
+    spec = league.sport_spec
+    if args.season != league.season:
+        raise ConfigError([f"--season {spec.season_name(args.season)}: {args.config} plays season "
+                           f"{spec.season_name(league.season)}; "
+                           "give that season or another config"])
+    prepared = fpl.prepare_season(league.season, args.data_dir or league.data.resolved_dir(), league.weeks,
+                                  args.allow_missing_history or league.data.allow_missing_history)
+    write_prepared(prepared, args.out)
+    m = prepared.manifest
+    print(f"prepared {spec.season_name(league.season)} from fpl -> {args.out}: "
+          + ", ".join(f"{k} {v}" for k, v in m["rows"].items()))
+    print(f"  FPL points by the season's rules against the files' own total_points: "
+          f"{m['points_parity']['matching']:,} of {m['points_parity']['rows']:,} player-fixture rows match")
+    for what, n in m["read_notes"].items():
+        print(f"  {what}: {n}")
+    return 0
+
+
 def _cmd_prepare(args: argparse.Namespace) -> int:
     from ffbench_lib.data.prepare import prepare_season
 
     scoring, league_positions = args.scoring, {}
     if args.config:
         league = load_config(args.config)
+        if league.data.source == "fpl":  # a Premier League season: its own reader, the league's rules
+            return _prepare_fpl(args, league)
         scoring = league.scoring_weights
         league_positions = {"positions": league.roster.positions, "tiers": league.scoring_tiers}  # K/DST rows
     prepared = prepare_season(args.season, args.source, args.data_dir, scoring=scoring,
@@ -545,7 +581,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     data = sub.add_parser("data", help="download and prepare NFL data").add_subparsers(dest="data_command", required=True)
     pr = data.add_parser("prepare", help="write the parquet tables of one season")
-    pr.add_argument("--season", type=int, required=True)
+    pr.add_argument("--season", type=_season_arg, required=True, help="its start year (2024), or as a soccer "
+                    "season is named (2024-25)")
     pr.add_argument("--source", choices=["nflverse", "sportsdataio"], default="nflverse")
     pr.add_argument("--data-dir", default=None, help="default: $FFBENCH_DATA_DIR")
     pr.add_argument("--out", required=True, type=_out_folder)

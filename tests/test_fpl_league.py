@@ -253,3 +253,19 @@ def test_the_analysis_reads_an_fpl_run(season):
     assert not plots.flagged_agents(info)  # every bot decision is its own (a bench order included)
     fig = plots.points_by_position(slots, info, plots.runs_palette(runs))
     assert [t.get_text() for t in fig.axes[0].get_legend().get_texts()] == ["GK", "DEF", "MID", "FWD", "FLEX"]
+
+
+def test_the_cli_validates_and_prepares_an_fpl_league(fpl_data_dir, tmp_path, capsys):
+    """``ffbench validate`` and ``ffbench data prepare --config`` name the season as the data does and take an
+    FPL league's own reader; a season the config does not play is refused with the fix, no traceback."""
+    from ffbench_lib.cli import main
+
+    assert main(["validate", str(PRESET)]) == 0
+    assert "season 2024-25, 38 weeks, roster of 15" in capsys.readouterr().out
+    out = tmp_path / "prepared"
+    assert main(["data", "prepare", "--config", str(PRESET), "--season", "2024-25", "--out", str(out)]) == 0
+    said = capsys.readouterr().out
+    assert "27,283 of 27,283 player-fixture rows match" in said and "AM rows (not players) left out: 322" in said
+    assert (out / "manifest.json").exists() and (out / "weekly.parquet").exists()
+    assert main(["data", "prepare", "--config", str(PRESET), "--season", "2023", "--out", str(out)]) == 2
+    assert "--season 2023-24: " in capsys.readouterr().err

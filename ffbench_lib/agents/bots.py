@@ -35,11 +35,6 @@ from ffbench_lib.game.decisions.ir_moves import OUT, IRMoves, ir_eligible, legal
 from ffbench_lib.agents.base import Agent, Answer
 from ffbench_lib.sport import sport
 
-#: A bot default, not a rule (the sport's ``bot_flex_share``): the share of FLEX slots each position fills in a
-#: typical league, for the vorp bot's replacement levels; a flex position missing there (a superflex QB) counts
-#: as a major one.
-VORP_FLEX_SHARE = sport("nfl").bot_flex_share
-VORP_FLEX_SHARE_UNLISTED = sport("nfl").bot_flex_share_unlisted
 
 
 def roster_rules(view: dict) -> Roster:
@@ -319,14 +314,16 @@ class VORPBot(_Bot):
 
     @staticmethod
     def flex_shares(pos: str, rules: dict) -> dict[str, float]:
-        """The share of each flex slot ``pos`` fills. FLEX: :data:`VORP_FLEX_SHARE` (an unlisted flex position:
-        :data:`VORP_FLEX_SHARE_UNLISTED`). A wider slot (SUPERFLEX) goes to the positions it adds over FLEX (the
+        """The share of each flex slot ``pos`` fills. FLEX: the league's sport's ``bot_flex_share``, a bot default
+        rather than a rule: the share of FLEX slots each position fills in a typical league (an unlisted flex
+        position, a superflex QB: its ``bot_flex_share_unlisted``, a major one). A wider slot (SUPERFLEX) goes to the positions it adds over FLEX (the
         quarterback, a major flex position there), split evenly; one that adds none is shared like FLEX."""
         out = {}
         for slot, eligible in flex_slots(rules).items():
             added = [p for p in eligible if p not in rules["flex_positions"]]
+            spec = sport(rules.get("sport", "nfl"))  # the league's sport's typical shares
             out[slot] = ((1 / len(added) if pos in added else 0.0) if added
-                         else VORP_FLEX_SHARE.get(pos, VORP_FLEX_SHARE_UNLISTED if pos in eligible else 0.0))
+                         else spec.bot_flex_share.get(pos, spec.bot_flex_share_unlisted if pos in eligible else 0.0))
         return out
 
     def replacement(self, view: dict) -> dict[str, float]:
