@@ -101,3 +101,16 @@ def test_a_double_gameweek_shows_both_opponents_masked_too(prepared_fpl):
     masked = Masker(fw, league).view({"players": [dict(card)]})["players"][0]
     a, b = masked["opp"].split("+")
     assert a.startswith("T") and b.startswith("T") and a != b and masked["team"].startswith("T")
+
+
+def test_masking_clubs_scrubs_club_names_not_ordinary_words(prepared_fpl):
+    """A club is masked by its code and whole name ("Man City", "Arsenal"), never by one word of a two-word name
+    ("City", "Man", "West" are ordinary words): free text keeps them."""
+    from ffbench_lib.game.masking import Masker
+    from ffbench_lib.game.views import Firewall
+
+    league = fpl_llm_league("http://127.0.0.1:9/v1", "unused", "players_and_teams").model_copy(update={"weeks": 2})
+    m = Masker(Firewall(prepared_fpl, league), league)
+    text = m.view({"note": "Man of the match: the West side of the City beat Man City and Arsenal, MCI too"})["note"]
+    assert "Man of the match: the West side of the City beat " in text
+    assert "Man City" not in text and "Arsenal" not in text and "MCI" not in text and text.count("T") >= 3

@@ -113,6 +113,18 @@ def test_a_league_of_another_sport_gets_its_defaults_and_season_names():
         with pytest.raises(ConfigError) as e:
             parse_config({"teams": TEAMS, "sport": "fpl", **bad})
         assert any(problem in p for p in e.value.problems), (bad, e.value.problems)
+    # a partial roster lays its keys over the sport's: still a 15-man squad with a formation and an ordered bench
+    lg = parse_config({"teams": TEAMS, "sport": "fpl", "roster": {"DEF": 4, "FLEX": 3}})  # a 4-at-the-back XI
+    assert lg.roster.size == 15 and lg.roster.ranges()["DEF"] == (4, 5) and lg.roster.auto_subs
+    for bad, problem in (({"sport": ["fpl"]}, "sport: Input should be a valid string"),
+                         ({"sport": "fpl", "roster": {"most": {"GK": 2, "DEF": 5, "MID": 5, "FWD": 3}}},
+                          "roster.most.GK: 2 is more than the 1 slot(s) a GK may fill"),
+                         ({"sport": "fpl", "roster": {"flex_positions": ["DEF", "MID"]}},
+                          "roster.most.FWD: 3 is more than the 1 slot(s) a FWD may fill"),
+                         ({"sport": "fpl", "roster": {"most": {"DEF": 2}}}, "roster.most.DEF: 2 is below the 3")):
+        with pytest.raises(ConfigError) as e:
+            parse_config({"teams": TEAMS, **bad})
+        assert any(problem in p for p in e.value.problems), (bad, e.value.problems)
     with pytest.raises(ConfigError, match="roster.auto_subs: automatic substitutions need to know who played"):
         parse_config({"teams": TEAMS, "roster": {"auto_subs": True}})
     with pytest.raises(ConfigError, match="scoring.preset: sport nfl scores by its own presets"):

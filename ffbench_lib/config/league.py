@@ -356,7 +356,8 @@ class Roster(_Strict):
         flex = self.flex_slots()
         out = {}
         for pos, n in self.slots.items():
-            hi = self.most.get(pos, n + sum(getattr(self, slot) for slot, ps in flex.items() if pos in ps))
+            reach = n + sum(getattr(self, slot) for slot, ps in flex.items() if pos in ps)  # slots that take it
+            hi = min(self.most.get(pos, reach), reach)
             if hi > 0:
                 out[pos] = (n, hi)
         return out
@@ -434,6 +435,11 @@ class Roster(_Strict):
             if most < self.slots[pos]:
                 raise _field_problem(f"most.{pos}", f"{most} is below the {self.slots[pos]} starting {pos} slot(s); "
                                      "the slots are the least that start")
+            reach = self.slots[pos] + sum(getattr(self, slot) for slot, ps in self.flex_slots().items() if pos in ps)
+            if most > reach:
+                raise _field_problem(f"most.{pos}", f"{most} is more than the {reach} slot(s) a {pos} may fill (its "
+                                     f"own and the flex slots that list it); lower most.{pos} or add {pos} to a flex "
+                                     "slot's positions")
         if self.most:
             room = sum(min(self.most.get(p, self.size), self.caps.get(p, self.size)) - self.starting(p)
                        for p in {q for ps in self.flex_slots().values() for q in ps})
@@ -599,7 +605,8 @@ def _is_sport_team(name: str, spec: Sport) -> bool:
     ``validate`` refuses what a masked run would): a code or alias as written (``KC Wolves``, ``JAC``), a full name
     or two-word city in any case, a one-word city or nickname capitalised (``Chiefs Kingdom``; "chiefs" is an
     ordinary word)."""
-    teams = {w.casefold() for full in spec.teams.values() for w in (full, *full.rsplit(" ", 1))}
+    teams = {w.casefold() for full in spec.teams.values()
+             for w in (full, *(full.rsplit(" ", 1) if spec.team_name_parts else ()))}
     words = [re.sub(r"(?:['\u2019\u2018\u02bc][sS]?)?\.*$", "", w)  # a possessive, trailing dots
              for w in re.findall(r"\w[\w'\u2019\u2018\u02bc.]*", name)]
     return any(w in spec.team_codes or w in spec.team_aliases or any(
@@ -690,14 +697,14 @@ class League(_Strict):
     def _sport_defaults(cls, data: Any) -> Any:
         """A league of another sport than the default: its roster reads the sport's positions, and without a roster,
         data source or weeks of its own it gets the sport's; its season may be named as the sport names it."""
-        if not isinstance(data, dict) or data.get("sport", DEFAULT_SPORT) == DEFAULT_SPORT or \
-                data.get("sport") not in SPORTS:
-            return data
-        spec = get_sport(data["sport"])
+        name = data.get("sport", DEFAULT_SPORT) if isinstance(data, dict) else DEFAULT_SPORT
+        if not isinstance(name, str) or name == DEFAULT_SPORT or name not in SPORTS:
+            return data  # the default sport, or one the field's own validator refuses
+        spec = get_sport(name)
         data = dict(data)
-        roster = data.get("roster", dict(spec.default_roster))
-        if isinstance(roster, dict):
-            data["roster"] = {**roster, "sport": spec.name}
+        roster = data.get("roster", {})
+        if isinstance(roster, dict):  # the keys a league gives, over the sport's roster
+            data["roster"] = {**spec.default_roster, **roster, "sport": spec.name}
         source = data.get("data", {})
         if isinstance(source, dict) and "source" not in source:
             data["data"] = {**source, "source": spec.sources[0]}

@@ -289,6 +289,35 @@ def weekly_projection(weekly: pd.DataFrame, pre_rate: pd.Series, club_fixtures: 
     return pd.DataFrame(rows, columns=["week", "player_id", "proj_points_builtin"])
 
 
+def first_gameweek(fixture_list: pd.DataFrame) -> pd.Series:
+    """Each match's gameweek in the schedule as first published: FPL numbers the 380 matches in that order, ten a
+    gameweek (match ``id`` 1-10 gameweek 1, ...), and only a moved match's ``event`` differs from it (2021-22: 36
+    moved, most of them COVID postponements; 2024-25: 5)."""
+    return ((fixture_list["fixture"] - 1) // 10 + 1).astype("int64")
+
+
+def published_schedule(fixture_list: pd.DataFrame, season: int, weeks: int) -> pd.DataFrame:
+    """The schedule table (one row per match a gameweek's fixture list shows before its deadline), without
+    knowing postponements before they happen: each gameweek lists the matches it finally holds, and a match
+    first scheduled in it and postponed to a later gameweek (its postponement may have come on the day: 2024-25's
+    Everton v Liverpool, gameweek 15, a storm), without a score (``played`` false). So a postponed match is never a
+    blank known in advance; a rescheduled one shows at its new gameweek (a double gameweek)."""
+    fx = fixture_list.assign(first=first_gameweek(fixture_list))
+    held = fx.dropna(subset=["gameweek"]).assign(week=lambda d: d["gameweek"].astype("int64"), played=True)
+    moved = fx[fx["gameweek"].isna() | (fx["gameweek"].astype("Float64") > fx["first"])]
+    moved = moved.assign(week=moved["first"], played=False, home_score=pd.NA, away_score=pd.NA, kickoff_time=pd.NA)
+    rows = pd.concat([held, moved], ignore_index=True)
+    rows = rows[rows["week"] <= weeks].sort_values(["week", "played", "kickoff_time", "fixture"],
+                                                    ascending=[True, False, True, True], kind="stable")
+    return pd.DataFrame({"season": season, "week": rows["week"].astype("int64"),
+                         "game_id": rows["fixture"].astype(str), "home_team": rows["home"].astype("string"),
+                         "away_team": rows["away"].astype("string"),
+                         "home_score": pd.to_numeric(rows["home_score"]).astype("float64"),
+                         "away_score": pd.to_numeric(rows["away_score"]).astype("float64"),
+                         "gameday": rows["kickoff_time"].astype("string"),
+                         "played": rows["played"].astype(bool)}).reset_index(drop=True)
+
+
 def fixtures_per_club(schedule: pd.DataFrame) -> dict[int, dict[str, int]]:
     """Gameweek -> club -> its matches that gameweek by a prepared schedule (2 in a double gameweek; a blank
     club is absent), known before the season."""
@@ -312,6 +341,34 @@ def played_gameweeks(fixture_list: pd.DataFrame) -> int:
     return last
 
 
+def played_through(pgw: pd.DataFrame, fixture_list: pd.DataFrame, name: str) -> int:
+    """The last gameweek up to which every gameweek is played: each match has its final score
+    (:func:`played_gameweeks`) and each club of its matches has rows in its file. The gameweek after may be under
+    way (its file not copied yet); a later gameweek with rows means a file is missing or cut short, a DataError:
+    a gameweek without rows would score every player 0."""
+    last = played_gameweeks(fixture_list)
+    sched = fixture_list.dropna(subset=["gameweek"])
+    have = {int(gw): set(g) for gw, g in pgw.groupby("gameweek")["club"]}
+    need = {int(gw): set(g["home"]) | set(g["away"]) for gw, g in sched.groupby("gameweek")}
+    upto = next((gw - 1 for gw in range(1, last + 1) if not need.get(gw, set()) <= have.get(gw, set())), last)
+    later = [gw for gw in range(upto + 2, last + 1) if have.get(gw)]
+    if later:
+        gw = upto + 1
+        missing = sorted(need[gw] - have.get(gw, set()))
+        raise DataError(f"FPL season {name}: gameweek {gw} has no rows for {', '.join(missing)} (gws/gw{gw}.csv is "
+                        f"missing or incomplete), though its matches are played and gameweek {later[0]} has rows; "
+                        f"{FIX}")
+    return upto
+
+
+def last_played(root: Path, season: int) -> tuple[int, int]:
+    """(:func:`played_through`, the schedule's last gameweek) of a season in a data folder (``ffbench validate``)."""
+    name = FPL.season_name(season)
+    folder = season_dir(root, name)
+    fx = fixtures(folder)
+    return played_through(player_gameweeks(folder, season_rules(season)), fx, name), int(fx["gameweek"].max())
+
+
 def _fingerprint(dirs: list[Path], params: dict) -> str:
     h = hashlib.sha256(json.dumps({"v": __version__, **params}, sort_keys=True, default=str).encode())
     for d in dirs:
@@ -333,8 +390,9 @@ def _history(root: Path, year: int) -> pd.DataFrame | None:
 def prepare_season(season: int, data_dir: str | Path, weeks: int = 38,
                    allow_missing_history: bool = False) -> PreparedSeason:
     """The prepared season of Premier League ``season`` (its start year) from an ``fpl/`` folder: the tables the
-    engine reads, as for the NFL (``schema``): ``weekly`` one row per player-gameweek with ``week`` the gameweek,
-    ``team`` his club, ``fantasy_points`` summed over his fixtures and ``minutes``; ``schedule`` one row per
+    engine reads, as for the NFL (``schema``): ``weekly`` one row per player-gameweek he is listed for (a squad
+    player's 0-minute gameweeks too: ``minutes`` says who played) with ``week`` the gameweek, ``team`` his club,
+    ``fantasy_points`` summed over his fixtures; ``schedule`` one row per
     match; ``players`` the preseason facts (the gameweek-1 market as ADP, projections from earlier seasons);
     ``byes`` empty (a blank gameweek is a club without a match that week, known from the schedule) and no injury
     report (FPL publishes none: marked unavailable)."""
@@ -345,23 +403,17 @@ def prepare_season(season: int, data_dir: str | Path, weeks: int = 38,
         raise DataError(f"FPL season {name}: {sdir} has no gws/ folder; {FIX}")
     if not (season_dir(root, FPL.season_name(season - 1)) / "gws").is_dir() and not allow_missing_history:
         raise DataError(f"FPL season {name}: the season before ({FPL.season_name(season - 1)}) is not in {root}, so "
-                        "no player has a history and every projection is his price's; add that season's folder, or "
-                        "set data.allow_missing_history: true to run without it")
+                        "no player has a history: every preseason projection would be 0 (the market's ownership rank, "
+                        "the adp column, is all the draft has) and in-season projections start from 0; add that "
+                        "season's folder, or set data.allow_missing_history: true to run without it")
     t0 = time.perf_counter()
     notes: dict = {}
     pgw = player_gameweeks(sdir, season_rules(season), notes)
     fx = fixtures(sdir)
-    played = played_gameweeks(fx)
+    played = played_through(pgw, fx, name)
     last, before = _history(root, season - 1), _history(root, season - 2)
 
-    sched = fx.dropna(subset=["gameweek"])
-    sched = sched[sched["gameweek"] <= weeks]
-    schedule = pd.DataFrame({"season": season, "week": sched["gameweek"].astype("int64"),
-                             "game_id": sched["fixture"].astype(str), "home_team": sched["home"].astype("string"),
-                             "away_team": sched["away"].astype("string"),
-                             "home_score": sched["home_score"].astype("float64"),
-                             "away_score": sched["away_score"].astype("float64"),
-                             "gameday": sched["kickoff_time"].astype("string")}).reset_index(drop=True)
+    schedule = published_schedule(fx, season, weeks)
     club_fixtures = fixtures_per_club(schedule)
 
     rows = pgw[pgw["gameweek"] <= min(weeks, played)]
@@ -375,6 +427,8 @@ def prepare_season(season: int, data_dir: str | Path, weeks: int = 38,
         "selected": rows["selected"].astype("float64"), "source_player_id": rows["element"].astype(str),
         "total_points": rows["total_points"].astype("float64"),
         "fantasy_points": rows["fantasy_points"].astype("float64")})
+    # every gameweek a player is listed for a match of his club, a 0-minute one too (the feed counts only those
+    # with minutes as his games)
     weekly = weekly.sort_values(["season", "week", "player_id"], kind="stable").reset_index(drop=True)
 
     market = preseason_market(pgw)

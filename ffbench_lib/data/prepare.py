@@ -331,8 +331,7 @@ def _check_fpl_inputs(league, live: bool) -> int:
             not league.data.allow_missing_history:
         raise DataError(f"data for season {name} (fpl): the season before is missing, so no player has a history; "
                         "add its folder or set data.allow_missing_history: true")
-    fixtures = fpl.fixtures(folder)
-    played, season_weeks = fpl.played_gameweeks(fixtures), int(fixtures["gameweek"].max())
+    played, season_weeks = fpl.last_played(root, league.season)
     problem = unplayed_weeks_problem(name, league.weeks, season_weeks if live else played, season_weeks)
     if problem:
         raise DataError(problem)

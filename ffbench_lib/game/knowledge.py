@@ -198,7 +198,11 @@ class Knowledge:
         known = catalog.preseason_ids | frozenset(ids)
         n = len(ids)
         span = int(weeks.max()) + 1 if len(weeks) else 1
-        games = dict(zip(ids, np.bincount(np.unique(codes * span + weeks) // span, minlength=n).tolist()))
+        if "minutes" in played:  # rows of gameweeks a player was listed but did not play are no games of his
+            on = np.asarray(played["minutes"], dtype=float) > 0
+            games = dict(zip(ids, np.bincount(np.unique(codes[on] * span + weeks[on]) // span, minlength=n).tolist()))
+        else:
+            games = dict(zip(ids, np.bincount(np.unique(codes * span + weeks) // span, minlength=n).tolist()))
         sums = pd.Series(fp).groupby(codes).sum().round(2)
         points = dict(zip(ids, sums.to_numpy().tolist()))
         # the last RECENT_GAMES games of each player: rows sorted by (player, week), the tail of each group
@@ -250,6 +254,8 @@ class SeasonFeed:
         self._weekly: dict[str, np.ndarray] = {
             "code": codes, "week": wk["week"].to_numpy(), "team": wk["team"].to_numpy(dtype=object),
             "fantasy_points": fp, "points_2dp": np.array([round(p, 2) for p in fp.tolist()], dtype=float)}
+        if "minutes" in wk.columns:  # a sport whose rows list squad players who did not play (FPL)
+            self._weekly["minutes"] = wk["minutes"].fillna(0).to_numpy(dtype=float)
         self._weeks_col = self._weekly["week"]
         wp = prepared.weekly_projections
         #: week -> player -> projection, in the table's order

@@ -194,7 +194,8 @@ class Masker:
         if teams_too:
             for code, full in self.spec.teams.items():
                 fake = self.teams.get(code, TEAM)
-                for part in (full, *full.rsplit(" ", 1)):  # full name, city, nickname
+                parts = full.rsplit(" ", 1) if self.spec.team_name_parts else []
+                for part in (full, *parts):  # full name, city, nickname (where a part names the team alone)
                     found.setdefault(_key(part)[0], set()).add(fake)
             self._codes = {c: self.teams.get(self._canon(c), TEAM)
                            for c in (*self.spec.team_codes, *self.spec.team_aliases, *self.teams)}

@@ -86,6 +86,9 @@ class Sport:
     #: a sport scored by position (FPL: a goal is worth more from a defender): the season's start year -> each
     #: position's :class:`~ffbench_lib.sport.scoring.Rules`; None for a sport scored by a league's weights (NFL)
     position_rules: Callable[[int], Mapping[str, scoring.Rules]] | None = None
+    #: team names are city then nickname, each of which names the team alone ("Chiefs"); False: only the whole
+    #: name does (a club's "Man City": "City" is an ordinary word)
+    team_name_parts: bool = True
     #: the time zone of the schedule's game days
     schedule_timezone: str = "US Eastern"
     #: what the prompts call the game a manager plays ("You manage the fantasy-football team ...")

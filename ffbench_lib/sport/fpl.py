@@ -99,5 +99,6 @@ FPL = register(Sport(
     max_flex=7,
     has_minutes=True,
     schedule_timezone="UTC",
+    team_name_parts=False,
     game="fantasy soccer (Fantasy Premier League rules)",
 ))
