@@ -533,10 +533,7 @@ def _cmd_live(args: argparse.Namespace) -> int:
         return _print_result(out, meta)
     week, played = meta.live.waiting_for_week, meta.live.played_weeks
     spec, season = league.sport_spec, league.sport_spec.season_name(league.season)
-    download = (f"ffbench data download --seasons {league.season} --out {league.data.resolved_dir()}"
-                if league.data.source != "fpl" else
-                f"copy the season's folder again into {league.data.resolved_dir()}/fpl/{season}, in the source "
-                "repository's layout")
+    download = spec.data_update.format(year=league.season, season=season, dir=league.data.resolved_dir())
     if meta.live.waiting_for == "injury_report":  # nothing decided yet: no line to publish
         print(f"waiting for week {week}: {meta.reason}. Final injury reports come out on Friday (teams playing "
               f"on Thursday report earlier); once it is out, update the data ({download}) and run the same command "

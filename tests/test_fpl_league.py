@@ -330,3 +330,19 @@ def test_a_missing_gameweek_file_is_an_error_not_a_scoreless_week(fpl_data_dir, 
     for gw in range(18, 38):
         (cut / "gws" / f"gw{gw}.csv").unlink()
     assert fpl.played_through(fpl.player_gameweeks(cut, fpl.season_rules(2024)), fpl.fixtures(cut), "2024-25") == 16
+
+
+@pytest.mark.slow
+def test_the_analysis_notebooks_run_on_an_fpl_run(season, tmp_path):
+    """The positions and start/sit notebooks, executed as a batch executes them, on the 38-gameweek season."""
+    from ffbench_lib.runs.notebooks import execute
+
+    _, run = season
+    for name in ("04_positions", "06_start_sit"):
+        nb = execute(f"{name}.ipynb", tmp_path / f"{name}.ipynb", {"runs": str(run.path), "out": str(tmp_path)},
+                     timeout_s=600)
+        cells = json.loads(nb.read_text())["cells"]
+        assert not [o for c in cells for o in c.get("outputs", []) if o.get("output_type") == "error"], name
+    assert (tmp_path / "points_by_position.png").stat().st_size > 10_000
+    slots = pd.read_csv(tmp_path / "points_by_slot.csv")
+    assert {"GK", "DEF", "MID", "FWD", "FLEX"} <= set(slots.columns)

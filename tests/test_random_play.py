@@ -39,7 +39,8 @@ PRESETS = {
     "no_on_deck": {"draft": {"on_deck": False}},
     "draft_queue": {"draft": {"mode": "queue", "queue_size": 1}},  # one-player queues: some run dry (a re-ask)
     # the Premier League under FPL rules (real 2024-25 data): formations, an ordered bench, automatic substitutions
-    "fpl": {"sport": "fpl", "waivers": {"enabled": True, "mode": "rolling", "max_claims": 2}},
+    "fpl": {"sport": "fpl", "waivers": {"enabled": True, "mode": "rolling", "max_claims": 2},
+            "playoffs": {"enabled": True, "teams": 2, "round_weeks": [1]}},  # gameweek 5: the final
     "fpl_queue_faab": {"sport": "fpl", "draft": {"mode": "queue", "queue_size": 1},
                        "waivers": {"enabled": True, "mode": "faab", "budget": 100, "max_claims": 3}},
 }

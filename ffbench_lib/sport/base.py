@@ -89,6 +89,8 @@ class Sport:
     #: team names are city then nickname, each of which names the team alone ("Chiefs"); False: only the whole
     #: name does (a club's "Man City": "City" is an ordinary word)
     team_name_parts: bool = True
+    #: how a user brings a season's data up to date (``{year}``, ``{season}``: its name, ``{dir}``: the data folder)
+    data_update: str = "ffbench data download --seasons {year} --out {dir}"
     #: the time zone of the schedule's game days
     schedule_timezone: str = "US Eastern"
     #: what the prompts call the game a manager plays ("You manage the fantasy-football team ...")

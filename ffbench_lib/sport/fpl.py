@@ -100,5 +100,6 @@ FPL = register(Sport(
     has_minutes=True,
     schedule_timezone="UTC",
     team_name_parts=False,
+    data_update="copy the season's folder again into {dir}/fpl/{season}, in the source repository's layout",
     game="fantasy soccer (Fantasy Premier League rules)",
 ))
