@@ -94,7 +94,7 @@ def test_unknown_keys_are_errors():
      "scoring.preset: Input should be 'ppr', 'half_ppr', 'standard', 'ffbench_v1' or 'fpl' (got 'full_ppr')"),
     (lambda d: d.update(scoring={"weights": {"passing_td": 6}}), "scoring.weights: unknown stat 'passing_td'"),
     (lambda d: d.update(season=2019), "season: no data for season 2019; allowed: 2021, 2022, 2023, 2024, 2025 (got 2019)"),
-    (lambda d: d.update(weeks=19), "weeks: Input should be less than or equal to 18 (an NFL season has 18 weeks) (got 19)"),
+    (lambda d: d.update(weeks=19), "weeks: Input should be less than or equal to 18 (NFL seasons have 18 weeks) (got 19)"),
     (lambda d: d["trades"].update(weeks=[4, 20]), "trades.weeks: week 20 is outside 1..17"),
     (lambda d: d["teams"].pop(), "teams: 9 teams; an even number is needed for weekly matchups"),
     (lambda d: d["teams"][1].update(name="VORP-1"), "duplicate team name 'VORP-1'"),

@@ -721,7 +721,7 @@ class League(_Strict):
     def _weeks_of_sport(cls, v: int, info: ValidationInfo) -> int:
         if "sport" in info.data and v > get_sport(info.data["sport"]).max_weeks:
             spec = get_sport(info.data["sport"])
-            raise ValueError(f"Input should be less than or equal to {spec.max_weeks} (an {spec.title} season has "
+            raise ValueError(f"Input should be less than or equal to {spec.max_weeks} ({spec.title} seasons have "
                              f"{spec.max_weeks} {spec.calendar_unit}s)")
         return v
 

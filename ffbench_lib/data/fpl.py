@@ -205,6 +205,12 @@ def preseason_market(player_gameweeks: pd.DataFrame) -> pd.DataFrame:
 PRIOR_FIXTURES = 6.0
 
 
+def missing_season(root: Path, name: str) -> str:
+    """Why season ``name`` cannot be read from data folder ``root``, and the fix."""
+    return (f"FPL season {name}: no {Path(root) / 'fpl' / name / 'gws'} folder (the gameweek files); copy the "
+            f"season's folder into {Path(root) / 'fpl'} from the source repository's layout (see docs/data.md)")
+
+
 def season_dir(root: Path, name: str) -> Path:
     """A season's folder: ``<root>/fpl/<name>`` (the data folder), or ``<root>/<name>`` (the fpl folder itself)."""
     root = Path(root)
@@ -400,7 +406,7 @@ def prepare_season(season: int, data_dir: str | Path, weeks: int = 38,
     name = FPL.season_name(season)
     sdir = season_dir(root, name)
     if not (sdir / "gws").is_dir():
-        raise DataError(f"FPL season {name}: {sdir} has no gws/ folder; {FIX}")
+        raise DataError(missing_season(root, name))
     if not (season_dir(root, FPL.season_name(season - 1)) / "gws").is_dir() and not allow_missing_history:
         raise DataError(f"FPL season {name}: the season before ({FPL.season_name(season - 1)}) is not in {root}, so "
                         "no player has a history: every preseason projection would be 0 (the market's ownership rank, "

@@ -326,7 +326,7 @@ def _check_fpl_inputs(league, live: bool) -> int:
     name = spec.season_name(league.season)
     folder = fpl.season_dir(root, name)
     if not (folder / "gws").is_dir():
-        raise DataError(f"data for season {name} (fpl): {folder} has no gws/ folder; {fpl.FIX}")
+        raise DataError(fpl.missing_season(root, name))
     if not (fpl.season_dir(root, spec.season_name(league.season - 1)) / "gws").is_dir() and \
             not league.data.allow_missing_history:
         raise DataError(f"data for season {name} (fpl): the season before is missing, so no player has a history; "
