@@ -346,3 +346,26 @@ def test_the_analysis_notebooks_run_on_an_fpl_run(season, tmp_path):
     assert (tmp_path / "points_by_position.png").stat().st_size > 10_000
     slots = pd.read_csv(tmp_path / "points_by_slot.csv")
     assert {"GK", "DEF", "MID", "FWD", "FLEX"} <= set(slots.columns)
+
+
+def test_the_season_under_way_plays_its_gameweeks_then_waits_live(fpl_data_dir, tmp_path, capsys):
+    """2025-26 has results through gameweek 29: ``ffbench live`` plays those, decides the 30th and waits for its
+    results (exit 0); ``ffbench run`` of all 38 is refused, naming ``weeks: 29`` and ``ffbench live``."""
+    import yaml
+
+    from ffbench_lib.cli import main
+
+    d = yaml.safe_load(PRESET.read_text())
+    d.update(season="2025-26", name="fpl-live", trades={"weeks": [10], "max_players_per_side": 2})
+    cfg = tmp_path / "live.yaml"
+    cfg.write_text(yaml.safe_dump(d, sort_keys=False))
+    assert main(["run", str(cfg), "--out", str(tmp_path / "run"), "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert "season 2025-26 has results through week 29 only" in err and "ffbench live" in err
+    assert main(["live", str(cfg), "--out", str(tmp_path / "live"), "--quiet"]) == 0
+    out = capsys.readouterr().out
+    assert "week 30 of 2025-26 is decided" in out and "fpl/2025-26" in out
+    meta = json.loads((tmp_path / "live" / "run.json").read_text())
+    assert (meta["status"], meta["phase"], meta["live"]["played_weeks"]) == ("waiting_for_week", "decided:30", 29)
+    lineups = pd.read_parquet(tmp_path / "live" / "lineups.parquet")
+    assert sorted(lineups["week"].unique()) == list(range(1, 30))
