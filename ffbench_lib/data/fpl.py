@@ -375,9 +375,11 @@ def last_played(root: Path, season: int) -> tuple[int, int]:
     return played_through(player_gameweeks(folder, season_rules(season)), fx, name), int(fx["gameweek"].max())
 
 
-def _fingerprint(dirs: list[Path], params: dict) -> str:
+def _fingerprint(root: Path, season: int, weeks: int, allow_missing_history: bool) -> str:
+    """What a prepared season is made from: its parameters and the files of it and the two seasons before."""
+    params = {"season": season, "source": "fpl", "weeks": weeks, "allow_missing_history": allow_missing_history}
     h = hashlib.sha256(json.dumps({"v": __version__, **params}, sort_keys=True, default=str).encode())
-    for d in dirs:
+    for d in (season_dir(root, FPL.season_name(y)) for y in (season, season - 1, season - 2)):
         for p in sorted(d.rglob("*")):
             if p.is_file():
                 st = p.stat()
@@ -482,13 +484,12 @@ def prepare_season(season: int, data_dir: str | Path, weeks: int = 38,
                              for c in schema.INJURY_COLUMNS})
     byes = pd.DataFrame({"team": pd.Series(dtype="string"), "bye_week": pd.Series(dtype="Int64")})
     parity = notes.pop("parity")
-    dirs = [d for d in (season_dir(root, FPL.season_name(y)) for y in (season, season - 1, season - 2)) if d.is_dir()]
-    params = {"season": season, "source": "fpl", "weeks": weeks, "allow_missing_history": allow_missing_history}
     prepared = PreparedSeason(season=season, source="fpl", projection_source="builtin", scoring={}, players=players,
                               weekly=weekly, weekly_projections=wp, injuries=injuries, byes=byes,
                               schedule=schedule, tiers={}, positions=POSITIONS)
     prepared.manifest = {
-        "ffbench_version": __version__, "fingerprint": _fingerprint(dirs, params), "season": season,
+        "ffbench_version": __version__, "fingerprint": _fingerprint(root, season, weeks, allow_missing_history),
+        "season": season,
         "season_name": name, "sport": FPL.name, "source": "fpl", "projection_source": "builtin",
         "injury_source": None, "scoring": {}, "positions": list(POSITIONS),
         "scoring_rules": {p: r.as_dict() for p, r in season_rules(season).items()}, "weeks": weeks,
@@ -513,9 +514,7 @@ def prepare_cached(season: int, data_dir: str | Path, weeks: int = 38, allow_mis
     cache = Path(cache_root or settings().cache_dir or outputs_dir() / "prepared")
     data_key = hashlib.sha256(str(root.resolve()).encode()).hexdigest()[:6]
     out = cache / f"{FPL.season_name(season)}-fpl-w{weeks}{'-nohist' if allow_missing_history else ''}-{data_key}"
-    dirs = [d for d in (season_dir(root, FPL.season_name(y)) for y in (season, season - 1, season - 2)) if d.is_dir()]
-    fp = _fingerprint(dirs, {"season": season, "source": "fpl", "weeks": weeks,
-                             "allow_missing_history": allow_missing_history})
+    fp = _fingerprint(root, season, weeks, allow_missing_history)
     out.parent.mkdir(parents=True, exist_ok=True)
     with FileLock(str(out.parent / f".{out.name}.lock")):
         manifest = out / "manifest.json"

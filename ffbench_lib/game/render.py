@@ -236,37 +236,23 @@ def position_scoring_text(by_position: dict, rules: dict) -> str:
     ranges (``minutes 0: +0, 1-59: +1, 60+: +2``) and per-n rules (``saves +1 per 3 (GK)``); zeros left out."""
     positions = sorted(by_position, key=lambda p: slot_rank(rules, p))  # a logged view's keys come back sorted
     parts = []
-    stats = sorted({s for r in by_position.values() for s in r["weights"]})
-    for stat in stats:
-        vals = {p: by_position[p]["weights"].get(stat, 0.0) for p in positions}
-        groups: dict[float, list[str]] = {}
-        for p, v in vals.items():
-            if v:
-                groups.setdefault(v, []).append(p)
-        if not groups:
-            continue
-        name = stat.replace("_", " ")
-        if len(groups) == 1 and len(next(iter(groups.values()))) == len(positions):
-            parts.append(f"{name} {next(iter(groups)):+g}")
-        else:
-            parts.append(f"{name} " + ", ".join(f"{'/'.join(ps)} {v:+g}" for v, ps in groups.items()))
-    tiers = sorted({s for r in by_position.values() for s in r["tiers"]})
-    for stat in tiers:
-        texts: dict[str, list[str]] = {}
-        for p in positions:
-            t = by_position[p]["tiers"].get(stat)
-            if t:
-                texts.setdefault(_tier_ranges(t), []).append(p)
-        for text, ps in texts.items():
-            who = "" if len(ps) == len(positions) else f" ({'/'.join(ps)})"
-            parts.append(f"{stat.replace('_', ' ')}{who} {text}")
-    every = sorted({s for r in by_position.values() for s in r["every"]})
-    for stat in every:
-        rules: dict[tuple, list[str]] = {}
-        for p in positions:
-            e = by_position[p]["every"].get(stat)
-            if e:
-                rules.setdefault(tuple(e), []).append(p)
-        for (n, pts), ps in rules.items():
-            parts.append(f"{stat.replace('_', ' ')} {pts:+g} per {n:g} ({'/'.join(ps)})")
+    for kind, render in (("weights", lambda v: f"{v:+g}"), ("tiers", _tier_ranges),
+                         ("every", lambda e: f"{e[1]:+g} per {e[0]:g}")):
+        for stat in sorted({s for r in by_position.values() for s in r[kind]}):
+            groups: dict[str, list[str]] = {}  # the rule as written -> the positions it is for
+            for p in positions:
+                rule = by_position[p][kind].get(stat)
+                if rule:
+                    groups.setdefault(render(rule), []).append(p)
+            name = stat.replace("_", " ")
+            if kind == "weights" and groups:  # one part: the same for all, else each value's positions
+                everyone = len(groups) == 1 and len(next(iter(groups.values()))) == len(positions)
+                parts.append(f"{name} {next(iter(groups))}" if everyone else
+                             f"{name} " + ", ".join(f"{'/'.join(ps)} {text}" for text, ps in groups.items()))
+            elif kind == "tiers":
+                for text, ps in groups.items():
+                    who = "" if len(ps) == len(positions) else f" ({'/'.join(ps)})"
+                    parts.append(f"{name}{who} {text}")
+            elif kind == "every":
+                parts += [f"{name} {text} ({'/'.join(ps)})" for text, ps in groups.items()]
     return "; ".join(parts)

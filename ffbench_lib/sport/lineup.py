@@ -82,34 +82,23 @@ class LineupValuer:
         starters: set[str] = set()
         left = sum(room)
         route = self._route
-        if self._flex_room is None:  # fixed slots: the loop the trade searches run most
-            for neg, pid, pos in order:
-                if not left:
+        # a formation: a flex slot takes a player only while his position has room (fixed slots: no flex check)
+        flex_room, flex = (dict(self._flex_room), self._flex) if self._flex_room is not None else ({}, frozenset())
+        for neg, pid, pos in order:
+            if not left:
+                break
+            for i in route.get(pos, ()):
+                if room[i] and i in flex:
+                    if flex_room.get(pos, 1) <= 0:
+                        continue
+                    if pos in flex_room:
+                        flex_room[pos] -= 1
+                if room[i]:
+                    room[i] -= 1
+                    picked[i].append(-neg)
+                    starters.add(pid)
+                    left -= 1
                     break
-                for i in route.get(pos, ()):
-                    if room[i]:
-                        room[i] -= 1
-                        picked[i].append(-neg)
-                        starters.add(pid)
-                        left -= 1
-                        break
-        else:  # a formation: a flex slot takes a player only while his position has room
-            flex_room, flex = dict(self._flex_room), self._flex
-            for neg, pid, pos in order:
-                if not left:
-                    break
-                for i in route.get(pos, ()):
-                    if room[i] and i in flex:
-                        if flex_room.get(pos, 1) <= 0:
-                            continue
-                        if pos in flex_room:
-                            flex_room[pos] -= 1
-                    if room[i]:
-                        room[i] -= 1
-                        picked[i].append(-neg)
-                        starters.add(pid)
-                        left -= 1
-                        break
         total = 0
         for vals in picked:
             for v in vals:
