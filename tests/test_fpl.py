@@ -166,3 +166,15 @@ def test_the_preseason_market_is_gameweek_ones_ownership(fpl_data_dir):
     assert joined and not joined & set(market["player_id"])
     with pytest.raises(DataError, match="no gameweek 1 rows"):
         preseason_market(pgw[pgw["gameweek"] > 1])
+
+
+def test_the_prompts_state_each_positions_rules_as_ranges():
+    """2025-26's rules as the system prompt states them: defensive contributions count from 0 ("0-9: +0"), per-n
+    rules name their positions, a value the positions share is stated once."""
+    from ffbench_lib.game.render import _tier_ranges, position_scoring_text
+
+    text = position_scoring_text({p: r.as_dict() for p, r in fpl.rules(2025).items()}, {"sport": "fpl"})
+    assert "defensive contribution (DEF) 0-9: +0, 10+: +2" in text
+    assert "defensive contribution (MID/FWD) 0-11: +0, 12+: +2" in text
+    assert "minutes 0: +0, 1-59: +1, 60+: +2" in text and "saves +1 per 3 (GK)" in text and "assists +3" in text
+    assert _tier_ranges([[100, 0], [None, 2]], float("-inf")) == "up to 100: +0, 101+: +2"

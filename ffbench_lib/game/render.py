@@ -3,11 +3,12 @@ type's prompt fields and the system prompt). Player ids appear in every table so
 from __future__ import annotations
 
 import json
+import math
 from typing import Any
 
 from ffbench_lib.config.league import FLEX_SLOTS, flex_slots
 from ffbench_lib.sport import sport
-from ffbench_lib.sport.scoring import preset_name
+from ffbench_lib.sport.scoring import lowest_value, preset_name
 
 LEGACY = "v1"  # prompt version rendered byte-identically to its recordings; never gets later fixes
 
@@ -72,14 +73,15 @@ def scoring_name(weights: dict[str, float], tiers: dict[str, list] | None = None
     return SCORING_NAMES[name] if name else "custom"
 
 
-def _tier_ranges(tiers: list) -> str:
-    """``[[0, 10], [6, 7], [None, -4]]`` -> ``0: +10, 1-6: +7, 7+: -4`` (whole-number stats, as points allowed)."""
-    out, low = [], None
+def _tier_ranges(tiers: list, lowest: float = 0.0) -> str:
+    """``[[0, 10], [6, 7], [None, -4]]`` -> ``0: +10, 1-6: +7, 7+: -4`` (whole-number stats, as points allowed);
+    the first tier starts at the stat's ``lowest`` value (a count's 0: ``[[9, 0], ...]`` is ``0-9: +0``)."""
+    out, low = [], None if math.isinf(lowest) else int(lowest)
     for upto, pts in tiers:
         if upto is None:
             span = f"{low}+" if low is not None else "any"
-        elif low is None or low >= upto:
-            span = f"{upto:g}" if low is None or low == upto else f"up to {upto:g}"
+        elif low is None or low >= upto:  # unbounded below, or a tier that cannot start above its bound
+            span = f"{upto:g}" if low == upto else f"up to {upto:g}"
         else:
             span = f"{low:g}-{upto:g}"
         out.append(f"{span}: {pts:+g}")
@@ -91,7 +93,7 @@ def league_rules_text(rules: dict) -> dict[str, str]:
     """The system prompt's sentences for rules only some leagues have (each empty otherwise, so other leagues'
     prompts stay as they were): tiered scoring, IR slots, the playoffs, a season without an injury report."""
     tiers = rules.get("scoring_tiers") or {}
-    tier_rule = "".join(f" Tiered, {stat.replace('_', ' ')} (a team defense's, per game): {_tier_ranges(t)}."
+    tier_rule = "".join(f" Tiered, {stat.replace('_', ' ')} (a team defense's, per game): {_tier_ranges(t, lowest_value(stat))}."
                         for stat, t in sorted(tiers.items()))
     ir = rules.get("ir_slots")
     ir_rule = (f"\n- Injured reserve: {ir} IR slot(s) on top of the roster. A player ruled Out on the week's official "
@@ -236,14 +238,15 @@ def position_scoring_text(by_position: dict, rules: dict) -> str:
     ranges (``minutes 0: +0, 1-59: +1, 60+: +2``) and per-n rules (``saves +1 per 3 (GK)``); zeros left out."""
     positions = sorted(by_position, key=lambda p: slot_rank(rules, p))  # a logged view's keys come back sorted
     parts = []
-    for kind, render in (("weights", lambda v: f"{v:+g}"), ("tiers", _tier_ranges),
-                         ("every", lambda e: f"{e[1]:+g} per {e[0]:g}")):
+    for kind, render in (("weights", lambda stat, v: f"{v:+g}"),
+                         ("tiers", lambda stat, t: _tier_ranges(t, lowest_value(stat))),
+                         ("every", lambda stat, e: f"{e[1]:+g} per {e[0]:g}")):
         for stat in sorted({s for r in by_position.values() for s in r[kind]}):
             groups: dict[str, list[str]] = {}  # the rule as written -> the positions it is for
             for p in positions:
                 rule = by_position[p][kind].get(stat)
                 if rule:
-                    groups.setdefault(render(rule), []).append(p)
+                    groups.setdefault(render(stat, rule), []).append(p)
             name = stat.replace("_", " ")
             if kind == "weights" and groups:  # one part: the same for all, else each value's positions
                 everyone = len(groups) == 1 and len(next(iter(groups.values()))) == len(positions)
