@@ -397,7 +397,8 @@ def _cmd_batch(args: argparse.Namespace) -> int:
                         scheduler=args.scheduler, runner=args.runner)
     print(f"batch {summary['name']}: {summary['complete']}/{summary['runs']} runs complete")
     for f in summary["failed"]:
-        print(f"  {f['candidate'] + ' ' if f.get('candidate') else ''}seed {f['seed']} failed: {f['error']}")
+        where = f"{f['sport']} {f['season']} " if f.get("season") is not None else ""
+        print(f"  {f['candidate'] + ' ' if f.get('candidate') else ''}{where}seed {f['seed']} failed: {f['error']}")
     for nb, st in summary.get("analysis", {}).items():
         print(f"  analysis {nb}: {st}")
     return 0 if not summary["failed"] else 1
@@ -407,7 +408,9 @@ def _cmd_power(args: argparse.Namespace) -> int:
     """Seeds (and dollars) needed to separate each adjacent pair of the ranking, from pilot runs."""
     import warnings
 
-    from ffbench_lib.analysis.power import check_pilot, format_report, load_pilot, pair_table
+    from ffbench_lib.analysis import seasons
+    from ffbench_lib.analysis.power import (check_pilot, format_report, format_season_plan, load_pilot, pair_table,
+                                            season_plan)
 
     if args.out:
         _check_out_file(args.out, "--out", "power.csv")
@@ -428,10 +431,23 @@ def _cmd_power(args: argparse.Namespace) -> int:
     except ValueError as exc:
         raise UsageError(str(exc)) from None
     print(format_report(table))
+    plan = None
+    if pilot.manifest is None and seasons.is_study(pilot.runs):  # seeds nested in seasons: plan both
+        try:
+            plan = season_plan(pilot.runs, value=args.value, alpha=args.alpha, target=args.power)
+        except ValueError as exc:
+            raise UsageError(str(exc)) from None
+        print("\nthe table above counts every seed as independent evidence, which seeds of one season are not; "
+              "plan the study with seasons:\n")
+        print(format_season_plan(plan))
     if args.out:
         from ffbench_lib.core.atomic import write_csv
         write_csv(args.out, table.pairs.assign(design=table.summary["design"], value=args.value))
         print(f"table written to {args.out}")
+        if plan is not None:
+            other = Path(args.out).with_name(f"{Path(args.out).stem}_seasons.csv")
+            write_csv(other, plan.assign(value=args.value))
+            print(f"seasons x seeds plan written to {other}")
     return 0
 
 
@@ -449,6 +465,18 @@ def _cmd_page(args: argparse.Namespace) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return 1
     print(f"report written to {out} (opens offline)")
+    return 0
+
+
+def _cmd_masking_audit(args: argparse.Namespace) -> int:
+    """How many real players each card of a masked run's prompts could be (``runs.anonymity``)."""
+    import json
+
+    from ffbench_lib.runs.anonymity import AUDIT, audit, format_audit
+
+    result = audit(args.run)
+    print(json.dumps(result, indent=2, sort_keys=True) if args.json else
+          f"{format_audit(result)}\nwritten to {Path(args.run) / AUDIT}")
     return 0
 
 
@@ -670,6 +698,14 @@ def build_parser() -> argparse.ArgumentParser:
     rep.add_argument("runs", nargs="+", help="a batch folder, run folders or globs")
     rep.add_argument("--out", required=True, help="the HTML file to write, e.g. report.html")
     rep.set_defaults(func=_cmd_page)
+
+    mk = sub.add_parser("masking", help="masked runs: audit what their prompts reveal").add_subparsers(
+        dest="masking_command", required=True)
+    ma = mk.add_parser("audit", help="per decision kind, how many real players each card the prompts showed could be "
+                                     "(k-anonymity); writes masking_audit.json into the run")
+    ma.add_argument("run", help="a masked run directory with LLM teams")
+    ma.add_argument("--json", action="store_true", help="print the result as JSON")
+    ma.set_defaults(func=_cmd_masking_audit)
 
     dm = sub.add_parser("demo", help="the README's main job: the demo batch to figures")
     dm.add_argument("--spec", default=None, help="batch YAML (default: params/batch_demo.yaml of the project)")

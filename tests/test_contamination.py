@@ -314,7 +314,10 @@ def test_refusals_name_the_runs_and_the_fix(twins, prepared_2024, tmp_path):
     y2023 = tmp_path / "y2023" / "seed-0"
     shutil.copytree(m[0], y2023)  # the same run, said to be of 2023: never paired with 2024
     (y2023 / "config.yaml").write_text((m[0] / "config.yaml").read_text().replace("season: 2024", "season: 2023"))
-    with pytest.raises(con.ContaminationError, match=r"runs of several seasons \(2023, 2024\)"):
+    # pairs are made within a season (a study pairs season by season): a 2023 run pairs with no 2024 run
+    with pytest.raises(con.ContaminationError, match=r"unpaired seeds: only unmasked nfl-2024 seed 0, only masked "
+                                                     r"nfl-2023 seed 0; every seed needs one unmasked and one masked "
+                                                     r"run of its season"):
         con.load_pairs(u, [y2023, *m[1:]])
     with pytest.raises(con.ContaminationError, match=r"masked: seed 0 appears twice"):
         con.load_pairs(u, [other, *m])

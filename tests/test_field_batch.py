@@ -79,7 +79,8 @@ def test_field_batch_writes_manifest_and_one_league_per_candidate_and_seed(field
         name="t", seat="VORP-1", reference="bot:vorp", reference_dir="runs/reference", seeds=[0, 1],
         candidates={"bot:adp": "runs/bot-adp", "bot:random": "runs/bot-random"})
     runs = pd.read_csv(out / "batch_runs.csv")
-    assert list(runs.columns[:3]) == ["candidate", "seed", "status"]
+    assert list(runs.columns[:5]) == ["candidate", "sport", "season", "seed", "status"]
+    assert set(runs["sport"]) == {"nfl"} and set(runs["season"]) == {2024}
     played = (runs["candidate"] == PLAYED[0]) & (runs["seed"] == PLAYED[1])
     assert runs.loc[~played, "skipped"].eq(True).all()  # played by the fixture: the batch found them and reused them
     assert runs.loc[played, "skipped"].ne(True).all() and played.sum() == 1  # played by the batch's worker

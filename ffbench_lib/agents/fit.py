@@ -9,6 +9,8 @@ illegal.
 """
 from __future__ import annotations
 
+from ffbench_lib.game.protect import midpoint
+
 NOTE = "Some tables were shortened to fit your context: {what}."
 _OTHER_ROWS = (8, 5, 3, 1)  # rows kept per other team's roster
 _BOARD_ROWS = (6, 4, 2)  # players kept per position on a board (the views list them best first)
@@ -20,7 +22,8 @@ _RATIONALE_CHARS = 300
 
 
 def _best(rows: list[dict], n: int) -> list[dict]:
-    return sorted(rows, key=lambda r: (-(r.get("proj_week") or 0.0), str(r.get("id"))))[:n]
+    # a protected view's projection may be a range ("12-15"): its midpoint
+    return sorted(rows, key=lambda r: (-(midpoint(r.get("proj_week")) or 0.0), str(r.get("id"))))[:n]
 
 
 def _short_rationale(step: dict) -> dict:

@@ -1,4 +1,6 @@
-"""Is the model remembering? Masked vs unmasked runs of the same league on the same seeds, paired by seed.
+"""Is the model remembering? Masked vs unmasked runs of the same league on the same seeds, paired by seed (and
+season: runs of several seasons pair season by season, and a season before a model's knowledge cutoff is compared
+with one after it, :func:`cutoff_split`).
 
 A model that plays 2024 well because it remembers 2024 loses that edge when players and teams are pseudonyms
 (``information.masking``). Per agent: the paired change (masked - unmasked) of season points and win share, its
@@ -60,9 +62,10 @@ class Paired:
     """Both sides loaded by :func:`metrics.load_runs`, and one row per seed naming its two runs."""
     unmasked: Runs
     masked: Runs
-    pairs: pd.DataFrame  # seed, unmasked_run_id, masked_run_id, unmasked_path, masked_path
+    pairs: pd.DataFrame  # season, seed, unmasked_run_id, masked_run_id, unmasked_path, masked_path, same_code
     masking: str
-    season: int
+    season: int | None  # the season of every pair; None when they span several (``seasons``)
+    seasons: list[str] = field(default_factory=list)  # the pairs' strata, ``<sport>-<season>`` (nfl-2024)
 
 
 def _side(runs, label: str) -> list[tuple[Path, RunMeta, dict]]:
@@ -143,21 +146,42 @@ def _check_complete(side: list[tuple[Path, RunMeta, dict]], label: str) -> None:
             "finish them (ffbench run --resume, or re-run the batch) or leave their seed out of both sides")
 
 
-def _by_seed(side: list[tuple[Path, RunMeta, dict]], label: str) -> dict[int, tuple[Path, RunMeta, dict]]:
-    out: dict[int, tuple[Path, RunMeta, dict]] = {}
+def stratum(cfg: dict) -> str:
+    """A stored config's season with its sport, ``<sport>-<season>`` (``nfl-2024``, ``fpl-2024-25``): the unit
+    runs pair within."""
+    from ffbench_lib.config.league import DEFAULT_SPORT
+    from ffbench_lib.sport import sport
+
+    spec = sport(cfg.get("sport", DEFAULT_SPORT))
+    year = spec.season_year(cfg.get("season"))
+    return f"{spec.name}-{spec.season_name(year) if year is not None else cfg.get('season')}"
+
+
+def _by_seed(side: list[tuple[Path, RunMeta, dict]], label: str) -> dict[tuple[str, int], tuple[Path, RunMeta, dict]]:
+    """Each run keyed by (season, seed): one run per seed of each season on each side."""
+    out: dict[tuple[str, int], tuple[Path, RunMeta, dict]] = {}
     for item in side:
-        seed = item[1].seed
-        if seed in out:
-            raise ContaminationError(f"{label}: seed {seed} appears twice ({out[seed][0]} and {item[0]}); give one "
-                                     "run per seed on each side")
-        out[seed] = item
+        key = (stratum(item[2]), item[1].seed)
+        if key in out:
+            raise ContaminationError(f"{label}: seed {key[1]} appears twice in {key[0]} ({out[key][0]} and "
+                                     f"{item[0]}); give one run per seed and season on each side")
+        out[key] = item
     return out
+
+
+def _keys(keys) -> str:
+    """(season, seed) keys in words: ``nfl-2023 seeds 0, 1; nfl-2024 seed 3``."""
+    by: dict[str, list[int]] = {}
+    for season, seed in sorted(keys):
+        by.setdefault(season, []).append(seed)
+    return "; ".join(f"{s} seed{'s' if len(v) > 1 else ''} {', '.join(map(str, v))}" for s, v in by.items()) or "none"
 
 
 def load_pairs(unmasked, masked) -> Paired:
     """Pair the runs of ``unmasked`` and ``masked`` (paths, globs or folders of runs, as :func:`metrics.load_runs`
-    takes) by seed; :class:`ContaminationError` if they are not the same league on the same seeds with and
-    without masking, or if a run is incomplete or its agents were mostly engine repairs."""
+    takes; a study's batch folders) by season and seed; :class:`ContaminationError` if they are not the same
+    league on the same seeds of the same seasons with and without masking, or if a run is incomplete or its
+    agents were mostly engine repairs."""
     u_side, m_side = _side(unmasked, "unmasked"), _side(masked, "masked")
     _check_complete(u_side, "unmasked")
     _check_complete(m_side, "masked")
@@ -170,9 +194,6 @@ def load_pairs(unmasked, masked) -> Paired:
         raise ContaminationError(f"masked: {len(wrong)} run(s) were played unmasked (no information.masking), e.g. "
                                  f"{wrong[0]}; give masked runs (a batch with overrides: {{information: {{masking: "
                                  "players_and_teams}})")
-    seasons = sorted({str(c.get("season")) for _, _, c in (*u_side, *m_side)})
-    if len(seasons) > 1:
-        raise ContaminationError(f"runs of several seasons ({', '.join(seasons)}); compare one season at a time")
     modes = sorted({_masking(c) for _, _, c in m_side})
     if len(modes) > 1:
         raise ContaminationError(f"masked: runs of several masking modes ({', '.join(modes)}); compare one mode "
@@ -185,11 +206,15 @@ def load_pairs(unmasked, masked) -> Paired:
     u, m = _by_seed(u_side, "unmasked"), _by_seed(m_side, "masked")
     only_u, only_m = sorted(set(u) - set(m)), sorted(set(m) - set(u))
     if only_u or only_m:
+        several = len({k[0] for k in (*u, *m)}) > 1
+        show = _keys if several else (lambda ks: str(sorted(k[1] for k in ks)) if ks else "none")
         raise ContaminationError(
-            f"unpaired seeds: only unmasked {only_u or 'none'}, only masked {only_m or 'none'}; every seed needs "
-            "one unmasked and one masked run (run the missing ones, or leave those seeds out of both sides)")
-    for seed in sorted(u):
-        (up, umeta, ucfg), (mp, mmeta, mcfg) = u[seed], m[seed]
+            f"unpaired seeds: only unmasked {show(only_u)}, only masked {show(only_m)}; every seed needs "
+            f"one unmasked and one masked run{' of its season' if several else ''} (run the missing ones, or leave "
+            "those seeds out of both sides)")
+    for key in sorted(u):
+        seed = key[1] if len({k[0] for k in u}) == 1 else f"{key[1]} of {key[0]}"
+        (up, umeta, ucfg), (mp, mmeta, mcfg) = u[key], m[key]
         diff = config_changes(ucfg, mcfg, up, mp)
         if diff:
             what = "; ".join(f"{k}: {a!r} unmasked, {b!r} masked" for k, (a, b) in list(diff.items())[:3])
@@ -217,32 +242,36 @@ def load_pairs(unmasked, masked) -> Paired:
                 f"{rates}: those results measure the engine, not the model; fix the cause (llm_calls.jsonl) and "
                 "re-run, or leave those runs out of both sides")
     ids = {side: dict(zip(d["meta"]["path"], d["meta"]["run_id"])) for side, d in (("u", data_u), ("m", data_m))}
-    pairs = pd.DataFrame([{"seed": s, "unmasked_run_id": ids["u"][str(u[s][0])],
-                           "masked_run_id": ids["m"][str(m[s][0])], "unmasked_path": str(u[s][0]),
-                           "masked_path": str(m[s][0]), "same_code": u[s][1].code_fingerprint ==
-                           m[s][1].code_fingerprint} for s in seeds])
-    return Paired(data_u, data_m, pairs, modes[0], int(seasons[0]))
+    pairs = pd.DataFrame([{"season": k[0], "seed": k[1], "unmasked_run_id": ids["u"][str(u[k][0])],
+                           "masked_run_id": ids["m"][str(m[k][0])], "unmasked_path": str(u[k][0]),
+                           "masked_path": str(m[k][0]), "same_code": u[k][1].code_fingerprint ==
+                           m[k][1].code_fingerprint} for k in seeds])
+    strata = list(dict.fromkeys(pairs["season"]))
+    years = {u[k][1].season for k in seeds}
+    return Paired(data_u, data_m, pairs, modes[0], years.pop() if len(strata) == 1 else None, strata)
 
 
 # ------------------------------------------------------------------------------------------------ comparison
 def per_seed(paired: Paired) -> pd.DataFrame:
-    """One row per (seed, agent) that played both runs of the seed: regular-season points for (``points``) and
-    win share (``win_rate``, ties half) from :func:`metrics.standings`, averaged over the agent's teams, unmasked,
-    masked, and ``*_diff`` = masked - unmasked."""
+    """One row per (season, seed, agent) that played both runs of the seed: regular-season points for
+    (``points``) and win share (``win_rate``, ties half) from :func:`metrics.standings`, averaged over the
+    agent's teams, unmasked, masked, and ``*_diff`` = masked - unmasked; ``season`` is the pair's stratum
+    (``nfl-2024``)."""
     sides = []
     for data, label in ((paired.unmasked, "unmasked"), (paired.masked, "masked")):
         st = metrics.standings(data).rename(columns={"points_for": "points"})
         v = metrics.per_agent(st, "points").merge(metrics.per_agent(st, "win_rate"), on=["run_id", "agent"])
-        key = paired.pairs.set_index(f"{label}_run_id")["seed"]
-        v["seed"] = v["run_id"].map(key)
+        key = paired.pairs.set_index(f"{label}_run_id")
+        v["season"], v["seed"] = v["run_id"].map(key["season"]), v["run_id"].map(key["seed"])
         sides.append(v.drop(columns="run_id").rename(columns={"points": f"points_{label}",
                                                                "win_rate": f"win_rate_{label}"}))
-    out = sides[0].merge(sides[1], on=["seed", "agent"], how="inner")
+    out = sides[0].merge(sides[1], on=["season", "seed", "agent"], how="inner")
     out["points_diff"] = out["points_masked"] - out["points_unmasked"]
     out["win_rate_diff"] = out["win_rate_masked"] - out["win_rate_unmasked"]
-    return out.sort_values(["agent", "seed"], ignore_index=True)[
-        ["seed", "agent", "points_unmasked", "points_masked", "points_diff", "win_rate_unmasked", "win_rate_masked",
-         "win_rate_diff"]]
+    cols = ["season", "seed", "agent", "points_unmasked", "points_masked", "points_diff", "win_rate_unmasked",
+            "win_rate_masked", "win_rate_diff"]
+    out = out.sort_values(["agent", "season", "seed"], ignore_index=True)[cols]
+    return out if paired.season is None else out.drop(columns="season")  # one season: the columns it always had
 
 
 def paired_test(diffs) -> tuple[str, float, float]:
@@ -313,7 +342,7 @@ PROBE_COLUMNS = ["agent", "probe_recall_advantage", "probe_ci_low", "probe_ci_hi
                  "probe_verdict"]
 
 
-def load_probe(path: str | Path, season: int | None = None) -> pd.DataFrame:
+def load_probe(path: str | Path, season: int | list[int] | None = None) -> pd.DataFrame:
     """The knowledge probe's result per model (``probe.json``, or a folder holding it), keyed by ``agent``; a
     probe of another season than ``season`` is refused (it would say nothing about these runs)."""
     p = Path(path)
@@ -330,9 +359,12 @@ def load_probe(path: str | Path, season: int | None = None) -> pd.DataFrame:
         where = ".".join(str(x) for x in first["loc"]) or "(top level)"
         raise ContaminationError(f"probe: {f}: {where}: {first['msg']}; it is not a probe.json of `ffbench probe`") \
             from None
-    if season is not None and probe.season != season:
-        raise ContaminationError(f"probe: {f} probed season {probe.season}, the runs played {season}; probe "
-                                 f"{season} (ffbench probe CONFIG --season {season})")
+    seasons = [season] if isinstance(season, int) else list(season) if season is not None else None
+    if seasons is not None and probe.season not in seasons:
+        played = ", ".join(map(str, seasons))
+        raise ContaminationError(f"probe: {f} probed season {probe.season}, the runs played {played}; probe "
+                                 f"{seasons[0] if len(seasons) == 1 else 'one of them'} (ffbench probe CONFIG "
+                                 f"--season {seasons[0]})")
     rows = [{"agent": m.agent_id, "probe_recall_advantage": m.recall_advantage, "probe_ci_low": m.ci_low,
              "probe_ci_high": m.ci_high, "probe_n": m.n, "probe_remembers": m.remembers,
              "probe_verdict": m.verdict} for m in probe.models]
@@ -527,6 +559,110 @@ def _verdict(changes: pd.DataFrame, agreement: dict | None, value: str, min_seed
     return Verdict("cannot tell", head, reasons)
 
 
+def changes_by_season(seeds: pd.DataFrame, value: str = "points", confidence: float = 0.95) -> pd.DataFrame:
+    """:func:`paired_changes` within each season of a study (``season`` column first); empty for one season."""
+    if "season" not in seeds:
+        return pd.DataFrame()
+    parts = [paired_changes(g, value, confidence).assign(season=season) for season, g in seeds.groupby("season")]
+    out = pd.concat(parts, ignore_index=True)
+    return out[["season", *[c for c in out.columns if c != "season"]]]
+
+
+#: how the cutoff comparison names the two kinds of season
+BEFORE, AFTER = "before cutoff", "after cutoff"
+
+
+def cutoff_seasons(paired: Paired) -> pd.DataFrame:
+    """Per (agent, season) of the unmasked runs: the model's ``knowledge_cutoff`` and whether it may know that
+    season's results (run.json's ``knowledge_cutoffs``: the season ended on or before the cutoff), as ``when``:
+    :data:`BEFORE` (the season lies before the cutoff: it may remember it), :data:`AFTER` (it cannot), or None
+    (no cutoff given, or the dates could not be compared)."""
+    rows = []
+    season_of = paired.pairs.set_index("unmasked_path")["season"]
+    for path, season in season_of.items():
+        meta = RunFiles(path).meta()
+        for c in meta.knowledge_cutoffs or []:
+            for team in c.teams:
+                agent = meta.agents.get(team)
+                if agent is None:
+                    continue
+                when = None if c.may_know_results is None else BEFORE if c.may_know_results else AFTER
+                rows.append({"agent": agent, "season": season, "knowledge_cutoff": c.knowledge_cutoff, "when": when})
+    return pd.DataFrame(rows, columns=["agent", "season", "knowledge_cutoff", "when"]).drop_duplicates(
+        ["agent", "season"], ignore_index=True)
+
+
+def cutoff_split(paired: Paired, seeds: pd.DataFrame, value: str = "points", confidence: float = 0.95
+                 ) -> pd.DataFrame:
+    """Per model whose runs span a season before its knowledge cutoff and one after it: the masking change
+    (masked - unmasked, per seed) in the seasons it may remember against the seasons it cannot, and their
+    difference (``memory_effect`` = mean change before - mean change after, with a Welch t-interval and p,
+    scipy.stats.ttest_ind). Why: masking also costs a model what it knows of players in general (last season, a
+    star's reputation), in every season; only the part of the change that appears where it may have read the
+    results is memory of them. A bot, or a model without a cutoff on both sides, gets no row (its ``note``
+    in ``attrs["notes"]`` says why)."""
+    cols = ["agent", "knowledge_cutoff", "seasons_before", "seasons_after", "n_before", "n_after", "change_before",
+            "change_after", "memory_effect", "ci_low", "ci_high", "p_value", "test"]
+    notes: dict[str, str] = {}
+    out = pd.DataFrame(columns=cols)
+    out.attrs["notes"] = notes
+    if "season" not in seeds:
+        return out
+    when = cutoff_seasons(paired)
+    rows = []
+    for agent, g in seeds.groupby("agent"):
+        if is_bot(agent) or metrics.is_human(agent):
+            continue
+        w = when[when["agent"] == agent].set_index("season")["when"]
+        if w.empty:
+            notes[agent] = ("no knowledge_cutoff in its runs: give the model's knowledge_cutoff in the league "
+                            "(teams[].agent.knowledge_cutoff) to compare seasons before and after it")
+            continue
+        g = g.assign(when=g["season"].map(w))
+        before, after = g[g["when"] == BEFORE], g[g["when"] == AFTER]
+        if before.empty or after.empty:
+            have = BEFORE if len(before) else AFTER if len(after) else "unknown"
+            notes[agent] = (f"every season here is {have} (its cutoff {when.loc[when['agent'] == agent, 'knowledge_cutoff'].iloc[0]}): "
+                            "add a season on the other side of it (NFL 2025 and FPL 2025-26 are the newest)")
+            continue
+        a, b = before[f"{value}_diff"].to_numpy(float), after[f"{value}_diff"].to_numpy(float)
+        effect = float(a.mean() - b.mean())
+        lo = hi = p = np.nan
+        if len(a) >= 2 and len(b) >= 2 and (a.std() > 0 or b.std() > 0):
+            res = sps.ttest_ind(a, b, equal_var=False)
+            ci = res.confidence_interval(confidence)
+            lo, hi, p = float(ci.low), float(ci.high), float(res.pvalue)
+        rows.append({"agent": agent, "knowledge_cutoff": when.loc[when["agent"] == agent, "knowledge_cutoff"].iloc[0],
+                     "seasons_before": ", ".join(sorted(before["season"].unique())),
+                     "seasons_after": ", ".join(sorted(after["season"].unique())), "n_before": len(a),
+                     "n_after": len(b), "change_before": float(a.mean()), "change_after": float(b.mean()),
+                     "memory_effect": effect, "ci_low": lo, "ci_high": hi, "p_value": p,
+                     "test": "Welch two-sample t-test of per-seed changes" if np.isfinite(p) else
+                     "none (fewer than 2 seeds on a side, or no spread)"})
+    out = pd.DataFrame(rows, columns=cols)
+    out.attrs["notes"] = notes
+    return out
+
+
+def cutoff_lines(split: pd.DataFrame, value: str = "points") -> list[str]:
+    """The cutoff comparison in words, one line per model (and per note)."""
+    unit = "season points" if value == "points" else "win share"
+    lines = []
+    for r in split.itertuples(index=False):
+        ci = (f" (95% CI {r.ci_low:+.1f} to {r.ci_high:+.1f}, p = {r.p_value:.3g})" if np.isfinite(r.ci_low)
+              else " (no interval: too few seeds on a side)")
+        says = ("" if not np.isfinite(r.ci_low) else
+                ": masking costs it more where it may have read the results, which is memory of them"
+                if r.ci_high < 0 else ": masking costs it less where it may have read the results"
+                if r.ci_low > 0 else ": no evidence that the change differs between the two")
+        lines.append(f"{r.agent} (knowledge cutoff {r.knowledge_cutoff}): masking changed its {unit} by "
+                     f"{r.change_before:+.1f} in seasons before its cutoff ({r.seasons_before}; {r.n_before} seeds) "
+                     f"and {r.change_after:+.1f} after it ({r.seasons_after}; {r.n_after} seeds): memory effect "
+                     f"{r.memory_effect:+.1f}{ci}{says}.")
+    lines += [f"{a}: {why}." for a, why in split.attrs.get("notes", {}).items()]
+    return lines
+
+
 def stats_by_condition(seeds: pd.DataFrame, value: str = "points") -> pd.DataFrame:
     """Mean and CI (:func:`stats.mean_ci`) of ``value`` per agent in each condition (the left panel of
     :func:`figure`)."""
@@ -542,11 +678,20 @@ def compare(unmasked, masked, probe: str | Path | None = None, value: str = "poi
     (with the probe beside them), the rank agreement and the verdict (on season points)."""
     paired = load_pairs(unmasked, masked)
     seeds = per_seed(paired)
-    pr = load_probe(probe, paired.season) if probe else None
+    years = sorted({int(y) for y in paired.unmasked["meta"]["season"]})
+    pr = load_probe(probe, years) if probe else None
     changes = with_probe(paired_changes(seeds, value), pr)
     wins = paired_changes(seeds, "win_rate")
     agreement = rank_agreement(seeds, value)
     v = verdict(changes, agreement, value, masking=paired.masking)
+    by_season = changes_by_season(seeds, value)
+    split = cutoff_split(paired, seeds, value)
+    if not by_season.empty:  # a study: the pooled verdict, then each season's changes and the cutoff comparison
+        v.reasons.append(f"Seasons: {', '.join(paired.seasons)}, paired season by season; the verdict pools "
+                         "their seeds. Per season:")
+        for r in by_season[~by_season["agent"].map(is_bot)].itertuples(index=False):
+            v.reasons.append(f"{r.season}: {_fmt(r, value)}.")
+        v.reasons += cutoff_lines(split, value)
     unmatched = sorted(set(pr["agent"]) - set(changes["agent"])) if pr is not None else []
     if unmatched:
         v.reasons.append(f"The probe also covers {', '.join(unmatched)}, which played none of these runs.")
@@ -556,9 +701,10 @@ def compare(unmasked, masked, probe: str | Path | None = None, value: str = "poi
                          "versions of the ffbench code (run.json code_fingerprint), so part of their change may be "
                          "the code's.")
     return {"paired": paired, "seeds": seeds, "changes": changes, "win_share": wins, "agreement": agreement,
-            "probe": pr, "verdict": v}
+            "probe": pr, "verdict": v, "by_season": by_season, "cutoff": split}
 
 
 __all__ = ["ContaminationError", "Paired", "Verdict", "load_pairs", "per_seed", "paired_test", "paired_changes",
            "is_bot", "rank_agreement", "load_probe", "with_probe", "verdict", "stats_by_condition", "compare",
+           "stratum", "changes_by_season", "cutoff_seasons", "cutoff_split", "cutoff_lines", "BEFORE", "AFTER",
            "MIN_SEEDS", "TOLERANCE"]

@@ -37,7 +37,7 @@ STRAY = "not in its field.json"
 
 def expand_paths(runs: str | Path | Iterable[str | Path]) -> list[Path]:
     """Run directories from a path, a glob, a folder of runs, a batch folder (its ``runs/``, a field batch's
-    ``runs/<candidate>/``), or a list of those (sorted, deduplicated). An item that holds no run is an error
+    ``runs/<candidate>/``, a study's ``runs/<sport>-<season>/``), a folder of such folders (a batch's ``runs/``), or a list of those (sorted, deduplicated). An item that holds no run is an error
     naming it: a mistyped path must not quietly shrink the sample."""
     items = [runs] if isinstance(runs, (str, Path)) else list(runs)
     out: list[Path] = []
@@ -51,7 +51,9 @@ def expand_paths(runs: str | Path | Iterable[str | Path]) -> list[Path]:
                 inner = sorted(q.parent for q in p.glob("*/run.json"))
                 batch = sorted(q.parent for pattern in ("runs/*/run.json", "runs/*/*/run.json")
                                for q in p.glob(pattern))
-                found.extend(inner or batch)
+                # runs in folders of a season (a study's runs/nfl-2023/seed-0) or of a candidate (bot-adp/seed-0)
+                grouped = sorted(q.parent for q in p.glob("*/*/run.json"))
+                found.extend(inner or batch or grouped)
         if not found:
             raise FileNotFoundError(f"no run directories (folders with run.json) in {str(item)!r}")
         out.extend(found)
@@ -223,6 +225,9 @@ def describe_sample(runs: Runs | Iterable) -> str:
     sports = set(runs["meta"]["sport"]) if isinstance(runs, dict) and "sport" in runs["meta"] else {DEFAULT_SPORT}
     if len(sports) == 1:  # seasons as their sport names them (2024; 2024-25)
         known = [sport(next(iter(sports))).season_name(y) for y in known]
+    else:  # two sports: each season with its sport (nfl 2024, fpl 2024-25)
+        pairs = runs["meta"][["sport", "season"]].dropna().drop_duplicates().sort_values(["sport", "season"])
+        known = [f"{sp} {sport(sp).season_name(int(y))}" for sp, y in zip(pairs["sport"], pairs["season"])]
     what = f"{n} run{'s' if n != 1 else ''}"
     if isinstance(runs, dict) and runs["meta"].get("field_seat", pd.Series(dtype=object)).notna().any():
         meta = runs["meta"]

@@ -113,6 +113,10 @@ def check_leagues(runs: metrics.Runs, what: str = "the pilot") -> None:
     from ffbench_lib.analysis.ratings import regular_weeks
 
     meta = runs["meta"].set_index("run_id")
+    sports = sorted(meta["sport"].unique()) if "sport" in meta else []
+    if len(sports) > 1:  # a study over two sports: its leagues differ in everything
+        raise ValueError(f"{what} holds runs of {len(sports)} sports ({', '.join(sports)}): a power analysis needs "
+                         "one league design; give one sport's runs (a study's runs/<sport>-*/ folders)")
     st = metrics.standings(runs)
     teams = st.groupby("run_id")["team"].agg(lambda t: ", ".join(sorted(t)))
     weeks = regular_weeks(runs)
@@ -465,4 +469,96 @@ def format_report(table: PowerTable) -> str:
                  "(seeds_<design>_range) give it with the pilot sd at the ends of its "
                  f"{s.get('confidence', 0.95):.0%} chi-square interval, and the difference's own uncertainty "
                  "adds to that")
+    return "\n".join(lines)
+
+
+# ------------------------------------------------------------------------------------------------ seasons x seeds
+#: the season counts a study plan shows (seeds per season needed at each)
+PLAN_SEASONS = (2, 3, 4, 5, 6, 8, 10)
+SEASON_PLAN_COLUMNS = ["rank", "agent_a", "agent_b", "n", "strata", "mean_diff", "sd_between", "sd_within",
+                       "icc", "naive_understates", "power_now", *[f"seeds_at_{k}_seasons" for k in PLAN_SEASONS],
+                       "note"]
+
+
+def season_plan(runs: metrics.Runs, value: str = "points_for", alpha: float = 0.05, target: float = 0.8,
+                max_seeds: int = 1000) -> pd.DataFrame:
+    """Seasons x seeds for a study that should hold beyond its seasons, from a pilot over 2 or more seasons of
+    one league design (seeds nested in seasons): for each adjacent pair of the pooled ranking (per-run agent
+    means), the per-run differences split into the between-season and within-season (seed) variances
+    (:func:`stats.variance_components`), the power of the pilot's own design (its seasons x its seeds per season),
+    and the seeds per season needed at :data:`PLAN_SEASONS` seasons (:func:`stats.study_seeds_needed`: the t-test
+    on season means, Holm's alpha/m; NaN: no number of seeds reaches the target with that many seasons, because
+    the between-season variance alone keeps the power below it). ``naive_understates``: how many times counting
+    every seed as independent understates the variance of the pilot's mean, (R between + within) / (between +
+    within) at R seeds per season. ``attrs``: the pilot's ``strata`` and ``seeds_per_stratum``.
+    ValueError for runs of one season, or of different league designs (:func:`check_leagues`)."""
+    from ffbench_lib.analysis import seasons
+    from ffbench_lib.core import stats
+
+    if value not in VALUES:
+        raise ValueError(f"value: {value!r} is not one of {', '.join(VALUES)}")
+    levels = seasons.strata(runs)
+    if len(levels) < 2:
+        raise ValueError(f"the runs are of one season ({levels[0] if levels else 'none'}): a seasons x seeds plan "
+                         "needs a pilot over 2 or more seasons (a batch with seasons: [...])")
+    check_leagues(runs)
+    raw = _per_run_means(runs, value)
+    where = seasons.stratum_of(runs)
+    info = metrics.agent_info(runs).set_index("agent")
+    ranked = [a for a in raw.mean().sort_values(ascending=False).index
+              if a not in info.index or bool(info.loc[a, "ranked"])]
+    m = max(len(ranked) * (len(ranked) - 1) // 2, 1)
+    per = raw.index.map(where).value_counts()
+    seeds_now = int(per.min())
+    rows = []
+    for i, (a, b) in enumerate(zip(ranked, ranked[1:]), start=1):
+        both = raw[[a, b]].dropna()
+        d = (both[a] - both[b])
+        labels = both.index.map(where)
+        vc = stats.variance_components(d.to_numpy(), labels)
+        effect = float(d.groupby(labels).mean().mean())
+        between, within = vc["between"], vc["within"]
+        total = between + within
+        row = {"rank": i, "agent_a": a, "agent_b": b, "n": len(d), "strata": vc["strata"], "mean_diff": effect,
+               "sd_between": float(np.sqrt(between)), "sd_within": float(np.sqrt(within)),
+               "icc": between / total if total > 0 else np.nan,
+               "naive_understates": (seeds_now * between + within) / total if total > 0 else np.nan,
+               "power_now": stats.study_power(abs(effect), between, within, vc["strata"], seeds_now, alpha, m)}
+        for k in PLAN_SEASONS:
+            need = stats.study_seeds_needed(abs(effect), between, within, k, alpha, m, target, max_seeds)
+            row[f"seeds_at_{k}_seasons"] = float(need) if need is not None else np.nan
+        row["note"] = ("between-season variance estimated 0 (truncated): seasons looked alike in the pilot, which "
+                       f"{vc['strata']} seasons cannot show well" if between == 0 else "")
+        rows.append(row)
+    out = pd.DataFrame(rows, columns=SEASON_PLAN_COLUMNS)
+    out.attrs.update(strata=levels, seeds_per_stratum=seeds_now, m=m, alpha=alpha, target=target, value=value,
+                     max_seeds=max_seeds)
+    return out
+
+
+def format_season_plan(plan: pd.DataFrame) -> str:
+    """The seasons x seeds plan as ``ffbench power`` prints it, with what it assumes."""
+    from ffbench_lib.core.stats import POWER_TEST
+
+    a = plan.attrs
+    lines = [f"seasons x seeds (pilot: {len(a['strata'])} seasons, {', '.join(a['strata'])}; {a['seeds_per_stratum']} "
+             f"seed(s) per season): to hold beyond the pilot's seasons, a ranking is tested on the seasons' mean "
+             f"differences ({POWER_TEST.replace('per-run', 'per-season')}, df = seasons - 1), Holm over {a['m']} "
+             f"pair(s); the sd of a season's mean is sqrt(between + within / seeds): more seeds shrink only the "
+             f"within part", ""]
+    show = pd.DataFrame({
+        "pair": [f"{x} > {y}" for x, y in zip(plan["agent_a"], plan["agent_b"])],
+        "diff": plan["mean_diff"].round(2), "sd between": plan["sd_between"].round(2),
+        "sd within": plan["sd_within"].round(2), "icc": plan["icc"].round(2),
+        "naive x": plan["naive_understates"].round(1), "power now": plan["power_now"].round(2),
+        **{f"{k} seasons": plan[f"seeds_at_{k}_seasons"].map(lambda x: "none" if not np.isfinite(x) else str(int(x)))
+           for k in PLAN_SEASONS}})
+    lines.append(aligned(show.astype(object).where(show.notna(), "-")))
+    lines += [f"  {r.agent_a} > {r.agent_b}: {r.note}" for r in plan.itertuples() if r.note]
+    lines += ["", f"'<k> seasons': seeds per season for {a['target']:.0%} power with k seasons; none: no number of "
+              f"seeds (up to {a['max_seeds']}) reaches it, the seasons differ too much: add seasons. 'naive x': how "
+              "many times treating every seed as independent understates the variance of the pilot's mean. icc: "
+              "the between-season share of a run's variance.",
+              f"ROUGH: the between-season variance comes from {len(a['strata'])} seasons ({len(a['strata']) - 1} "
+              "degree(s) of freedom): an order of magnitude, not a measurement"]
     return "\n".join(lines)

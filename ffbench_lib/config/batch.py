@@ -1,5 +1,5 @@
-"""A batch's specification (``ffbench batch FILE``): many seasons of one base league across seeds, a design
-(rotate, random, field) and where they run. Checked here as the user wrote it; :func:`ffbench_lib.runs.batch.load_batch`
+"""A batch's specification (``ffbench batch FILE``): many seasons of one base league across seeds (and, with
+``seasons``, across real seasons and sports: a study), a design (rotate, random, field) and where they run. Checked here as the user wrote it; :func:`ffbench_lib.runs.batch.load_batch`
 then checks it against the base league and the folder it would write."""
 from __future__ import annotations
 
@@ -30,11 +30,22 @@ class FieldSpec(BaseModel):
     candidates: list[Any] = Field(description="agent specs (as in a league's teams[].agent), 2 or more")
 
 
+#: a season as a league file writes it: the year it starts in, or the sport's own name for it (``2024-25``)
+SeasonName = Annotated[int | str, Field(union_mode="left_to_right")]
+
+
 class BatchSpec(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     name: str = "batch"
-    base: Path = Field(description="league YAML the runs start from (path relative to the batch file)")
+    base: Path | dict[str, Path] = Field(
+        description="league YAML the runs start from (path relative to the batch file); a study over several "
+                    "sports gives one per sport: {nfl: demo.yaml, fpl: fpl_draft.yaml}")
+    seasons: list[SeasonName] | dict[str, list[SeasonName]] | None = Field(
+        None, description="a study over real seasons: one league per season x seed, each in "
+                          "runs/<sport>-<season>/; a list plays the base's sport ([2022, 2023, 2024]), a mapping "
+                          "lists seasons per sport ({nfl: [2023, 2024], fpl: [2024-25]}, one base per sport); "
+                          "unset: the base's own season, in runs/")
     agents: list[dict[str, Any]] | None = Field(None, description="replace the base teams: [{name, agent}, ...]")
     seeds: list[Annotated[int, Field(ge=0)]] = Field(min_length=1)  # a league's seed is >= 0: refused up front
     design: Literal["rotate", "random", "field"] = "rotate"
@@ -83,6 +94,21 @@ class BatchSpec(BaseModel):
                                  f"true, false or a list of analysis notebooks from {', '.join(ANALYSIS_NOTEBOOKS)}")
         return value
 
+    @field_validator("seasons")
+    @classmethod
+    def _seasons_listed(cls, value: Any) -> Any:
+        lists = value.items() if isinstance(value, dict) else [("seasons", value)] if value is not None else []
+        for where, seasons in lists:
+            at = where if where == "seasons" else f"seasons.{where}"
+            if not seasons:
+                raise ValueError(f"{at}: lists no season; list at least one (e.g. [2023, 2024]) or remove it")
+            twice = sorted({str(s) for s in seasons if [str(x) for x in seasons].count(str(s)) > 1})
+            if twice:
+                raise ValueError(f"{at}: season {', '.join(twice)} is listed twice; list each season once")
+        if isinstance(value, dict) and not value:
+            raise ValueError("seasons: an empty mapping; list seasons per sport ({nfl: [2023, 2024]}) or remove it")
+        return value
+
     @property
     def analysis_notebooks(self) -> tuple[str, ...]:
         """The notebooks ``analysis`` asks for, in :data:`ANALYSIS_NOTEBOOKS` order."""
@@ -98,17 +124,44 @@ class BatchSpec(BaseModel):
         if stray:
             raise ValueError(f"seed_overrides: seed(s) {', '.join(map(str, stray))} not in seeds {self.seeds}; "
                              "add them to seeds or remove their overrides")
-        for key, where in (("seed", "seeds"), ("name", "name")):
+        for key, where in (("seed", "seeds"), ("name", "name")) + ((("season", "seasons"),) if self.seasons else ()):
             if key in self.overrides:
                 raise ValueError(f"overrides: sets `{key}`, which the batch sets from its `{where}`; set it there")
         unknown = sorted(set(self.overrides) - set(League.model_fields))
         if unknown:
             raise ValueError(f"overrides: unknown config key(s) {', '.join(unknown)}; allowed: "
                              f"{', '.join(k for k in League.model_fields if k not in ('seed', 'name'))}")
+        seasoned = sorted(s for s, o in self.seed_overrides.items() if self.seasons and "season" in o)
+        if seasoned:  # a study's season is its stratum: an override would play another season under its label
+            raise ValueError(f"seed_overrides: seed(s) {', '.join(map(str, seasoned))} set `season`, which the batch "
+                             "sets from seasons; list the season in seasons instead")
         seeded = sorted(s for s, o in self.seed_overrides.items() if "seed" in o)
         if seeded:  # each run's seed is its key in seeds; an override would only mislabel configs/seed-N.yaml
             raise ValueError(f"seed_overrides: seed(s) {', '.join(map(str, seeded))} set `seed`, which the batch "
                              "sets from seeds; list the seed you want in seeds instead")
+        return self
+
+    @model_validator(mode="after")
+    def _base_per_sport(self) -> "BatchSpec":
+        """One base per sport the study plays: a per-sport base without seasons per sport could not say which base
+        a run starts from."""
+        if isinstance(self.base, dict):
+            if not self.base:
+                raise ValueError("base: an empty mapping; give a league file, or one per sport {nfl: demo.yaml}")
+            if not isinstance(self.seasons, dict):
+                raise ValueError("base: one league file per sport needs seasons per sport ({nfl: [2023, 2024], fpl: "
+                                 "[2024-25]}); give one base file, or list seasons per sport")
+            missing = sorted(set(self.seasons) - set(self.base))
+            unused = sorted(set(self.base) - set(self.seasons))
+            if missing or unused:
+                raise ValueError(f"base: {'no league file for ' + ', '.join(missing) if missing else ''}"
+                                 f"{'; ' if missing and unused else ''}"
+                                 f"{'a league file for ' + ', '.join(unused) + ', whose seasons are not listed' if unused else ''}"
+                                 "; give one base per sport of seasons")
+        elif isinstance(self.seasons, dict) and len(self.seasons) > 1:
+            raise ValueError(f"base: seasons lists {len(self.seasons)} sports ({', '.join(self.seasons)}) but base is "
+                             "one league file; give one per sport: base: {" + ", ".join(
+                                 f"{k}: <{k} league>.yaml" for k in self.seasons) + "}")
         return self
 
     @model_validator(mode="after")
@@ -138,6 +191,10 @@ class BatchSpec(BaseModel):
                              "or remove field")
         if self.design != "field":
             return self
+        if self.seasons is not None:  # its manifest and duplicate scores pair candidates by seed within one season
+            raise ValueError("seasons: a field batch plays one season (its duplicate scores pair candidates by "
+                             "seed); run one field batch per season (one out each), or use design: rotate for a "
+                             "study over seasons")
         if len(self.seeds) < 2:
             raise ValueError("seeds: a field batch needs at least 2 seeds to compare candidates (paired by seed)")
         if self.agents is not None:

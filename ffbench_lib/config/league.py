@@ -629,6 +629,28 @@ class Information(_Strict):
     masking: Annotated[Literal["off", "players", "players_and_teams"], BeforeValidator(_masking_off)] = Field(
         "off", description="players: every player is a stable pseudonym per run (RB-041); players_and_teams: NFL "
         "teams too (T07); statistics, projections, byes, opponents and injury statuses are unchanged")
+    numbers: Literal["exact", "protected"] = Field(
+        "exact", description="protected (needs masking: players_and_teams): a masked agent's cards show ranges "
+        "(180-210) instead of exact numbers, so that every card matches at least 5 real players of the season "
+        "(k-anonymity: ffbench_lib/game/protect.py) and the season's year is withheld; bots keep the exact numbers")
+
+    @model_validator(mode="after")
+    def _protected_needs_masking(self) -> "Information":
+        if self.numbers == "protected" and self.masking != "players_and_teams":
+            fix = ("set information.masking: players_and_teams" if self.masking == "players" else
+                   "set information.masking: players_and_teams (protected numbers hide who a masked player is)")
+            why = (": with real NFL teams on every card, a team and a position leave a handful of players, whatever "
+                   "the numbers show" if self.masking == "players" else "")
+            raise _field_problem("information.numbers", f"protected needs masking players_and_teams, not "
+                                 f"{self.masking}{why}; {fix}, or numbers: exact")
+        return self
+
+    @model_serializer(mode="wrap")
+    def _dump(self, handler: Any) -> dict[str, Any]:
+        out = handler(self)
+        if self.numbers == "exact":  # leagues without protection dump (config.yaml) as they always did
+            out.pop("numbers", None)
+        return out
 
 
 class LLMSettings(_Strict):

@@ -305,3 +305,159 @@ def verdict(metric: str, fried: dict, pairs: pd.DataFrame, alpha: float = 0.05, 
     lines = [f"{r.agent_a if r.mean_diff > 0 else r.agent_b} > {r.agent_b if r.mean_diff > 0 else r.agent_a} "
              f"(p_holm = {r.p_holm:.3g}, r = {abs(r.rank_biserial):.2f})" for r in sig.itertuples()]
     return head + " Significant pairs after Holm correction: " + "; ".join(lines) + "." + tail
+
+
+# ------------------------------------------------------------------------------------------------ strata (seasons)
+#: the stratified pair test of a study over seasons, named wherever its verdict is
+STRATIFIED_TEST = ("two-sided stratified signed-rank test (van Elteren weights 1/(n+1) per season, ranks within the "
+                   "season; exact sign-flip null up to 16 runs, else 9,999 seeded sign flips; smallest p on n runs = "
+                   "2/2^n)")
+#: runs up to which a sign-flip null is enumerated exactly (2^16 sign patterns)
+EXACT_FLIPS = 16
+
+
+def stratified_signed_rank(diffs, strata, seed: int = 0) -> dict:
+    """Paired differences blocked by stratum (a season): the van Elteren statistic sum_s w_s * (signed ranks of
+    |d| within stratum s), w_s = 1 / (n_s + 1), against the null that every difference is symmetric about 0
+    (its sign flips; a sign-flip permutation test with scipy.stats.permutation_test). Why: seeds of one season share
+    the season's real weeks, so a season with many seeds must not outvote the others, and a season's own scale of
+    differences must not either (ranks are taken within it). Zero differences are left out (Wilcoxon's rule).
+    Returns ``n`` (non-zero differences), ``statistic``, ``p_value`` and ``method``."""
+    d = np.asarray(diffs, dtype=float)
+    s = np.asarray(list(strata), dtype=object)
+    keep = ~np.isnan(d) & (d != 0)
+    d, s = d[keep], s[keep]
+    n = len(d)
+    if n == 0:
+        return {"n": 0, "statistic": np.nan, "p_value": 1.0, "method": "no non-zero differences"}
+    weights = np.empty(n)
+    ranks = np.empty(n)
+    for label in dict.fromkeys(s):
+        idx = np.flatnonzero(s == label)
+        ranks[idx] = stats.rankdata(np.abs(d[idx]))
+        weights[idx] = 1.0 / (len(idx) + 1)
+    score = weights * ranks  # the magnitude each difference brings; its sign is what the null flips
+
+    def statistic(x, axis=-1):
+        return np.sum(np.sign(x) * score, axis=axis)
+
+    exact = n <= EXACT_FLIPS
+    res = stats.permutation_test((d,), statistic, permutation_type="samples", vectorized=True,
+                                 n_resamples=np.inf if exact else 9999, alternative="two-sided",
+                                 random_state=np.random.default_rng(seed))
+    return {"n": n, "statistic": float(res.statistic), "p_value": float(min(1.0, res.pvalue)),
+            "method": f"exact ({2 ** n} sign patterns)" if exact else "9,999 seeded sign flips"}
+
+
+def stratified_pairs(per_run: pd.DataFrame, value: str, strata: Mapping[str, str], alpha: float = 0.05,
+                     exclude: Iterable[str] = (), seed: int = 0) -> pd.DataFrame:
+    """:func:`stratified_signed_rank` for every pair of agents over the runs both played, ``strata`` mapping each
+    run_id to its stratum (season), Holm-corrected over the pairs of agents not in ``exclude``. ``mean_diff`` is the
+    mean over strata of each stratum's mean difference (every season counts once), ``by_stratum`` each stratum's
+    mean difference, ``same_sign`` whether every stratum's difference has the sign of the pooled one."""
+    wide = _blocks(per_run, value, exclude)
+    labels = wide.index.map(lambda r: strata[r])
+    rows = []
+    for a, b in combinations(sorted(wide.columns), 2):
+        d = (wide[a] - wide[b])
+        per = d.groupby(labels).mean()
+        res = stratified_signed_rank(d.to_numpy(), labels, seed)
+        pooled = float(per.mean())
+        rows.append({"agent_a": a, "agent_b": b, "n_runs": len(d), "n_strata": len(per), "mean_diff": pooled,
+                     "statistic": res["statistic"], "p_value": res["p_value"], "method": res["method"],
+                     "by_stratum": {k: round(float(v), 3) for k, v in per.items()},
+                     "same_sign": bool((np.sign(per) == np.sign(pooled)).all()) if pooled != 0 else False})
+    out = pd.DataFrame(rows)
+    if out.empty:
+        return out
+    out["p_holm"] = holm(out["p_value"])
+    out["significant"] = out["p_holm"] < alpha
+    return out
+
+
+def interaction(per_run: pd.DataFrame, value: str, strata: Mapping[str, str], exclude: Iterable[str] = (),
+                n_resamples: int = 9999, seed: int = 0) -> dict:
+    """Does the ranking of agents depend on the stratum (season x agent interaction)? Each complete run ranks its
+    agents (average ranks, 1 = lowest ``value``; ranks, so leagues of different scale, even of two sports, compare);
+    the statistic is the spread of the strata's mean rank profiles around the overall one, sum_s n_s
+    ||mean_s - mean||^2, and its null permutes whole runs among the strata (scipy.stats.permutation_test, seeded
+    Monte Carlo). A small p says the ranking differs between seasons; a large p does not show that it holds (with
+    few seasons the test has little power): ``kendall_w`` (the strata's agreement on the agents' order, 1 = the
+    same order in every stratum) and ``min_spearman`` (the least-agreeing pair of strata) say how far it holds."""
+    wide = _blocks(per_run, value, exclude)
+    labels = np.array([strata[r] for r in wide.index], dtype=object)
+    levels = list(dict.fromkeys(labels))
+    base = {"test": "permutation (runs among strata), within-run ranks", "n_runs": len(wide),
+            "k_agents": wide.shape[1], "strata": levels, "agents": list(wide.columns)}
+    if len(levels) < 2 or wide.shape[1] < 2 or min(int((labels == lv).sum()) for lv in levels) < 2:
+        return base | {"statistic": np.nan, "p_value": np.nan, "kendall_w": np.nan, "min_spearman": np.nan,
+                       "note": "needs 2 or more strata with 2 or more complete runs each, and 2 or more agents"}
+    ranks = np.apply_along_axis(stats.rankdata, 1, wide.to_numpy(dtype=float))
+    groups = [np.flatnonzero(labels == lv).astype(float) for lv in levels]
+
+    def spread(*idx):
+        means = [ranks[np.asarray(i, dtype=int)].mean(axis=0) for i in idx]
+        overall = ranks[np.concatenate([np.asarray(i, dtype=int) for i in idx])].mean(axis=0)
+        return float(sum(len(i) * np.sum((m - overall) ** 2) for i, m in zip(idx, means)))
+
+    res = stats.permutation_test(groups, spread, permutation_type="independent", vectorized=False,
+                                 n_resamples=n_resamples, alternative="greater",
+                                 random_state=np.random.default_rng(seed))
+    profile = np.array([ranks[labels == lv].mean(axis=0) for lv in levels])  # strata x agents
+    k, m = profile.shape[1], profile.shape[0]
+    order = np.apply_along_axis(stats.rankdata, 1, profile)
+    w = float(12 * np.sum((order.sum(axis=0) - m * (k + 1) / 2) ** 2) / (m ** 2 * (k ** 3 - k))) if k > 1 else np.nan
+    rhos = [stats.spearmanr(profile[i], profile[j]).statistic for i, j in combinations(range(m), 2)]
+    return base | {"statistic": float(res.statistic), "p_value": float(res.pvalue), "kendall_w": w,
+                   "min_spearman": float(np.nanmin(rhos)) if rhos else np.nan,
+                   "note": f"{n_resamples:,} seeded permutations of runs among strata"}
+
+
+def variance_components(diffs, strata) -> dict:
+    """One-way random-effects ANOVA (method of moments) of per-run values nested in strata: ``within`` (seeds of
+    one season) and ``between`` (seasons, truncated at 0) variances, ``df_within``/``df_between``, the strata and
+    runs. Why: the variance of a study's mean over S seasons of R seeds is between/S + within/(S R); counting
+    seeds as independent uses (between + within)/(S R) and understates it whenever seasons differ."""
+    d = pd.Series(np.asarray(diffs, dtype=float)).reset_index(drop=True)
+    s = pd.Series(list(strata)).reset_index(drop=True)
+    ok = d.notna()
+    d, s = d[ok], s[ok]
+    groups = d.groupby(s)
+    n_s = groups.size()
+    n, k = int(n_s.sum()), int(len(n_s))
+    if k < 1 or n - k < 1:
+        return {"within": np.nan, "between": np.nan, "df_within": n - k, "df_between": k - 1, "strata": k, "runs": n}
+    msw = float(((d - groups.transform("mean")) ** 2).sum() / (n - k))
+    if k < 2:
+        return {"within": msw, "between": np.nan, "df_within": n - k, "df_between": 0, "strata": k, "runs": n}
+    msb = float((n_s * (groups.mean() - d.mean()) ** 2).sum() / (k - 1))
+    r0 = (n - float((n_s ** 2).sum()) / n) / (k - 1)  # the mean stratum size, for unequal sizes
+    return {"within": msw, "between": max(0.0, (msb - msw) / r0), "df_within": n - k, "df_between": k - 1,
+            "strata": k, "runs": n}
+
+
+def study_power(effect: float, between: float, within: float, strata: int, per_stratum: int, alpha: float = 0.05,
+                m: int = 1) -> float:
+    """Power to find ``effect`` with ``strata`` seasons of ``per_stratum`` seeds, generalising over seasons: the
+    two-sided t-test on the seasons' mean differences (df = strata - 1), whose sd is sqrt(between + within /
+    per_stratum) (:func:`variance_components`). More seeds shrink only the within part: past a point only seasons
+    help."""
+    if not all(np.isfinite(x) for x in (effect, between, within)) or per_stratum < 1:
+        return float("nan")
+    return power(effect, math.sqrt(between + within / per_stratum), strata, alpha, m)
+
+
+def study_seeds_needed(effect: float, between: float, within: float, strata: int, alpha: float = 0.05, m: int = 1,
+                       target: float = 0.8, max_n: int = 1000) -> int | None:
+    """The fewest seeds per season reaching ``target`` power with ``strata`` seasons (:func:`study_power`); None
+    when none does (the between-season variance alone keeps the power below target, or more than ``max_n``)."""
+    if study_power(effect, between, within, strata, max_n, alpha, m) < target:
+        return None
+    lo, hi = 0, max_n  # study_power(hi) >= target; power grows with seeds
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        if study_power(effect, between, within, strata, mid, alpha, m) >= target:
+            hi = mid
+        else:
+            lo = mid
+    return hi

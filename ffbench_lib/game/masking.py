@@ -45,6 +45,7 @@ from typing import Any
 from ffbench_lib.config.league import PSEUDONYM, League
 from ffbench_lib.config.errors import ConfigError
 from ffbench_lib.sport import SPORTS
+from ffbench_lib.game.protect import Protector
 from ffbench_lib.game.seat import StopRun
 from ffbench_lib.game.views import Firewall
 
@@ -173,6 +174,8 @@ class Masker:
                       | (set(codes) | self.spec.team_codes | set(self.spec.team_aliases) if teams_too else set())
                       ) - set(self._back)
         self._check_team_names(league)
+        #: protected numbers (``information.numbers``): applied before the pseudonyms (:mod:`.protect`)
+        self.protect = Protector(fw, seed) if league.information.numbers == "protected" else None
 
     def _canon(self, code: str) -> str:
         return self.spec.team_aliases.get(code, code)
@@ -220,8 +223,9 @@ class Masker:
 
     # ------------------------------------------------------------------------------------------ views
     def view(self, view: Any) -> Any:
-        """The view as the agent sees it: every real player (and team) string replaced, nothing else changed."""
-        return self._mask(view, None)
+        """The view as the agent sees it: every real player (and team) string replaced, nothing else changed (with
+        protected numbers, the numbers too: :meth:`Protector.view <ffbench_lib.game.protect.Protector.view>`)."""
+        return self._mask(self.protect.view(view) if self.protect is not None else view, None)
 
     def _mask(self, obj: Any, key: str | None) -> Any:
         if isinstance(obj, dict):
@@ -328,7 +332,7 @@ class Masker:
     # ---------------------------------------------------------------------------------------- record
     def mapping(self) -> dict[str, Any]:
         """``masking.json``: the mode and every pseudonym with the real player or team it stands for."""
-        return {"mode": self.mode,
+        return {"mode": self.mode, **({"numbers": "protected"} if self.protect is not None else {}),
                 "players": {fake: {"player_id": pid, "player_name": self._real_names[pid]}
                             for pid, fake in sorted(self.players.items(), key=lambda kv: natural(kv[1]))},
                 "teams": ({fake: team for team, fake in sorted(self.teams.items(), key=lambda kv: natural(kv[1]))}

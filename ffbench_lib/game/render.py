@@ -180,6 +180,8 @@ def trade_parts(view: dict, version: str) -> dict[str, str]:
 
 def season_label(rules: dict) -> str:
     """The season as its sport names it (``2024``; ``2024-25``)."""
+    if isinstance(rules["season"], str):  # withheld (protected numbers: game/protect.py)
+        return rules["season"]
     return sport(rules.get("sport", "nfl")).season_name(rules["season"])
 
 

@@ -769,3 +769,54 @@ def contamination_figure(seeds: pd.DataFrame, changes: pd.DataFrame, value: str 
     sns.despine(fig)
     fig.tight_layout()
     return fig
+
+
+def by_season(table: pd.DataFrame, palette: dict[str, str], info: pd.DataFrame | None = None,
+              value: str = "win_rate") -> plt.Figure:
+    """A study's agents season by season (:func:`ffbench_lib.analysis.seasons.season_table`): each agent's mean
+    ``value`` per season with its interval over that season's runs (n per season in the axis label), then the
+    pooled mean over the sport's runs (one panel per sport: a line never joins two sports' seasons, and points of
+    two sports share no scale). Lines that cross are a ranking that changes with the season."""
+    from ffbench_lib.analysis.metrics import WIN_RATE_LABEL
+    from ffbench_lib.core.stats import ci_label
+
+    per = table[~table["stratum"].str.startswith("pooled")]
+    sports = list(dict.fromkeys(s.split("-", 1)[0] for s in per["stratum"]))
+    panels = [[s] for s in sports]  # a line never joins two sports' seasons
+    labels, flagged = agent_labels(info), flagged_agents(info)
+    fig, axes = plt.subplots(1, len(panels), figsize=(max(6.5, 2.2 * per["stratum"].nunique() + 3), 4.2),
+                             squeeze=False, sharey=value == "win_rate",
+                             gridspec_kw={"width_ratios": [per["stratum"].str.startswith(f"{s}-").sum() + 1
+                                                           for s in sports]})
+    agents = ordered(per["agent"].unique(), palette, per.groupby("agent")["mean"].mean().sort_values()[::-1].index)
+    for ax, group in zip(axes[0], panels):
+        rows = per[per["stratum"].str.split("-", n=1).str[0].isin(group)]
+        order = list(dict.fromkeys(rows["stratum"]))
+        pooled = table[table["stratum"] == ("pooled" if len(sports) == 1 else f"pooled {group[0]}")] \
+            if len(order) > 1 else table.iloc[:0]  # one season: its own mean is the pool
+        ticks = order + (["pooled"] if len(pooled) else [])
+
+        def bars(ax, x, m, fmt, **kw):
+            ax.errorbar(x, m["mean"], yerr=[m["mean"] - m["ci_low"].fillna(m["mean"]),
+                                            m["ci_high"].fillna(m["mean"]) - m["mean"]], fmt=fmt, capsize=3, ms=5,
+                        **kw)
+
+        for k, a in enumerate(agents):
+            mine = rows[rows["agent"] == a].set_index("stratum").reindex(order)
+            shift = (k - (len(agents) - 1) / 2) * 0.06
+            bars(ax, [i + shift for i in range(len(order))], mine, "o-" if a not in flagged else "o:",
+                 color=palette[a], label=_label(labels, a))
+            if len(pooled):  # apart from the seasons' line: the pool is no further season
+                bars(ax, [len(order) + shift], pooled[pooled["agent"] == a], "D", color=palette[a])
+        runs = rows.groupby("stratum")["runs"].max().reindex(order)
+        ax.set_xticks(range(len(ticks)), [f"{s}\n(n={int(runs[s])})" if s in runs else s for s in ticks])
+        ax.set(xlim=(-0.5, len(ticks) - 0.5), xlabel="",
+               ylabel=WIN_RATE_LABEL if value == "win_rate" else value.replace("_", " "),
+               title=f"By season{'' if len(sports) == 1 else f' ({group[0]})'}")
+    method = ci_label(per["ci_method"].dropna().unique(), over="a season's runs")
+    fig.supxlabel(f"mean per season and pooled over all runs ({method}); crossing lines: the ranking changes "
+                  "with the season", fontsize=9)
+    axes[0][-1].legend(fontsize=8, loc="center left", bbox_to_anchor=(1.01, 0.5), frameon=False)
+    sns.despine(fig)
+    fig.tight_layout()
+    return fig

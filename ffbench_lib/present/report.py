@@ -20,7 +20,7 @@ from pathlib import Path
 import pandas as pd
 
 from ffbench_lib.sport import sport
-from ffbench_lib.analysis import metrics, ratings
+from ffbench_lib.analysis import anonymity, metrics, ratings
 from ffbench_lib.core import stats
 from ffbench_lib.present import plots
 from ffbench_lib.core.secrets import scrub_text
@@ -383,7 +383,38 @@ def caveats(r: Report, alpha: float = 0.05):
         out.append(f"<li>Rated from one run, no interval: {esc(', '.join(map(plots.short, one)))}.</li>")
     if len(r.data["excluded"]):
         out.append(f"<li>{esc(metrics.describe_runs(r.data))}</li>")
+    masked = anonymity.audit_caveat(r.data["meta"]["path"]) if "path" in r.data["meta"] else None
+    if masked:  # masked runs: what the numbers their prompts showed still reveal (ffbench masking audit)
+        out.append(f"<li>{esc(masked)}</li>")
     out.append("</ul>")
+    return _html("\n".join(out))
+
+
+def seasons(r: Report, alpha: float = 0.05):
+    """A study over seasons (runs of 2 or more seasons or sports): each agent's win rate per season beside the
+    pooled one, the pair tests blocked by season and the season-by-agent interaction verdict, and the figure;
+    nothing for runs of one season."""
+    from ffbench_lib.analysis import seasons as by_season
+
+    if not by_season.is_study(r.data):
+        return _html("")
+    table = by_season.season_table(r.data, "win_rate")
+    wide = table.pivot_table(index="agent", columns="stratum", values="mean", sort=False)
+    wide = wide[[c for c in dict.fromkeys(table["stratum"]) if c in wide]]
+    wide.columns.name = None
+    rank = table[table["stratum"].str.startswith("pooled")].groupby("agent")["mean_rank"].mean()
+    wide = wide.assign(**{"mean rank in its runs": rank}).reindex(
+        [a for a in r.board["agent"] if a in wide.index]).round(3)
+    wide.index = [f"{plots.short(a)}{person_mark(a)}" for a in wide.index]
+    out = ["<h2>By season</h2>",
+           f"<p>{esc(r.sample)}: a season is a stratum (its seeds replay the same real weeks). Win rate "
+           f"({esc(metrics.WIN_RATE_RULE)}) per season and pooled over all runs; mean rank: the agent's place "
+           "within its runs (1 = best), averaged.</p>", _table(wide.rename_axis("agent").reset_index()), "<ul>"]
+    values = ["win_rate"] + (["points_for"] if r.data["meta"]["sport"].nunique() == 1 else [])
+    for value in values:
+        out.append(f"<li>{esc(by_season.verdict(r.data, value, alpha, exclude=r.not_ranked))}</li>")
+    out.append("</ul>")
+    out.append(png(plots.by_season(table, r.palette, r.info, "win_rate")).data)
     return _html("\n".join(out))
 
 

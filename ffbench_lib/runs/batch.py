@@ -19,6 +19,7 @@ batch summary.
 """
 from __future__ import annotations
 
+import re
 import sys
 import time
 import traceback
@@ -66,21 +67,33 @@ def load_batch(path: str | Path) -> tuple[BatchSpec, Path]:
     if taken is not None and not taken.is_dir():
         raise ConfigError([f"out: {spec.out} cannot be a folder: {taken} is a file; choose another out"],
                           str(p), "batch file")
-    base = spec.base if spec.base.is_absolute() else (p.parent / spec.base)
-    if not base.exists() and (Path.cwd() / spec.base).exists():
-        base = Path.cwd() / spec.base
-    if not base.is_file():
-        raise ConfigError([f"base: league file {base} not found (relative paths start at the batch file's folder)"],
-                          str(p), "batch file")
-    if spec.overrides:  # a bad override fails every seed: refuse it here, naming the batch file
-        try:
-            first = run_configs(spec.model_copy(update={"seeds": spec.seeds[:1], "seed_overrides": {}}), base)
-        except ConfigError:
-            first = {}  # the base's own errors are the base file's, reported when the batch runs
-        problem = first.get(spec.seeds[0])
-        if isinstance(problem, str):
-            raise ConfigError([f"overrides: {line.strip()}" for line in problem.splitlines()[1:]], str(p),
-                              "batch file")
+    bases = {}
+    for key, given in (spec.base.items() if isinstance(spec.base, dict) else [(None, spec.base)]):
+        found = given if given.is_absolute() else (p.parent / given)
+        if not found.exists() and (Path.cwd() / given).exists():
+            found = Path.cwd() / given
+        if not found.is_file():
+            raise ConfigError([f"base{'.' + key if key else ''}: league file {found} not found (relative paths start "
+                               "at the batch file's folder)"], str(p), "batch file")
+        bases[key] = found
+    base = bases[None] if None in bases else bases
+    try:
+        layers = strata(spec, base)
+    except ConfigError as exc:
+        if exc.source is not None:
+            raise
+        raise ConfigError(exc.problems, str(p), "batch file") from None
+    if spec.overrides or spec.seasons is not None:  # a bad override (or season) fails every seed: refuse it here
+        one = spec.model_copy(update={"seeds": spec.seeds[:1], "seed_overrides": {}})
+        for layer in layers:
+            try:
+                problem = run_configs(one, layer.base, season=layer.season).get(spec.seeds[0])
+            except ConfigError:
+                continue  # the base's own errors are the base file's, reported when the batch runs
+            if isinstance(problem, str):
+                where = "overrides" if spec.seasons is None else f"seasons ({layer.label}, with the overrides)"
+                raise ConfigError([f"{where}: {line.strip()}" for line in problem.splitlines()[1:]], str(p),
+                                  "batch file")
     try:
         manifest = field_plan(spec, base)[0] if spec.design == "field" else None
         _check_out(spec, manifest)
@@ -98,6 +111,57 @@ def load_batch(path: str | Path) -> tuple[BatchSpec, Path]:
             raise
         raise ConfigError(exc.problems, str(p), "batch file") from None
     return spec, base
+
+
+class Stratum(NamedTuple):
+    """One season of a study (a batch with ``seasons``): its leagues start from ``base`` with ``season`` and go to
+    ``runs/<label>/`` (``<sport>-<season>``, e.g. ``nfl-2023``, ``fpl-2024-25``). A batch without seasons has one
+    stratum, ``season`` and ``label`` None: the base's own season, in ``runs/``."""
+
+    sport: str
+    season: int | None
+    base: Path
+    label: str | None
+
+
+def _is_stratum(folder: str) -> bool:
+    """Whether a folder under runs/ is named like a study's season (``nfl-2023``), not a field candidate's."""
+    from ffbench_lib.sport import SPORTS
+
+    return any(re.fullmatch(rf"{re.escape(k)}-\d{{4}}(-\d{{2}})?", folder) for k in SPORTS)
+
+
+def strata(spec: BatchSpec, base: Path | dict[str, Path]) -> list[Stratum]:
+    """The seasons the batch plays, in the order written; ConfigError (no source) for a season its sport has no
+    data for, or a base of another sport than the one its seasons are listed under."""
+    from ffbench_lib.sport import sport as sport_of
+
+    bases = base if isinstance(base, dict) else None
+    if spec.seasons is None:
+        assert isinstance(base, Path)
+        return [Stratum(load_config(base).sport, None, base, None)]
+    listed = spec.seasons if isinstance(spec.seasons, dict) else {None: spec.seasons}
+    out, problems = [], []
+    for key, seasons in listed.items():
+        path = bases[key] if bases is not None else base
+        league = load_config(path)  # the base's own errors name the base file
+        name = key or league.sport
+        if key is not None and league.sport != key:
+            problems.append(f"base{'.' + key if bases is not None else ''}: {path.name} is a {league.sport} league, "
+                            f"but its seasons are listed under {key}; list them under {league.sport}")
+            continue
+        spec_sport = sport_of(name)
+        for i, given in enumerate(seasons):
+            at = f"seasons{'.' + key if key else ''}[{i}]"
+            year = spec_sport.season_year(given)
+            if year is None or year not in spec_sport.seasons:
+                problems.append(f"{at}: {given!r} is no {spec_sport.title} season ffbench has data for; allowed: "
+                                f"{', '.join(spec_sport.season_name(y) for y in spec_sport.seasons)}")
+                continue
+            out.append(Stratum(name, year, path, f"{name}-{spec_sport.season_name(year)}"))
+    if problems:
+        raise ConfigError(problems)
+    return out
 
 
 class FieldEntry(NamedTuple):
@@ -186,8 +250,15 @@ def _check_out(spec: BatchSpec, manifest: fieldmod.Manifest | None) -> None:
     if manifest is None:
         if stored.is_file():
             raise ConfigError([f"out: {out} holds a field batch ({fieldmod.MANIFEST}); use another out"])
+        flat, nested = any((out / "runs").glob("seed-*")), any((out / "runs").glob("*/seed-*"))
+        if spec.seasons is not None and flat:  # the analysis reads every run under runs/: one layout per out
+            raise ConfigError([f"out: {out} holds runs of a batch without seasons (runs/seed-N); a study writes "
+                               "runs/<sport>-<season>/seed-N: use another out"])
+        if spec.seasons is None and nested:
+            raise ConfigError([f"out: {out} holds runs of a study over seasons (runs/<sport>-<season>/seed-N); use "
+                               "another out, or give this batch seasons"])
         return
-    if any((out / "runs").glob("seed-*")):
+    if any((out / "runs").glob("seed-*")) or any(_is_stratum(d.parent.name) for d in (out / "runs").glob("*/seed-*")):
         raise ConfigError([f"out: {out} holds runs of a design: rotate/random batch; use another out"])
     if not stored.is_file():
         return
@@ -220,13 +291,17 @@ def merged(base: dict[str, Any], changes: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def run_configs(spec: BatchSpec, base: Path, agent: dict[str, Any] | None = None) -> dict[int, dict[str, Any] | str]:
+def run_configs(spec: BatchSpec, base: Path, agent: dict[str, Any] | None = None,
+                season: int | None = None) -> dict[int, dict[str, Any] | str]:
     """The resolved league config for every seed, or the error that makes it unusable. Changes merge into the
     base file as written (not its resolved dump), so defaults that follow from it (a new position's cap) follow.
+    ``season``: a study's season (a :class:`Stratum`'s) in place of the base's.
     A field batch's league puts ``agent`` in the seat (the team keeps its name: schedule, slots and bot seeds
     follow from names and seed) and rotates the draft order (the seat's slot moves with the seed)."""
     parsed = load_config(base)  # the base's own errors name the base file
     league = merged(load_yaml(base), {"draft": {"order": "rotate" if spec.design == "field" else spec.design}})
+    if season is not None:
+        league["season"] = season
     if spec.agents is not None:
         league["teams"] = spec.agents
     if agent is not None and spec.field is not None:
@@ -424,7 +499,8 @@ def _executor(spec: BatchSpec, workers: int, out: Path) -> Iterator[tuple[Any, d
 
 
 class _Job(NamedTuple):
-    """One league of a batch: a seed (and, in a field batch, a candidate) and where its files go."""
+    """One league of a batch: a seed (and, in a field batch, a candidate; in a study, a season) and where its
+    files go."""
 
     candidate: str | None  # field batches: the agent id, or "reference"; None in other designs
     seed: int
@@ -432,15 +508,25 @@ class _Job(NamedTuple):
     run_dir: Path
     cfg_path: Path
     log_dir: Path  # the executed notebook goes to log_dir/seed-N.ipynb
+    stratum: Stratum | None = None  # a study's season; None: the base's own season
 
 
-def _jobs(spec: BatchSpec, base: Path) -> tuple[list[_Job], fieldmod.Manifest | None]:
-    """Every league of the batch, seed by seed (a field batch: every candidate of a seed before the next seed, so
-    an interrupted batch has whole seeds to compare), and a field batch's manifest."""
+def _jobs(spec: BatchSpec, base: Path | dict[str, Path]) -> tuple[list[_Job], fieldmod.Manifest | None]:
+    """Every league of the batch, seed by seed (a field batch: every candidate of a seed before the next seed; a
+    study: every season of a seed before the next seed; so an interrupted batch has whole seeds to compare), and
+    a field batch's manifest."""
     out = Path(spec.out)
     if spec.design != "field":
-        return [_Job(None, seed, cfg, out / "runs" / f"seed-{seed}", out / "configs" / f"seed-{seed}.yaml",
-                     out / "notebooks") for seed, cfg in run_configs(spec, base).items()], None
+        layers = strata(spec, base)
+        configs = {layer: run_configs(spec, layer.base, season=layer.season) for layer in layers}
+        jobs = []
+        for seed in spec.seeds:
+            for layer in layers:
+                sub = (layer.label,) if layer.label else ()
+                jobs.append(_Job(None, seed, configs[layer][seed], out.joinpath("runs", *sub, f"seed-{seed}"),
+                                 out.joinpath("configs", *sub, f"seed-{seed}.yaml"), out.joinpath("notebooks", *sub),
+                                 layer))
+        return jobs, None
     manifest, entries = field_plan(spec, base)
     configs = {e.label: run_configs(spec, base, e.agent) for e in entries}
     jobs = []
@@ -496,8 +582,20 @@ def _task_failure(job: _Job, exc: BaseException) -> dict[str, Any]:
 
 
 def _row(job: _Job, **fields: Any) -> dict[str, Any]:
-    """A batch_runs.csv row; field batches lead with the candidate."""
-    return {**({"candidate": job.candidate} if job.candidate is not None else {}), "seed": job.seed, **fields}
+    """A batch_runs.csv row: its league's sport and season (as the sport names it), then the seed; field batches
+    lead with the candidate."""
+    from ffbench_lib.config.league import DEFAULT_SPORT
+    from ffbench_lib.sport import sport as sport_of
+
+    if isinstance(job.cfg, dict):
+        name = job.cfg.get("sport", DEFAULT_SPORT)
+        season = sport_of(name).season_name(sport_of(name).season_year(job.cfg["season"]))
+    elif job.stratum is not None and job.stratum.season is not None:
+        name, season = job.stratum.sport, sport_of(job.stratum.sport).season_name(job.stratum.season)
+    else:  # an unusable config of a batch without seasons: its season is unknown
+        name, season = (job.stratum.sport if job.stratum else None), None
+    return {**({"candidate": job.candidate} if job.candidate is not None else {}), "sport": name, "season": season,
+            "seed": job.seed, **fields}
 
 
 def _run_batch(spec: BatchSpec, base: Path, workers: int | None, progress: bool) -> dict[str, Any]:
@@ -536,9 +634,11 @@ def _run_batch(spec: BatchSpec, base: Path, workers: int | None, progress: bool)
 
     table = pd.DataFrame([results[k] for k in range(len(jobs))]).drop(columns=["trace"], errors="ignore")
     write_csv(out / "batch_runs.csv", table)
-    who = ["candidate", "seed"] if manifest is not None else ["seed"]
+    who = ["candidate", "seed"] if manifest is not None else ["sport", "season", "seed"] if spec.seasons else ["seed"]
     summary: dict[str, Any] = {"name": spec.name, "runs": len(table), "complete": int((table["status"] == "complete").sum()),
                                "failed": table.loc[table["status"] != "complete", [*who, "error"]].to_dict("records")}
+    if spec.seasons is not None:  # a study: its seasons in the order written (runs/<label>/)
+        summary["seasons"] = list(dict.fromkeys(j.stratum.label for j in jobs if j.stratum is not None))
     if manifest is not None:
         summary["design"], summary["manifest"] = "field", fieldmod.MANIFEST
     complete = [str(j.run_dir.resolve()) for k, j in enumerate(jobs) if results[k]["status"] == "complete"]

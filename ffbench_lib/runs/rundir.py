@@ -64,7 +64,7 @@ LOGS = ("decisions.jsonl", "llm_calls.jsonl")
 LOCK = ".lock"
 #: Every file a run writes (what a fresh start may replace); anything else makes a folder "not a run's".
 OWN_FILES = ("config.yaml", "run.json", "checkpoint.json", *LOGS, "llm_summary.parquet", "masking.json",
-             *(f"{t}.parquet" for t in TABLES), "live.jsonl")
+             *(f"{t}.parquet" for t in TABLES), "live.jsonl", "masking_audit.json")  # the last: `ffbench masking audit`
 #: A human seat's answers (agents/human.py): kept when a run restarts, so a person never answers twice.
 HUMAN_ANSWERS = "human_answers.jsonl"
 #: A live run's commitments: one line per decided week (never rewound: it is what the user published).

@@ -8,6 +8,7 @@ from typing import Any, Literal
 
 from pydantic import with_config
 
+from ffbench_lib.game.protect import midpoint
 from ffbench_lib.game.render import DETAIL, table
 from ffbench_lib.game.rules.draft import validate_pick
 from ffbench_lib.game.decisions.base import AnswerModel, Decision, Outcome, register
@@ -44,7 +45,7 @@ class DraftPick(Decision):
     def resolve(cls, answer: Any, view: dict) -> Outcome:
         detail = view["shortlist_detail"]
         pid, problems, repaired = validate_pick(answer, [c["id"] for c in detail], {c["id"]: c["pos"] for c in detail},
-                                                view["legal_positions"], {c["id"]: c["proj"] or 0.0 for c in detail})
+                                                view["legal_positions"], {c["id"]: midpoint(c["proj"]) or 0.0 for c in detail})
         return Outcome(pid, "fallback" if repaired else "agent", problems, pid)
 
     @classmethod

@@ -10,6 +10,7 @@ from typing import Any, Literal
 
 from pydantic import with_config
 
+from ffbench_lib.game.protect import midpoint
 from ffbench_lib.game.render import CARD, table
 from ffbench_lib.game.rules.draft import NOT_AVAILABLE, legal_positions, others_need, validate_shortlist
 from ffbench_lib.game.decisions.base import AnswerModel, Decision, Outcome, register
@@ -23,7 +24,8 @@ class ShortlistAnswer(AnswerModel):
 def board(view: dict) -> list[dict]:
     """Every player card the board shows, best preseason projection first (the draft pool's order)."""
     cards = [c for cs in view["available"].values() for c in cs]
-    return sorted(cards, key=lambda c: (-c["proj"] if c["proj"] is not None else math.inf, c["id"]))
+    # a protected view's projection may be a range ("180-210"): its midpoint
+    return sorted(cards, key=lambda c: (-midpoint(c["proj"]) if c["proj"] is not None else math.inf, c["id"]))
 
 
 def draft_common(view: dict) -> dict[str, Any]:

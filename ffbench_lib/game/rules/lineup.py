@@ -11,6 +11,7 @@ from typing import Iterator, Mapping, Sequence
 import numpy as np
 
 from ffbench_lib.config.league import Roster
+from ffbench_lib.game.protect import midpoint
 from ffbench_lib.sport.formation import auto_subs
 from ffbench_lib.sport.lineup import best_lineup as fill_best
 
@@ -23,7 +24,10 @@ def start_value(card: Mapping) -> float:
     """The lineup policy's value of one player card (a lineup view's ``players`` entry): this week's projection
     (``proj_week``; none counts 0), or :data:`OUT_VALUE` (-1) when ``zero_flags`` says bye or out. The engine's
     repair, the bots and the fake LLM server all start players by it."""
-    return OUT_VALUE if card["zero_flags"] else float(card.get("proj_week") or 0.0)
+    if card["zero_flags"]:
+        return OUT_VALUE
+    v = card.get("proj_week")
+    return float((midpoint(v) if isinstance(v, str) else v) or 0.0)  # a protected view's range: its midpoint
 
 
 def slot_counts(roster: Roster) -> dict[str, int]:

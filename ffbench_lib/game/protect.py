@@ -1,0 +1,411 @@
+"""Protected numbers (``information.numbers: protected``): the numbers a masked agent's cards show are generalised so
+that every card matches at least :data:`K` real players of the season, and a model that remembers last season's
+totals or the ADP board cannot name a pseudonym from its numbers (k-anonymity over the season's player table).
+
+Masking (:mod:`~ffbench_lib.game.masking`) hides names; the numbers stay exact, and of the 50 players with the best
+ADP of 2024 every one is unique in the season's table by his draft card alone. Protection applies before the
+pseudonyms, in the same wrapper (:class:`~ffbench_lib.agents.masked.MaskedAgent`), so bots keep the exact numbers
+(they are the noise-free control of the masked-vs-unmasked ablation) and phases, logs and tables stay exact.
+
+**The generalisation.** Mondrian partitioning (LeFevre et al., 2006), per position, of every card's numeric
+quasi-identifiers: a group of at least ``2K`` players is split at the median of the dimension with the widest range
+(relative to the position's whole range, times a weight), both halves keeping at least ``K`` players; ties in the
+split dimension are broken by a keyed hash of the run seed and the player id. Every card of a class then shows, per
+field, the class's range as a string (``180-210``: the lowest value rounded down, the highest rounded up; ``or -``
+appended when some members have none) or, when all members agree, the value itself. All members of a class show one
+card, so each card is consistent with at least ``K`` players (more: others whose values fall in the ranges).
+
+* draft cards and the shortlist detail: one partition of the draft pool (the preseason card's and the detail's fields
+  together, so linking a pseudonym's card and detail narrows nothing);
+* week cards (lineups, waivers, IR, trades): one partition per week over the players known before that week (their
+  preseason fields and the season to date), built from ``Firewall.week(w)`` alone: no future data moves it.
+
+Beyond the values: lists that the firewall orders by an exact number (the draft board by projection, free agents by
+this week's projection) are ordered by the protected value (a range's midpoint), then the keyed hash; ``recent``
+(the last three games, which no prompt shows) is left out; positional strengths (sums of exact projections, a single
+QB's projection for a one-QB slot) are rounded to multiples of :data:`STRENGTH_STEP`; and the season's year, which
+says which season's table to look a card up in, is withheld (``season`` reads :data:`SEASON_HIDDEN`). A bye is
+shown as its team's bye class (:func:`bye_classes`: consecutive bye weeks of at least :data:`TEAMS_PER_BYE` teams),
+the same on every card of a team, and classes are formed within one bye class: a team pseudonym's bye shows on every
+card of the team, so a bye generalised card by card would be undone by comparing them. Injury statuses, flags and
+the opponent stay exact where at least K players share them (they change what a lineup scores).
+
+:func:`parse_tables` and :func:`consistent` are the audit's half (``ffbench masking audit``): they read the tables a
+prompt shows back into cells and count the real players a shown row fits.
+"""
+from __future__ import annotations
+
+import hashlib
+import math
+import re
+from typing import Any, Iterable
+
+import numpy as np
+
+#: every card must match at least this many real players of the season's table
+K = 5
+#: a bye is shown as its team's bye class: consecutive bye weeks holding at least this many NFL teams
+TEAMS_PER_BYE = 10
+#: what ``season`` reads in a protected view (the year would say which season's table to look a card up in)
+SEASON_HIDDEN = "(year withheld)"
+#: positional strengths are shown to this step (a one-QB slot's strength is that QB's exact projection)
+STRENGTH_STEP = 5.0
+STRENGTH_KEYS = frozenset({"my_strength", "strength", "league_avg_strength"})
+#: the preseason quasi-identifiers (a draft card's and the shortlist detail's numbers)
+PRESEASON_FIELDS = ("adp", "proj", "prev_pts", "prev_g", "prev_ppg", "prev2_pts", "prev2_g", "prev2_ppg",
+                    "proj_builtin", "proj_sportsdataio", "proj_fantasypros", "rookie", "nfl_draft_pick")
+#: a week card's quasi-identifiers: its preseason fields and the season to date (``price``/``owned``: FPL's market)
+WEEK_FIELDS = ("adp", "proj", "prev_pts", "prev_g", "std_g", "std_pts", "std_ppg", "last3_avg", "proj_week",
+               "price", "owned")
+#: a week card's fields classes are formed within (not split on): flags and injury status (see :func:`generalise`)
+WEEK_EXACT = ("zero_flags", "injury")
+#: a split's preference per field (a field's relative range is multiplied by it): the numbers agents lean on most
+WEIGHTS = {"proj": 4.0, "adp": 4.0, "proj_week": 4.0, "prev_pts": 2.0, "std_pts": 2.0}
+#: the spread a dimension counts when some members of a group have a value and some none
+MISSING_SPREAD = 0.5
+#: the weight of a field WEIGHTS does not name
+DEFAULT_WEIGHT = 1.0
+#: decimals a range of a field is shown with (others: whole numbers)
+DECIMALS = {"price": 1}
+#: lists the firewall orders by an exact number, and the number: ordered by its protected value instead
+ORDERED_BY = {"available": "proj", "free_agents": "proj_week"}
+RANGE = re.compile(r"^(-?\d+(?:\.\d+)?)-(-?\d+(?:\.\d+)?)$")
+
+
+def natural(s: str) -> tuple:
+    """Sort key putting ``9-11`` before ``12-14``."""
+    return tuple(int(p) if i % 2 else p for i, p in enumerate(re.split(r"(\d+)", s)))
+
+
+def _keyed(seed: int, key: str) -> str:
+    return hashlib.sha256(f"ffbench-protect|{seed}|{key}".encode()).hexdigest()
+
+
+def midpoint(x: Any) -> float | None:
+    """A shown number as a number: a range's midpoint (``"180-210"`` -> 195.0), a value as it is, None for none."""
+    if x is None or isinstance(x, bool):
+        return None if x is None else float(x)
+    if isinstance(x, (int, float)):
+        return float(x)
+    if isinstance(x, str):
+        m = RANGE.match(x.removesuffix(" or -"))
+        if m:
+            return (float(m.group(1)) + float(m.group(2))) / 2
+        try:
+            return float(x.removesuffix(" or -"))
+        except ValueError:
+            return None
+    return None
+
+
+# ------------------------------------------------------------------------------------------------ partition
+def _matrix(cards: list[dict], fields: tuple[str, ...]) -> np.ndarray:
+    """Cards as a float matrix over ``fields`` (booleans 0/1, missing NaN)."""
+    out = np.full((len(cards), len(fields)), np.nan)
+    for i, c in enumerate(cards):
+        for j, f in enumerate(fields):
+            v = c.get(f)
+            if v is not None and not isinstance(v, str):
+                out[i, j] = float(v)
+    return out
+
+
+def mondrian(x: np.ndarray, order: list[str], k: int = K, weights: np.ndarray | None = None) -> list[np.ndarray]:
+    """Row indices of ``x`` in classes of at least ``k`` rows (all in one class when there are fewer than ``k``):
+    split at the median of the widest weighted dimension (relative to its range over all rows) while both halves
+    keep ``k``; ``order`` (a key per row) breaks ties. A missing value sorts below every number."""
+    n, d = x.shape
+    weights = np.ones(d) if weights is None else weights
+    filled = x.copy()
+    lo, hi = np.nanmin(np.where(np.isnan(x), np.inf, x), axis=0), np.nanmax(np.where(np.isnan(x), -np.inf, x), axis=0)
+    span = np.where(np.isfinite(hi - lo) & (hi > lo), hi - lo, 1.0)
+    for j in range(d):  # a missing value: one span below the lowest (sorted first, counted as a spread)
+        base = lo[j] if np.isfinite(lo[j]) else 0.0
+        filled[np.isnan(x[:, j]), j] = base - span[j]
+    rank = np.argsort(np.argsort(np.array(order, dtype=object), kind="stable"), kind="stable")
+    out: list[np.ndarray] = []
+    todo = [np.arange(n)]
+    while todo:
+        rows = todo.pop()
+        if len(rows) < 2 * k:
+            out.append(rows)
+            continue
+        sub, raw = filled[rows], x[rows]
+        have = ~np.isnan(raw)
+        some = have.any(axis=0)
+        lo_s = np.where(some, np.nanmin(np.where(have, raw, np.inf), axis=0), 0.0)
+        hi_s = np.where(some, np.nanmax(np.where(have, raw, -np.inf), axis=0), 0.0)
+        mixed = some & ~have.all(axis=0)  # some members have a value, some none: a spread too
+        spread = ((hi_s - lo_s) / span + MISSING_SPREAD * mixed) * weights
+        for j in np.argsort(-spread, kind="stable"):
+            if spread[j] <= 0:
+                break
+            srt = rows[np.lexsort((rank[rows], filled[rows, j]))]
+            half = len(srt) // 2
+            todo += [srt[:half], srt[half:]]
+            break
+        else:
+            out.append(rows)
+    return sorted(out, key=lambda r: min(r))
+
+
+def _shown(values: list[Any], field: str) -> Any:
+    """What every card of a class shows for ``field``: the value all members share, else their range."""
+    present = [v for v in values if v is not None]
+    if not present:
+        return None
+    if all(v == present[0] for v in present) and len(present) == len(values):
+        return present[0]
+    if isinstance(present[0], (str, bool)):  # a category (a bye class): its values
+        text = " or ".join(sorted({str(v) for v in present}, key=natural))
+    else:
+        nums = [float(v) for v in present]
+        places = DECIMALS.get(field, 0)
+        scale = 10 ** places
+        low, high = math.floor(min(nums) * scale) / scale, math.ceil(max(nums) * scale) / scale
+        text = f"{low:.{places}f}" if low == high else f"{low:.{places}f}-{high:.{places}f}"
+    return text if len(present) == len(values) else f"{text} or -"
+
+
+def bye_classes(byes: Iterable[int], teams: int = TEAMS_PER_BYE) -> dict[int, str]:
+    """bye week -> what every card of a team with that bye shows: consecutive bye weeks grouped until the group
+    holds at least ``teams`` teams (a short last group joins the one before), as a range (``"5-6"``)."""
+    weeks = sorted(b for b in byes if b is not None)
+    groups: list[list[int]] = []
+    for b in weeks:
+        if groups and (len(groups[-1]) < teams or b == groups[-1][-1]):
+            groups[-1].append(b)
+        else:
+            groups.append([b])
+    if len(groups) > 1 and len(groups[-1]) < teams:
+        last = groups.pop()
+        groups[-1] += last
+    return {b: (f"{g[0]}" if g[0] == g[-1] else f"{g[0]}-{g[-1]}") for g in groups for b in g}
+
+
+def _exact_key(v: Any) -> Any:
+    return tuple(v) if isinstance(v, list) else v
+
+
+def generalise(cards: dict[str, dict], fields: tuple[str, ...], seed: int, k: int = K,
+               byes: dict[int, str] | None = None, exact: tuple[str, ...] = ()) -> dict[str, dict[str, Any]]:
+    """player -> the shown value of each of ``fields`` his card has, per class of a Mondrian partition of
+    ``cards`` (player -> card) within groups of one position, one shown bye (with ``byes``, :func:`bye_classes`:
+    the team's bye class, the same on every card of a team) and one value of each ``exact`` field (a week's flags
+    and injury status, which change what a lineup scores). A group smaller than ``k`` joins the largest group that
+    shares the most of its key (given up in the order bye, then the last ``exact`` field: an injury status is then
+    shown as its members' ``Doubtful or Questionable``; flags are never generalised)."""
+    groups: dict[tuple, list[str]] = {}
+    for pid, c in cards.items():
+        bye = c.get("bye")
+        key = (c["pos"], *(_exact_key(c.get(f)) for f in exact),
+               "" if byes is None or bye is None else byes.get(bye, str(bye)))
+        groups.setdefault(key, []).append(pid)
+    for level in range(len(exact) + 1, 0, -1):  # the shared key prefix: all but the bye, ..., the position
+        for key in sorted(groups, key=str):
+            if key in groups and len(groups[key]) < k:
+                into = [g for g in groups if g != key and g[:level] == key[:level] and len(groups[g]) >= k]
+                if into:
+                    target = max(into, key=lambda g: (len(groups[g]), str(g)))
+                    groups[target] = groups[target] + groups.pop(key)
+    out: dict[str, dict[str, Any]] = {}
+    for key, ids in sorted(groups.items(), key=lambda kv: str(kv[0])):
+        ids = sorted(ids)
+        rows = [cards[p] for p in ids]
+        have = tuple(f for f in fields if any(f in c for c in rows))
+        x = _matrix(rows, have) if have else np.zeros((len(ids), 0))
+        weights = np.array([WEIGHTS.get(f, DEFAULT_WEIGHT) for f in have])
+        for cls in mondrian(x, [_keyed(seed, p) for p in ids], k, weights):
+            members = [ids[i] for i in cls]
+            shown = {f: _shown([cards[p].get(f) for p in members], f) for f in have}
+            if byes is not None:  # the team's bye class ("or -" where a player without a team joined it)
+                shown["bye"] = _shown([byes.get(b, str(b)) if b is not None else None
+                                       for b in (cards[p].get("bye") for p in members)], "bye")
+            for f in exact:
+                if f != "zero_flags":  # flags stay each player's own
+                    shown[f] = _shown([cards[p].get(f) for p in members], f)
+            out.update({p: shown for p in members})
+    return out
+
+
+# ------------------------------------------------------------------------------------------------ the views
+class Protector:
+    """Protected numbers for one run (its firewall and seed): :meth:`view` is the view as a protected agent sees it
+    (before pseudonyms); ``as_numbers`` shows a range as its midpoint (a float: what a bot could compute with)."""
+
+    def __init__(self, fw, seed: int, k: int = K, as_numbers: bool = False):
+        self.fw, self.seed, self.k, self.as_numbers = fw, seed, k, as_numbers
+        self._preseason: dict[str, dict[str, Any]] | None = None
+        self._weeks: dict[int, dict[str, dict[str, Any]]] = {}
+        #: bye week -> its class (published with the schedule, before the season)
+        self.byes = bye_classes(fw.catalog.byes.values())
+
+    # the partitions: of the draft pool, and of each week's known players
+    def preseason(self) -> dict[str, dict[str, Any]]:
+        if self._preseason is None:
+            pool = self.fw.catalog.pool_ids
+            cards = dict(zip(pool, self.fw.shortlist_detail(list(pool))))
+            self._preseason = generalise(cards, PRESEASON_FIELDS, self.seed, self.k, self.byes)
+        return self._preseason
+
+    def week(self, w: int) -> dict[str, dict[str, Any]]:
+        if w not in self._weeks:
+            known = sorted(self.fw.week(w).known_players())
+            cards = {p: self.fw.player_week(p, w) for p in known}
+            self._weeks[w] = generalise(cards, WEEK_FIELDS, self.seed, self.k, self.byes, WEEK_EXACT)
+        return self._weeks[w]
+
+    def card(self, card: dict, week: int | None) -> dict:
+        pid = card["id"]
+        if "std_g" in card:
+            if week is None:
+                raise ValueError(f"a week card of {pid} in a view without a week")
+            shown = self.week(week).get(pid)
+        else:
+            shown = self.preseason().get(pid)
+        if shown is None:  # a preseason card of a player outside the draft pool: his week-1 class
+            shown = self.week(week or 1).get(pid, {})
+        out = dict(card)
+        for f, v in shown.items():
+            if f in out:
+                out[f] = midpoint(v) if self.as_numbers and isinstance(v, str) else v
+        if "recent" in out:
+            out["recent"] = []
+        return out
+
+    def _sort_key(self, card: dict, field: str) -> tuple:
+        v = midpoint(card.get(field))
+        return (-(v if v is not None else -math.inf), _keyed(self.seed, card["id"]))
+
+    def view(self, view: Any) -> Any:
+        """``view`` with every card's numbers protected, boards ordered by the protected value, strengths rounded
+        and the season's year withheld."""
+        week = view.get("week") if isinstance(view, dict) else None
+        out = self._walk(view, week, None)
+        if isinstance(out, dict):
+            if "season" in out:
+                out["season"] = SEASON_HIDDEN
+            if isinstance(out.get("rules"), dict) and "season" in out["rules"]:
+                out["rules"] = {**out["rules"], "season": SEASON_HIDDEN}
+        return out
+
+    def _walk(self, obj: Any, week: int | None, key: str | None) -> Any:
+        if isinstance(obj, dict):
+            if isinstance(obj.get("id"), str) and obj["id"] in self.fw.position and "pos" in obj and "adp" in obj:
+                return self.card(obj, week)
+            if key in STRENGTH_KEYS:
+                return {pos: self._strength(v) for pos, v in obj.items()}
+            out = {k: self._walk(v, week, k) for k, v in obj.items()}
+            if key in ORDERED_BY:  # a board: position -> cards, each list ordered by the protected value
+                field = ORDERED_BY[key]
+                out = {pos: sorted(cards, key=lambda c: self._sort_key(c, field)) if isinstance(cards, list) else cards
+                       for pos, cards in out.items()}
+            return out
+        if isinstance(obj, list):
+            return [self._walk(v, week, None) for v in obj]
+        return obj
+
+    @staticmethod
+    def _strength(v: Any) -> Any:
+        return float(round(v / STRENGTH_STEP) * STRENGTH_STEP) if isinstance(v, (int, float)) and not isinstance(
+            v, bool) else v
+
+
+# ------------------------------------------------------------------------------------------------ the audit's half
+#: a prompt table's header as :func:`ffbench_lib.game.render.table` writes it
+HEADER = re.compile(r"^id \| name \| pos \|")
+#: columns that are not quasi-identifiers: pseudonyms (the id, name, NFL team and opponent)
+NOT_COUNTED = frozenset({"id", "name", "team", "opp"})
+#: what a table's header names each column of a card by (``flags`` is the card's ``zero_flags``)
+CARD_FIELD = {"flags": "zero_flags"}
+
+
+def parse_tables(text: str) -> list[dict[str, str]]:
+    """Every row of every player table in ``text`` (a prompt) as header -> cell (as written)."""
+    rows: list[dict[str, str]] = []
+    lines = text.splitlines()
+    i = 0
+    while i < len(lines):
+        if HEADER.match(lines[i]):
+            head = lines[i].split(" | ")
+            i += 1
+            while i < len(lines) and len(cells := lines[i].split(" | ")) == len(head):
+                rows.append(dict(zip(head, cells)))
+                i += 1
+            continue
+        i += 1
+    return rows
+
+
+def cell_text(v: Any) -> str:
+    """A card value as a prompt table writes it (``render.fmt``)."""
+    if v is None:
+        return "-"
+    if isinstance(v, float):
+        return f"{v:.1f}"
+    if isinstance(v, (list, tuple)):
+        return ",".join(cell_text(x) for x in v) or "-"
+    return str(v)
+
+
+class Column:
+    """One field of every candidate card, as the audit compares it: numbers (NaN: not a number), the text a prompt
+    table writes for it, and which have none."""
+
+    def __init__(self, values: list[Any]):
+        self.nums = np.array([float(v) if _number(v) else np.nan for v in values], dtype=float)
+        self.text = np.array([cell_text(v) for v in values], dtype=object)
+        self.none = np.array([v is None or v == [] or v == () for v in values], dtype=bool)
+
+
+def _number(v: Any) -> bool:
+    return v is not None and not isinstance(v, (str, bool, list, tuple))
+
+
+def _option(shown: str, col: Column) -> np.ndarray:
+    """Which candidates one shown option (a range, a number, a word) is consistent with."""
+    m = RANGE.match(shown)
+    with np.errstate(invalid="ignore"):
+        if m:
+            return (col.nums >= float(m.group(1))) & (col.nums <= float(m.group(2)))
+        try:
+            x = float(shown)
+        except ValueError:
+            return col.text == shown
+        return np.abs(col.nums - x) <= 0.05 + 1e-9  # a table writes a float to one decimal
+
+
+def fits(shown: str, col: Column) -> np.ndarray:
+    """Which candidates a shown cell is consistent with: equal as written, in the range it shows (or in one of
+    ``a or b``), or none when it shows ``-``."""
+    if shown == "-":
+        return col.none.copy()
+    options = shown.split(" or ")
+    fit = col.none.copy() if "-" in options else np.zeros(len(col.none), dtype=bool)
+    for opt in options:
+        if opt != "-":
+            fit |= _option(opt, col)
+    return fit
+
+
+def consistent(row: dict[str, str], table: dict[str, Column], team: set[str] | None = None) -> np.ndarray:
+    """Which real players of ``table`` (field -> :class:`Column`, ``pos`` included) the shown ``row`` fits, column
+    by column (the pseudonyms aside). With ``team`` (the codes of the real NFL team the row's pseudonym stands for) the
+    candidates must play for it too: an adversary who identified the teams."""
+    n = len(next(iter(table.values())).none) if table else 0
+    fit = np.ones(n, dtype=bool)
+    for col, shown in row.items():
+        field = CARD_FIELD.get(col, col)
+        if col in NOT_COUNTED or field not in table:
+            continue
+        fit &= fits(shown, table[field])
+    if team is not None and "team" in table:
+        fit &= np.isin(table["team"].text, list(team))
+    return fit
+
+
+def columns(cards: Iterable[dict]) -> dict[str, Column]:
+    """Cards as field -> :class:`Column` (what :func:`consistent` reads)."""
+    cards = list(cards)
+    fields = dict.fromkeys(f for c in cards for f in c)
+    return {f: Column([c.get(f) for c in cards]) for f in fields}

@@ -1,0 +1,247 @@
+"""Protected numbers (``information.numbers: protected``): every card a masked agent sees matches at least K real
+players of the season; the audit (``ffbench masking audit``) measures it from the prompts sent; the future moves no
+protected view before it; bots keep the exact numbers."""
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+
+from ffbench_lib.cli import main as cli
+from ffbench_lib.config.errors import ConfigError
+from ffbench_lib.config.league import Information, League
+from ffbench_lib.config.load import load_config
+from ffbench_lib.game.protect import (K, SEASON_HIDDEN, Protector, bye_classes, cell_text, columns, consistent, fits,
+                                      Column, midpoint, mondrian, parse_tables)
+from ffbench_lib.game.render import CARD, DETAIL, table
+from ffbench_lib.game.views import Firewall, canonical_json
+from ffbench_lib.runs.anonymity import AUDIT, audit
+
+from engine_helpers import REPO, demo_league, run_engine
+from test_firewall import perturb
+
+PROTECTED = Information(masking="players_and_teams", numbers="protected")
+
+
+def protected(league: League) -> League:
+    return league.model_copy(update={"information": PROTECTED})
+
+
+def top_adp(fw: Firewall, n: int = 50) -> list[str]:
+    pool = [p for p in fw.catalog.pool_ids if fw.adp.get(p) is not None and fw.adp[p] == fw.adp[p]]
+    return sorted(pool, key=lambda p: fw.adp[p])[:n]
+
+
+def draft_ks(fw: Firewall, league: League, ids: list[str], protect: bool) -> list[int]:
+    """How many real players of the draft pool each player's shortlist detail (as a prompt writes it) fits."""
+    pool = list(fw.catalog.pool_ids)
+    ref = columns(fw.shortlist_detail(pool))
+    pr = Protector(fw, league.seed)
+    out = []
+    for p in ids:
+        card = fw.shortlist_detail([p])[0]
+        shown = pr.card(card, None) if protect else card
+        out.append(int(consistent({h: cell_text(shown.get(f)) for h, f in DETAIL}, ref).sum()))
+    return out
+
+
+# ------------------------------------------------------------------------------------------------ config
+def test_the_default_dumps_as_before_and_protected_needs_masked_teams():
+    league = load_config(REPO / "params" / "demo.yaml")
+    assert "information" not in league.model_dump(mode="json")
+    masked = league.model_copy(update={"information": Information(masking="players_and_teams")})
+    assert masked.model_dump(mode="json")["information"] == {"masking": "players_and_teams"}  # no numbers: exact
+    assert protected(league).model_dump(mode="json")["information"] == {"masking": "players_and_teams",
+                                                                        "numbers": "protected"}
+    d = league.model_dump(mode="json")
+    for masking in ("off", "players"):
+        d["information"] = {"masking": masking, "numbers": "protected"}
+        with pytest.raises(ValueError, match=r"information\.numbers: protected needs masking players_and_teams.*"
+                                             r"set information\.masking: players_and_teams"):
+            League.model_validate(d)
+
+
+def test_validate_refuses_protected_numbers_without_masking(tmp_path, capsys):
+    text = (REPO / "params" / "demo.yaml").read_text() + "information: {numbers: protected}\n"
+    (tmp_path / "l.yaml").write_text(text)
+    assert cli(["validate", str(tmp_path / "l.yaml")]) == 2
+    err = capsys.readouterr().err
+    assert "information.numbers" in err and "players_and_teams" in err and "Traceback" not in err
+    with pytest.raises(ConfigError):
+        load_config(tmp_path / "l.yaml")
+
+
+# ------------------------------------------------------------------------------------------------ pieces
+def test_mondrian_classes_hold_k_and_ranges_read_back():
+    import numpy as np
+
+    x = np.arange(40, dtype=float).reshape(20, 2)
+    classes = mondrian(x, [str(i) for i in range(20)], k=5)
+    assert sorted(len(c) for c in classes) == [5, 5, 5, 5] and sorted(np.concatenate(classes)) == list(range(20))
+    assert midpoint("180-210") == 195.0 and midpoint("-4-2 or -") == -1.0 and midpoint(3) == 3.0
+    col = Column([185.5, 212.0, None, 7])
+    assert fits("180-210", col).tolist() == [True, False, False, False]
+    assert fits("180-210 or -", col).tolist() == [True, False, True, False]
+    assert fits("7", col).tolist() == [False, False, False, True] and fits("-", col).tolist() == [False, False, True, False]
+    assert bye_classes([5] * 4 + [6] * 4 + [7] * 2 + [9] * 2 + [10] * 4 + [11] * 4 + [12] * 6 + [14] * 6) == {
+        5: "5-7", 6: "5-7", 7: "5-7", 9: "9-11", 10: "9-11", 11: "9-11", 12: "12-14", 14: "12-14"}
+    rows = parse_tables("BOARD\n" + table([{"id": "RB-001", "name": "RB-001", "pos": "RB", "adp": "3-9"}], CARD))
+    assert rows == [{"id": "RB-001", "name": "RB-001", "pos": "RB", "team": "-", "bye": "-", "adp": "3-9",
+                     "proj": "-", "prev_pts": "-", "prev_g": "-"}]
+
+
+def test_every_draft_card_of_a_season_matches_k_players(prepared_2024):
+    league = protected(demo_league())
+    fw = Firewall(prepared_2024, league)
+    pool = list(fw.catalog.pool_ids)
+    assert min(draft_ks(fw, league, pool, protect=True)) >= K
+    assert sum(k == 1 for k in draft_ks(fw, league, top_adp(fw), protect=False)) > 25  # the leak it closes
+    recs = [canonical_json(Protector(fw, 4).preseason()), canonical_json(Protector(fw, 4).preseason())]
+    assert recs[0] == recs[1]  # a function of the seed and the data
+
+
+# ------------------------------------------------------------------------------------------------ real data
+def test_top_50_adp_draft_cards_of_2024_are_unique_exact_and_k_anonymous_protected(real_prepared_2024):
+    league = protected(demo_league())
+    fw = Firewall(real_prepared_2024, league)
+    top = top_adp(fw)
+    exact = draft_ks(fw, league, top, protect=False)
+    assert sum(k == 1 for k in exact) == 50  # the issue's leak: every top-50 player named by his detail card
+    ks = draft_ks(fw, league, top, protect=True)
+    assert min(ks) >= K and not any(k == 1 for k in ks), ks
+    assert min(draft_ks(fw, league, list(fw.catalog.pool_ids), protect=True)) >= K
+
+
+# ------------------------------------------------------------------------------------------------ firewall
+@pytest.mark.parametrize("week", [1, 4])
+def test_protected_views_before_week_w_do_not_move_when_the_future_changes(prepared_2024, week):
+    league = protected(demo_league(seed=4))
+    fake = perturb(prepared_2024, week)
+    a, b = Protector(Firewall(prepared_2024, league), 4), Protector(Firewall(fake, league), 4)
+    assert a.preseason() == b.preseason()
+    for w in range(1, week + 1):
+        assert canonical_json(a.week(w)) == canonical_json(b.week(w)), w
+    assert a.week(week + 2) != b.week(week + 2)  # a later week does see the change
+    assert Protector(Firewall(prepared_2024, league), 5).preseason() != a.preseason()  # and the seed moves it
+
+
+# ------------------------------------------------------------------------------------------------ LLM seasons
+WEEKS = 2
+
+
+def llm_league(api_base: str, cache, numbers: str) -> League:
+    d = load_config(REPO / "params" / "demo.yaml").model_dump(mode="json")
+    for i in (0, 1):
+        d["teams"][i] = {"name": f"LLM-{i}", "agent": {"kind": "llm", "model": f"openai/fake-{i}",
+                                                       "api_base": api_base, "timeout_s": 30}}
+    d.update(weeks=WEEKS, trades={"weeks": [2], "max_players_per_side": 2},
+             information={"masking": "players_and_teams", "numbers": numbers}, llm={"cache_dir": str(cache)})
+    return League.model_validate(d)
+
+
+@pytest.fixture(scope="module")
+def llm_runs(prepared_2024, tmp_path_factory):
+    """The demo league with two LLM teams on the fake server through litellm, WEEKS long: masked with exact
+    numbers and with protected ones."""
+    from ffbench_lib.testing.fake_openai import FakeOpenAIServer
+
+    root = tmp_path_factory.mktemp("protect")
+    runs = {}
+    for numbers in ("exact", "protected"):
+        with FakeOpenAIServer() as srv:
+            league = llm_league(srv.api_base, root / f"cache-{numbers}", numbers)
+            run_engine(league, prepared_2024, root / numbers)
+        runs[numbers] = (league, root / numbers)
+    return runs
+
+
+def test_the_audit_finds_the_leak_of_exact_numbers_and_none_in_protected_draft_cards(llm_runs, prepared_2024):
+    _, run = llm_runs["exact"]
+    before = audit(run, prepared_2024)
+    draft = before["draft"]
+    assert draft["unique_share"] > 0.5 and draft["smallest_k"] == 1 and before["verdict"].startswith("not protected")
+    assert {"draft_shortlist", "draft_pick", "set_lineup"} <= set(before["kinds"])
+    assert all(s["unmatched"] == 0 for s in before["kinds"].values())  # every card shown fits its own player
+    league, run = llm_runs["protected"]
+    after = audit(run, prepared_2024)
+    assert json.loads((run / AUDIT).read_text()) == after
+    assert after["draft"]["cards"] > 100 and after["draft"]["smallest_k"] >= K and after["draft"]["unique"] == 0
+    for kind in ("draft_shortlist", "draft_pick"):
+        assert after["kinds"][kind]["smallest_k"] >= K and after["kinds"][kind]["unmatched"] == 0
+    assert after["verdict"].startswith("protected")
+    # the week kinds are far from naming their players too (a few ruled-Out players may stand alone)
+    assert after["kinds"]["set_lineup"]["unique_share"] < 0.1 < before["kinds"]["set_lineup"]["unique_share"]
+
+
+def test_a_protected_season_plays_from_ranges_without_the_year_and_bots_see_exact_numbers(llm_runs):
+    league, run = llm_runs["protected"]
+    calls = [json.loads(line) for line in (run / "llm_calls.jsonl").open()]
+    text = "\n".join(m["content"] for c in calls for m in c["messages"])
+    assert SEASON_HIDDEN in text and not re.search(r"\b20(2[0-9])\b", text)
+    assert re.search(r"\| \d+-\d+ \|", text)  # ranges in the tables
+    recs = [json.loads(line) for line in (run / "decisions.jsonl").open()]
+    llm = [r for r in recs if r["agent"].startswith("llm:")]
+    assert sum(r["decided_by"] == "fallback" for r in llm) / len(llm) < 0.1  # answers map back and apply
+    assert all(not isinstance(c.get("proj"), str) for r in recs for c in r["view"].get("roster", []))  # logs exact
+    assert json.loads((run / "masking.json").read_text())["numbers"] == "protected"
+    # bot seats decided on the exact views: the same as in the exact-numbers twin up to the LLM teams' picks
+    exact = [json.loads(line) for line in (llm_runs["exact"][1] / "decisions.jsonl").open()]
+    assert [r["decision"] for r in exact if r["week"] is None][:3] == [r["decision"] for r in recs if r["week"] is None][:3]
+
+
+def test_an_audited_run_is_not_edited_and_resumes(llm_runs, prepared_2024, tmp_path):
+    import shutil
+
+    league, run = llm_runs["protected"]
+    copy = tmp_path / "run"
+    shutil.copytree(run, copy)
+    audit(copy, prepared_2024)
+    result, _ = run_engine(league, prepared_2024, copy, resume=True)  # a finished run: nothing to do, no refusal
+    assert json.loads((copy / "run.json").read_text())["status"] == "complete"
+
+
+def test_the_audit_command_reports_and_refuses_bad_input(llm_runs, tmp_path, capsys):
+    _, run = llm_runs["protected"]
+    assert cli(["masking", "audit", str(run), "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["draft"]["smallest_k"] >= K
+    assert cli(["masking", "audit", str(run)]) == 0
+    assert "verdict: protected" in capsys.readouterr().out
+    assert cli(["masking", "audit", str(tmp_path)]) == 2
+    assert "not a run directory" in capsys.readouterr().err
+    # a masked run without prompts, and an unmasked run
+    import shutil
+
+    bare = tmp_path / "bare"
+    shutil.copytree(run, bare)
+    (bare / "llm_calls.jsonl").unlink()
+    assert cli(["masking", "audit", str(bare)]) == 2
+    err = capsys.readouterr().err
+    assert "no llm_calls.jsonl" in err and "Traceback" not in err
+    cfg = (bare / "config.yaml").read_text()
+    (bare / "config.yaml").write_text(re.sub(r"information:\n(  .*\n)+", "", cfg))
+    assert cli(["masking", "audit", str(bare)]) == 2
+    err = capsys.readouterr().err
+    assert "not masked" in err and "Traceback" not in err
+
+
+def test_a_bot_only_protected_season_plays_as_the_masked_one(prepared_2024, tmp_path):
+    """Bots see exact numbers: with protection on, a bot-only season's decisions are byte-identical to the masked
+    one's (and so to the unmasked one's: test_masking)."""
+    league = demo_league(weeks=2)
+    run_engine(league.model_copy(update={"information": Information(masking="players_and_teams")}), prepared_2024,
+               tmp_path / "masked")
+    run_engine(protected(league), prepared_2024, tmp_path / "protected")
+    assert (tmp_path / "masked" / "decisions.jsonl").read_bytes() == (tmp_path / "protected" / "decisions.jsonl").read_bytes()
+
+
+def test_the_report_caveat_names_each_audited_runs_smallest_k(llm_runs, prepared_2024, tmp_path):
+    from ffbench_lib.analysis.anonymity import audit_caveat
+
+    for numbers in ("exact", "protected"):
+        audit(llm_runs[numbers][1], prepared_2024)
+    text = audit_caveat([llm_runs["exact"][1], llm_runs["protected"][1]])
+    assert "numbers exact: every draft card the prompts showed matches at least 1 real player" in text
+    assert f"numbers protected: every draft card the prompts showed matches at least " in text
+    assert audit_caveat([tmp_path]) is None  # no masked run: nothing to say
