@@ -432,6 +432,9 @@ def _cmd_power(args: argparse.Namespace) -> int:
         raise UsageError(str(exc)) from None
     print(format_report(table))
     plan = None
+    if pilot.manifest is not None and seasons.is_study(pilot.runs):
+        print("\na field study over seasons: its seeds above are blocks (a season's seed, one league per candidate); "
+              "the seasons x seeds plan is made from a full-league study (a batch with seasons and design: rotate)")
     if pilot.manifest is None and seasons.is_study(pilot.runs):  # seeds nested in seasons: plan both
         try:
             plan = season_plan(pilot.runs, value=args.value, alpha=args.alpha, target=args.power)

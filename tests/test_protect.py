@@ -1,6 +1,7 @@
-"""Protected numbers (``information.numbers: protected``): every card a masked agent sees matches at least K real
-players of the season; the audit (``ffbench masking audit``) measures it from the prompts sent; the future moves no
-protected view before it; bots keep the exact numbers."""
+"""Protected numbers (``information.numbers: protected``): every draft card a masked agent sees matches at least K real
+players of the season; the audit (``ffbench masking audit``) measures it from the prompts sent, over every decision
+kind and for an adversary who identified the teams, says what it does not measure, and refuses bad input (exit 2);
+the future moves no protected view before it; bots keep the exact numbers."""
 from __future__ import annotations
 
 import json
@@ -16,7 +17,8 @@ from ffbench_lib.game.protect import (K, SEASON_HIDDEN, Protector, bye_classes, 
                                       Column, midpoint, mondrian, parse_tables)
 from ffbench_lib.game.render import CARD, DETAIL, table
 from ffbench_lib.game.views import Firewall, canonical_json
-from ffbench_lib.runs.anonymity import AUDIT, audit
+from ffbench_lib.runs.anonymity import AUDIT, DRAFT_KINDS, UNMEASURED, audit
+from ffbench_lib.runs.rundir import exclusive
 
 from engine_helpers import REPO, demo_league, run_engine
 from test_firewall import perturb
@@ -161,6 +163,8 @@ def test_the_audit_finds_the_leak_of_exact_numbers_and_none_in_protected_draft_c
     before = audit(run, prepared_2024)
     draft = before["draft"]
     assert draft["unique_share"] > 0.5 and draft["smallest_k"] == 1 and before["verdict"].startswith("not protected")
+    assert not before["protected_per_card"] and not before["protected_draft_per_card"]
+    assert not before["protected_team_known"]
     assert {"draft_shortlist", "draft_pick", "set_lineup"} <= set(before["kinds"])
     assert all(s["unmatched"] == 0 for s in before["kinds"].values())  # every card shown fits its own player
     league, run = llm_runs["protected"]
@@ -169,7 +173,19 @@ def test_the_audit_finds_the_leak_of_exact_numbers_and_none_in_protected_draft_c
     assert after["draft"]["cards"] > 100 and after["draft"]["smallest_k"] >= K and after["draft"]["unique"] == 0
     for kind in ("draft_shortlist", "draft_pick"):
         assert after["kinds"][kind]["smallest_k"] >= K and after["kinds"][kind]["unmatched"] == 0
-    assert after["verdict"].startswith("protected")
+    # the verdict covers every kind and the team_known adversary, and names what it does not measure
+    week_min = min(s["smallest_k"] for kind, s in after["kinds"].items() if kind not in DRAFT_KINDS)
+    team_min = min(s["team_known"]["smallest_k"] for s in after["kinds"].values())
+    assert after["protected_draft_per_card"] and after["protected_per_card"] == (week_min >= K)
+    assert after["protected_team_known"] == (team_min >= K) and team_min < K  # teams known: cards name players
+    assert after["team_known"]["smallest_k"] == team_min and after["week"]["smallest_k"] == week_min
+    assert after["verdict"].startswith("partly protected: draft cards k>=5 per card")
+    assert (f"week cards NOT k>={K}" in after["verdict"]) == (week_min < K)
+    assert f"NOT protected against an adversary who identifies the teams (smallest k {team_min}" in after["verdict"]
+    assert {"board_membership", "linked_cards", "team_identification"} <= set(after["unmeasured"]) == set(UNMEASURED)
+    for leak in ("board membership cut by exact projection", "a pseudonym's cards linked across tables and prompts",
+                 "team identification from a prompt's cards"):
+        assert leak in after["verdict"].split("not measured: ")[1]
     # the week kinds are far from naming their players too (a few ruled-Out players may stand alone)
     assert after["kinds"]["set_lineup"]["unique_share"] < 0.1 < before["kinds"]["set_lineup"]["unique_share"]
 
@@ -207,7 +223,9 @@ def test_the_audit_command_reports_and_refuses_bad_input(llm_runs, tmp_path, cap
     out = json.loads(capsys.readouterr().out)
     assert out["draft"]["smallest_k"] >= K
     assert cli(["masking", "audit", str(run)]) == 0
-    assert "verdict: protected" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert "verdict: partly protected\n  draft cards k>=5 per card" in out
+    assert "NOT protected against an adversary who identifies the teams" in out and "  not measured: board" in out
     assert cli(["masking", "audit", str(tmp_path)]) == 2
     assert "not a run directory" in capsys.readouterr().err
     # a masked run without prompts, and an unmasked run
@@ -224,6 +242,98 @@ def test_the_audit_command_reports_and_refuses_bad_input(llm_runs, tmp_path, cap
     assert cli(["masking", "audit", str(bare)]) == 2
     err = capsys.readouterr().err
     assert "not masked" in err and "Traceback" not in err
+
+
+def _edit_json(f, **changes):
+    d = json.loads(f.read_text())
+    d.update(changes)
+    f.write_text(json.dumps(d))
+
+
+def _impossible_card(run):
+    """The first draft prompt with one more card no real player fits (the wrong season's table, say)."""
+    lines = (run / "llm_calls.jsonl").read_text().splitlines()
+    i = next(i for i, line in enumerate(lines) if json.loads(line).get("decision") == "draft_shortlist")
+    call = json.loads(lines[i])
+    user = next(m for m in call["messages"] if m["role"] == "user")
+    user["content"] += "\n" + table([{"id": "QB-999", "name": "QB-999", "pos": "QB", "adp": "9990-9999"}], CARD)
+    lines[i] = json.dumps(call)
+    (run / "llm_calls.jsonl").write_text("\n".join(lines) + "\n")
+
+
+def _swap_teams(run):
+    m = json.loads((run / "masking.json").read_text())
+    fakes = sorted(m["teams"])
+    m["teams"] = dict(zip(fakes, [m["teams"][f] for f in fakes[1:] + fakes[:1]]))
+    (run / "masking.json").write_text(json.dumps(m))
+
+
+#: a bad input, how it is made from a finished run, and the file the error must name
+BAD_INPUTS = {
+    "a truncated last line of llm_calls.jsonl": (
+        lambda r: (r / "llm_calls.jsonl").write_bytes((r / "llm_calls.jsonl").read_bytes()[:-200]),
+        "llm_calls.jsonl", "is not JSON"),
+    "a line of llm_calls.jsonl that is not an object": (
+        lambda r: (r / "llm_calls.jsonl").write_text("[1, 2]\n"), "llm_calls.jsonl", "not a JSON object"),
+    "messages that are not a list": (
+        lambda r: (r / "llm_calls.jsonl").write_text('{"decision": "draft_pick", "messages": "hello"}\n'),
+        "llm_calls.jsonl", "messages that are not a list"),
+    "a week kind without its week": (
+        lambda r: (r / "llm_calls.jsonl").write_text('{"decision": "set_lineup", "messages": []}\n'),
+        "llm_calls.jsonl", "without its week"),
+    "garbage masking.json": (
+        lambda r: (r / "masking.json").write_text("not json"), "masking.json", "not a masking.json"),
+    "a list for masking.json": (lambda r: (r / "masking.json").write_text("[]"), "masking.json", "not a masking.json"),
+    "masking.json whose players are not objects": (
+        lambda r: (r / "masking.json").write_text('{"players": {"RB-001": 3}}'), "masking.json", "not a masking.json"),
+    "unparsable YAML in config.yaml": (lambda r: (r / "config.yaml").write_text(": : :\n"), "config.yaml", "YAML"),
+    "an empty config.yaml": (lambda r: (r / "config.yaml").write_text(""), "config.yaml", "not a league config"),
+    "a config edited to another season": (
+        lambda r: (r / "config.yaml").write_text(re.sub(r"(?m)^season: 2024$", "season: 2023",
+                                                        (r / "config.yaml").read_text())),
+        "config.yaml", "run.json says the run played 2024"),
+    "a run still being played (run.json status running)": (
+        lambda r: _edit_json(r / "run.json", status="running"), "run.json", "status running"),
+    "other prepared data than the run's (data_fingerprint)": (
+        lambda r: _edit_json(r / "run.json", data_fingerprint="0" * 16), "run.json",
+        "data_fingerprint 0000000000000000"),
+    "a card no real player fits (the wrong reference table)": (
+        _impossible_card, "llm_calls.jsonl", "no real player of the season's table fits"),
+    "masking.json of other teams": (_swap_teams, "llm_calls.jsonl", "masking.json is not this run's"),
+}
+
+
+@pytest.mark.parametrize("case", list(BAD_INPUTS))
+def test_the_audit_refuses_each_bad_input_with_one_message_naming_the_file(llm_runs, tmp_path, capsys, case):
+    import shutil
+
+    make, named, says = BAD_INPUTS[case]
+    _, run = llm_runs["protected"]
+    copy = tmp_path / "run"
+    shutil.copytree(run, copy)
+    (copy / AUDIT).unlink(missing_ok=True)
+    make(copy)
+    capsys.readouterr()
+    assert cli(["masking", "audit", str(copy)]) == 2
+    cap = capsys.readouterr()
+    assert cap.err.startswith("error: ") and len(cap.err.strip().splitlines()) == 1, cap.err
+    assert str(copy / named) in cap.err and says in cap.err and "Traceback" not in cap.err, cap.err
+    assert not (copy / AUDIT).exists() and cap.out == ""
+
+
+def test_the_audit_refuses_a_run_whose_lock_is_held(llm_runs, tmp_path, capsys):
+    import shutil
+
+    _, run = llm_runs["protected"]
+    copy = tmp_path / "run"
+    shutil.copytree(run, copy)
+    (copy / AUDIT).unlink(missing_ok=True)
+    with exclusive(copy):  # another process writing the run
+        assert cli(["masking", "audit", str(copy)]) == 2
+    err = capsys.readouterr().err
+    assert "another process is writing" in err and str(copy / ".lock") in err and "Traceback" not in err
+    assert not (copy / AUDIT).exists()
+    assert cli(["masking", "audit", str(copy), "--json"]) == 0  # released: audited
 
 
 def test_a_bot_only_protected_season_plays_as_the_masked_one(prepared_2024, tmp_path):
@@ -244,4 +354,9 @@ def test_the_report_caveat_names_each_audited_runs_smallest_k(llm_runs, prepared
     text = audit_caveat([llm_runs["exact"][1], llm_runs["protected"][1]])
     assert "numbers exact: every draft card the prompts showed matches at least 1 real player" in text
     assert f"numbers protected: every draft card the prompts showed matches at least " in text
+    prot = text.split("numbers protected:")[1]
+    # teams known, protected cards still name players: the caveat says not protected, and what it does not measure
+    assert "for an adversary who identifies the teams" in prot and "Not protected (" in prot
+    assert "cards with the teams identified" in prot.split("Not protected (")[1].split(")")[0]
+    assert "does not measure board membership cut by exact projection" in prot
     assert audit_caveat([tmp_path]) is None  # no masked run: nothing to say

@@ -43,6 +43,9 @@ def spec_file(tmp_path, name="study.yaml", **changes) -> str:
 @pytest.mark.parametrize("changes, words", [
     ({"seasons": [2022, 2019]}, "seasons[1]: 2019 is no NFL season ffbench has data for; allowed: 2021, 2022"),
     ({"seasons": [2023, 2023]}, "seasons: season 2023 is listed twice"),
+    ({"seasons": {"fpl": [2024, "2024-25"]}, "base": {"fpl": str(REPO / "params" / "fpl_draft.yaml")}},
+     "seasons.fpl[1]: '2024-25' is seasons.fpl[0] again (2024-25); list each season once"),
+    ({"seasons": [True]}, "seasons[0]: True is no season; give a year (2024)"),
     ({"seasons": []}, "seasons: lists no season"),
     ({"seasons": {"nfl": [2023], "fpl": ["2024-25"]}}, "base: seasons lists 2 sports (nfl, fpl) but base is one "
                                                        "league file; give one per sport"),
@@ -58,8 +61,9 @@ def spec_file(tmp_path, name="study.yaml", **changes) -> str:
     ({"overrides": {**SHORT, "season": 2023}}, "overrides: sets `season`, which the batch sets from its `seasons`"),
     ({"seed_overrides": {1: {"season": 2023}}}, "seed_overrides: seed(s) 1 set `season`"),
     ({"design": "field", "field": {"candidates": [{"kind": "bot", "strategy": "adp"},
-                                                  {"kind": "bot", "strategy": "vorp"}]}},
-     "seasons: a field batch plays one season"),
+                                                  {"kind": "bot", "strategy": "vorp"}]},
+      "base": {"nfl": str(DEMO), "fpl": str(REPO / "params" / "fpl_draft.yaml")},
+      "seasons": {"nfl": [2024], "fpl": ["2024-25"]}}, "seasons: a field batch plays one base league, so one sport"),
     ({"overrides": {"weeks": 3, "trades": {"weeks": [7]}}}, "seasons (nfl-2022, with the overrides): trades.weeks"),
 ])
 def test_bad_study_specs_name_the_field_and_the_fix(tmp_path, capsys, changes, words):
@@ -138,7 +142,8 @@ def test_per_season_tables_are_the_runs_own_numbers(study):
     assert np.allclose(pooled["mean"].sort_index(), hand.mean(axis=1).sort_index())
     assert (pooled["runs"] == 6).all()
     text = seasons.verdict(data, "win_rate")
-    assert "blocked by season (3 strata: nfl-2022, nfl-2023, nfl-2024; 6 runs)" in text
+    assert "blocked by season (3 strata: nfl-2022, nfl-2023, nfl-2024; up to 6 runs per pair)" in text
+    assert "Beyond these seasons" in text
     assert "Season x agent interaction" in text
 
 
@@ -156,6 +161,10 @@ def test_notebook_and_power_plan_the_study(study, capsys, tmp_path):
     assert code == 0 and "plan the study with seasons" in out and "sd between" in out
     plan = pd.read_csv(tmp_path / "p_seasons.csv")
     assert {"sd_between", "sd_within", "naive_understates", "seeds_at_5_seasons"} <= set(plan.columns)
+    single = metrics.load_runs([study / "out" / "runs" / f"nfl-{y}" / "seed-0" for y in (2022, 2023, 2024)])
+    plan1 = power.season_plan(single)  # one seed per season: no within-season variance, so no plan
+    assert plan1["seeds_at_5_seasons"].isna().all() and plan1["note"].str.startswith("one seed per season").all()
+    assert "   -   " in power.format_season_plan(plan1)
     one = metrics.load_runs(sorted((study / "out" / "runs" / "nfl-2024").glob("seed-*")))
     with pytest.raises(ValueError, match=r"one season \(nfl-2024\): a seasons x seeds plan needs a pilot over 2"):
         power.season_plan(one)
@@ -163,14 +172,15 @@ def test_notebook_and_power_plan_the_study(study, capsys, tmp_path):
 
 # --------------------------------------------------------------------------- the statistics
 def _brute_stratified_p(d, strata) -> float:
-    """Every sign pattern of the van Elteren statistic, enumerated (the definition, written again)."""
+    """Every sign pattern of the stratified statistic, enumerated (the definition, written again: ranks within a
+    season, each season's weight 1 / (n (n + 1)))."""
     d, strata = np.asarray(d, float), list(strata)
     score = np.zeros(len(d))
     for s in set(strata):
         idx = [i for i, x in enumerate(strata) if x == s]
         ranks = sps.rankdata(np.abs(d[idx]))
         for j, i in enumerate(idx):
-            score[i] = ranks[j] / (len(idx) + 1)
+            score[i] = ranks[j] / (len(idx) * (len(idx) + 1))
     observed = abs(np.sum(np.sign(d) * score))
     hits = sum(abs(np.dot(signs, score)) >= observed - 1e-12 for signs in itertools.product((-1, 1), repeat=len(d)))
     return hits / 2 ** len(d)
@@ -186,6 +196,10 @@ def test_the_stratified_test_is_exact_and_one_stratum_is_wilcoxon():
         one = stats.stratified_signed_rank(d, ["x"] * 9)
         assert one["p_value"] == pytest.approx(sps.wilcoxon(d, method="exact").pvalue)
     assert stats.stratified_signed_rank([1, 2, 3, 4], list("aabb"))["p_value"] == pytest.approx(2 / 2 ** 4)
+    # every season counts once: 12 seeds ahead in one season against three seasons of 2 seeds behind
+    once = stats.stratified_signed_rank([5] * 12 + [-5] * 6, ["A"] * 12 + ["B"] * 2 + ["C"] * 2 + ["D"] * 2)
+    assert once["statistic"] == pytest.approx(0.5 - 3 * 0.5)
+    assert stats.stratified_signed_rank([0, 0, 3], list("aab"))["p_value"] == 1.0  # one non-zero difference
     scale = stats.stratified_signed_rank([1, 2, -3, 1000, 2000, -3000], list("aaabbb"))
     assert scale["p_value"] == pytest.approx(stats.stratified_signed_rank([1, 2, -3, 1, 2, -3], list("aaabbb"))
                                              ["p_value"])  # ranks within a season: its scale does not count
@@ -201,6 +215,27 @@ def _profiles(rng, flip: bool, seasons_=("s1", "s2", "s3"), runs=4) -> tuple[pd.
             for agent, mu in zip("ABC", means):
                 rows.append({"run_id": rid, "agent": agent, "v": mu + rng.normal(0, 0.6)})
     return pd.DataFrame(rows), where
+
+
+def test_pairs_use_the_runs_both_agents_played_and_the_tests_own_direction():
+    rows, where = [], {}
+    for season in ("s1", "s2", "s3"):
+        for r in range(4):
+            rid = f"{season}-{r}"
+            where[rid] = season
+            rows += [{"run_id": rid, "agent": "A", "v": 10.0 + r}, {"run_id": rid, "agent": "B", "v": 5.0 + r}]
+            if season != "s3":  # C never played s3
+                rows.append({"run_id": rid, "agent": "C", "v": 1.0})
+    out = stats.stratified_pairs(pd.DataFrame(rows), "v", where).set_index(["agent_a", "agent_b"])
+    assert out.loc[("A", "B"), "n_runs"] == 12 and out.loc[("A", "B"), "n_strata"] == 3  # not cut to C's seasons
+    assert out.loc[("A", "C"), "strata_tested"] == ["s1", "s2"]
+    assert out.loc[("A", "B"), "p_seasons"] == 0.0  # every season +5: a sure sign, beyond these seasons too
+    # one blowout season ahead, four seasons behind: the test says behind, and so does the verdict's direction
+    blow = pd.DataFrame([{"run_id": f"{k}-{r}", "agent": a, "v": v} for k, gap in zip("pqrst", (300, -10, -10, -10, -10))
+                         for r in range(2) for a, v in (("X", gap), ("Y", 0.0))])
+    res = stats.stratified_pairs(blow, "v", {f"{k}-{r}": k for k in "pqrst" for r in range(2)}).iloc[0]
+    assert res["mean_diff"] > 0 and res["direction"] == -1 and not res["agrees"]
+    assert stats.season_level([1.0]) == (pytest.approx(np.nan, nan_ok=True), 1)
 
 
 def test_the_interaction_test_finds_a_reversed_season_and_holds_its_level():
@@ -288,7 +323,8 @@ def test_masked_twins_pair_by_season_and_split_at_the_cutoff(data_dir, tmp_path,
     mine = seeds[seeds["agent"] == "llm:openai/fake-model-0"]
     before = mine.loc[mine["season"] == "nfl-2023", "points_diff"].mean()
     after = mine.loc[mine["season"] == "nfl-2024", "points_diff"].mean()
-    assert row.memory_effect == pytest.approx(before - after) and (row.n_before, row.n_after) == (2, 2)
+    assert row.memory_effect == pytest.approx(before - after) and (row.n_before, row.n_after) == (1, 1)
+    assert np.isnan(row.p_value) and "not testable with fewer than 2 seasons on a side" in row.test
     assert any("knowledge cutoff 2024-06" in r for r in res["verdict"].reasons)
     assert set(res["by_season"]["season"]) == {"nfl-2023", "nfl-2024"}
     with pytest.raises(con.ContaminationError, match=r"unpaired seeds: only unmasked nfl-2024 seed 1, only masked "
@@ -296,3 +332,38 @@ def test_masked_twins_pair_by_season_and_split_at_the_cutoff(data_dir, tmp_path,
                                                      r"its season"):
         con.load_pairs(tmp_path / "off", [p for p in (tmp_path / "players_and_teams").glob("nfl-*/seed-*")
                                           if p.parts[-2:] != ("nfl-2024", "seed-1")])
+
+
+# --------------------------------------------------------------------------- a field study
+def test_a_field_study_pairs_candidates_within_each_season_and_seed(data_dir, tmp_path):
+    from ffbench_lib.analysis import field
+    from ffbench_lib.records.field import read_manifest
+
+    bots = [{"kind": "bot", "strategy": s} for s in ("adp", "vorp", "random")]
+    f = spec_file(tmp_path, seasons=[2023, 2024], design="field", field={"candidates": bots},
+                  analysis=["08_model_comparison"])
+    summary = run_batch(f, progress=False)
+    assert summary["complete"] == 12 and summary["analysis"] == {"08_model_comparison": "ok"}, summary
+    out = tmp_path / "out"
+    manifest = read_manifest(out)
+    assert manifest.seasons == ["nfl-2023", "nfl-2024"] and manifest.reference == "bot:vorp"  # VORP-1's own agent
+    table = pd.read_csv(out / "batch_runs.csv", dtype={"season": str})
+    assert list(table.columns[:4]) == ["candidate", "sport", "season", "seed"] and len(table) == 12
+    assert (out / "runs" / "bot-adp" / "nfl-2023" / "seed-1" / "run.json").is_file()
+    fr = field.load(out)
+    seat = field.seat_results(fr.runs, fr.manifest, fr.folder)
+    assert set(zip(seat["season"], seat["seed"])) == {(s, k) for s in ("nfl-2023", "nfl-2024") for k in (0, 1)}
+    scores = field.duplicate_scores(seat, fr.manifest)
+    for r in scores.itertuples():  # the reference's seat in the same season and seed, from its standings.parquet
+        st = pd.read_parquet(out / "runs" / "bot-vorp" / r.season / f"seed-{r.seed}" / "standings.parquet")
+        last = st[(st["week"] == st["week"].max()) & (st["team"] == fr.manifest.seat)]
+        assert r.reference_value == pytest.approx(float(last["points_for"].iloc[0]))
+    pw = field.pairwise(scores)
+    assert (pw["n"] == 4).all()  # 2 seasons x 2 seeds: four blocks, never a seed of one season against another's
+    assert "2 seeds x 2 seasons (2023, 2024): 4 blocks" in field.describe_blocks(fr.runs)
+    text = seasons.verdict(fr.runs, "points_for")
+    assert "blocked by season (2 strata: nfl-2023, nfl-2024; up to 4 blocks" in text
+    nb = json.loads((out / "analysis" / "08_model_comparison.ipynb").read_text())
+    said = "".join("".join(o.get("text", "")) for c in nb["cells"] for o in c.get("outputs", []))
+    assert "duplicate score (dup) = the seat's points_for minus the reference's" in said
+    assert "blocked by season (2 strata: nfl-2023, nfl-2024; up to 4 blocks" in said

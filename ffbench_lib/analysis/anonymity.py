@@ -8,6 +8,8 @@ from pathlib import Path
 import yaml
 
 AUDIT = "masking_audit.json"
+K = 5  # the audit's k target (ffbench_lib.game.protect.K; an audit file's own ``k_target`` wins)
+DRAFT_KINDS = ("draft_shortlist", "draft_pick", "draft_queue")
 
 
 def _masked(run: Path) -> bool:
@@ -18,9 +20,34 @@ def _masked(run: Path) -> bool:
     return (cfg.get("information") or {}).get("masking", "off") not in ("off", False, None)
 
 
+def _smallest(stats: list[dict]) -> tuple[int | None, float]:
+    """The smallest k and the largest unique share over some kinds' statistics."""
+    ks = [s["smallest_k"] for s in stats if s.get("smallest_k") is not None]
+    return (min(ks) if ks else None), max((s["unique_share"] for s in stats if s.get("unique_share") is not None),
+                                          default=0.0)
+
+
+def _read(f: Path) -> dict:
+    """One audit file's draft, week and team-known findings (from its kinds, so older audit files read too)."""
+    a = json.loads(f.read_text(encoding="utf-8"))
+    kinds = a["kinds"]
+    d = a["draft"]
+    week = _smallest([s for kind, s in kinds.items() if kind not in DRAFT_KINDS])
+    team = _smallest([s["team_known"] for s in kinds.values()])
+    return {"numbers": a.get("numbers", "exact"), "k": a.get("k_target", K),
+            "draft": (d["smallest_k"], d["unique_share"]), "week": week, "team": team}
+
+
+def _least(found: list[dict], what: str) -> tuple[int | None, float]:
+    ks = [r[what][0] for r in found if r[what][0] is not None]
+    return (min(ks) if ks else None), max((r[what][1] or 0.0 for r in found), default=0.0)
+
+
 def audit_caveat(paths) -> str | None:
-    """What the runs' masking audits found (None when no run is masked): the draft cards' smallest k and the share
-    naming their player, per audited run, and how many masked runs have no audit."""
+    """What the runs' masking audits found (None when no run is masked), per numbers setting: the smallest k and the
+    largest share of cards naming their player, for the draft cards, the week cards and an adversary who identified
+    the teams; whether that protects the prompts (it says not, when any falls below k); what the audit does not
+    measure; and how many masked runs have no audit."""
     runs = [Path(p) for p in paths]
     masked = [r for r in runs if _masked(r)]
     if not masked:
@@ -32,21 +59,32 @@ def audit_caveat(paths) -> str | None:
             missing.append(r)
             continue
         try:
-            a = json.loads(f.read_text(encoding="utf-8"))
-            d = a["draft"]
-            found.append((r.name, a.get("numbers", "exact"), d["smallest_k"], d["unique_share"]))
-        except (OSError, ValueError, KeyError):
+            found.append(_read(f))
+        except (OSError, ValueError, KeyError, TypeError, AttributeError):
             missing.append(r)
+    at = lambda k: "-" if k is None else k  # noqa: E731
     parts = []
-    for numbers in sorted({n for _, n, _, _ in found}):
-        mine = [(k, u) for _, n, k, u in found if n == numbers]
-        ks = [k for k, _ in mine if k is not None]
-        share = max((u for _, u in mine if u is not None), default=0.0)
-        parts.append(f"Masking audit of {len(mine)} masked run(s) with numbers {numbers}: every draft card the prompts "
-                     f"showed matches at least {min(ks) if ks else '-'} real player(s), and up to {share:.0%} of a "
-                     "run's draft cards match one only"
-                     + (" (a model that remembers the season's numbers can name those; information.numbers: "
-                        "protected hides them)" if ks and min(ks) < 5 else "") + ".")
+    for numbers in sorted({x["numbers"] for x in found}):
+        mine = [x for x in found if x["numbers"] == numbers]
+        k = max(x["k"] for x in mine)
+        (dk, du), (wk, wu), (tk, tu) = _least(mine, "draft"), _least(mine, "week"), _least(mine, "team")
+        text = (f"Masking audit of {len(mine)} masked run(s) with numbers {numbers}: every draft card the prompts "
+                f"showed matches at least {at(dk)} real player(s), and up to {du:.0%} of a run's draft cards match one only")
+        if wk is not None:
+            text += f"; week cards at least {wk} (up to {wu:.0%} unique in a kind)"
+        text += (f"; for an adversary who identifies the teams (a prompt's cards can be enough) at least {at(tk)} "
+                 f"(up to {tu:.0%} unique in a kind)")
+        below = [what for what, v in (("draft cards", dk), ("week cards", wk), ("cards with the teams identified", tk))
+                 if v is not None and v < k]
+        if below:
+            text += (f". Not protected ({', '.join(below)} below k = {k}): a model that remembers the season's numbers "
+                     "can name some players"
+                     + (" (information.numbers: protected generalises the numbers, a partial control)"
+                        if numbers == "exact" else ""))
+        else:
+            text += f". Every card matches at least {k} real players, card by card"
+        parts.append(text + "; the audit does not measure board membership cut by exact projection nor a "
+                     "pseudonym's cards linked across tables and prompts.")
     if missing:
         parts.append(f"{len(missing)} masked run(s) have no masking audit: run `ffbench masking audit RUN` to measure "
                      "what their prompts' numbers reveal.")

@@ -595,12 +595,17 @@ def cutoff_seasons(paired: Paired) -> pd.DataFrame:
 def cutoff_split(paired: Paired, seeds: pd.DataFrame, value: str = "points", confidence: float = 0.95
                  ) -> pd.DataFrame:
     """Per model whose runs span a season before its knowledge cutoff and one after it: the masking change
-    (masked - unmasked, per seed) in the seasons it may remember against the seasons it cannot, and their
-    difference (``memory_effect`` = mean change before - mean change after, with a Welch t-interval and p,
-    scipy.stats.ttest_ind). Why: masking also costs a model what it knows of players in general (last season, a
-    star's reputation), in every season; only the part of the change that appears where it may have read the
-    results is memory of them. A bot, or a model without a cutoff on both sides, gets no row (its ``note``
-    in ``attrs["notes"]`` says why)."""
+    (masked - unmasked) in the seasons it may remember against the seasons it cannot, and their difference
+    (``memory_effect`` = mean over the seasons before of each season's mean change - the same after). Why:
+    masking also costs a model what it knows of players in general (last season, a star's reputation), in every
+    season; only the part of the change that appears where it may have read the results is memory of them.
+
+    The season is the unit: each season's seeds replay its real weeks, so they are repeated measures of that
+    season, and a season's own masking change (how its pseudonyms happened to fall, its data) would read as memory
+    if seeds were counted. The interval and p (a Welch t-test of the season means, scipy.stats.ttest_ind) need 2
+    or more seasons on each side; with one on a side the effect is given without either (``test`` says so): one
+    season before and one after cannot tell memory from the two seasons' difference. A bot, or a model without a
+    cutoff on both sides, gets no row (its ``note`` in ``attrs["notes"]`` says why)."""
     cols = ["agent", "knowledge_cutoff", "seasons_before", "seasons_after", "n_before", "n_after", "change_before",
             "change_after", "memory_effect", "ci_low", "ci_high", "p_value", "test"]
     notes: dict[str, str] = {}
@@ -625,7 +630,8 @@ def cutoff_split(paired: Paired, seeds: pd.DataFrame, value: str = "points", con
             notes[agent] = (f"every season here is {have} (its cutoff {when.loc[when['agent'] == agent, 'knowledge_cutoff'].iloc[0]}): "
                             "add a season on the other side of it (NFL 2025 and FPL 2025-26 are the newest)")
             continue
-        a, b = before[f"{value}_diff"].to_numpy(float), after[f"{value}_diff"].to_numpy(float)
+        a = before.groupby("season")[f"{value}_diff"].mean().to_numpy(float)  # one value per season
+        b = after.groupby("season")[f"{value}_diff"].mean().to_numpy(float)
         effect = float(a.mean() - b.mean())
         lo = hi = p = np.nan
         if len(a) >= 2 and len(b) >= 2 and (a.std() > 0 or b.std() > 0):
@@ -637,8 +643,9 @@ def cutoff_split(paired: Paired, seeds: pd.DataFrame, value: str = "points", con
                      "seasons_after": ", ".join(sorted(after["season"].unique())), "n_before": len(a),
                      "n_after": len(b), "change_before": float(a.mean()), "change_after": float(b.mean()),
                      "memory_effect": effect, "ci_low": lo, "ci_high": hi, "p_value": p,
-                     "test": "Welch two-sample t-test of per-seed changes" if np.isfinite(p) else
-                     "none (fewer than 2 seeds on a side, or no spread)"})
+                     "test": "Welch two-sample t-test of the seasons' mean changes" if np.isfinite(p) else
+                     "none: not testable with fewer than 2 seasons on a side (a season's seeds are not seasons)"
+                     if min(len(a), len(b)) < 2 else "none (no spread between seasons)"})
     out = pd.DataFrame(rows, columns=cols)
     out.attrs["notes"] = notes
     return out
@@ -650,14 +657,14 @@ def cutoff_lines(split: pd.DataFrame, value: str = "points") -> list[str]:
     lines = []
     for r in split.itertuples(index=False):
         ci = (f" (95% CI {r.ci_low:+.1f} to {r.ci_high:+.1f}, p = {r.p_value:.3g})" if np.isfinite(r.ci_low)
-              else " (no interval: too few seeds on a side)")
+              else f" ({r.test})")
         says = ("" if not np.isfinite(r.ci_low) else
                 ": masking costs it more where it may have read the results, which is memory of them"
                 if r.ci_high < 0 else ": masking costs it less where it may have read the results"
                 if r.ci_low > 0 else ": no evidence that the change differs between the two")
         lines.append(f"{r.agent} (knowledge cutoff {r.knowledge_cutoff}): masking changed its {unit} by "
-                     f"{r.change_before:+.1f} in seasons before its cutoff ({r.seasons_before}; {r.n_before} seeds) "
-                     f"and {r.change_after:+.1f} after it ({r.seasons_after}; {r.n_after} seeds): memory effect "
+                     f"{r.change_before:+.1f} in seasons before its cutoff ({r.seasons_before}) and "
+                     f"{r.change_after:+.1f} after it ({r.seasons_after}), season means: memory effect "
                      f"{r.memory_effect:+.1f}{ci}{says}.")
     lines += [f"{a}: {why}." for a, why in split.attrs.get("notes", {}).items()]
     return lines
@@ -688,7 +695,8 @@ def compare(unmasked, masked, probe: str | Path | None = None, value: str = "poi
     split = cutoff_split(paired, seeds, value)
     if not by_season.empty:  # a study: the pooled verdict, then each season's changes and the cutoff comparison
         v.reasons.append(f"Seasons: {', '.join(paired.seasons)}, paired season by season; the verdict pools "
-                         "their seeds. Per season:")
+                         "their seeds as if independent, which seeds of one season are not: read it with the "
+                         "per-season changes below (a change in one season only is that season's). Per season:")
         for r in by_season[~by_season["agent"].map(is_bot)].itertuples(index=False):
             v.reasons.append(f"{r.season}: {_fmt(r, value)}.")
         v.reasons += cutoff_lines(split, value)

@@ -18,7 +18,21 @@ import pandas as pd
 
 from ffbench_lib.analysis import metrics
 from ffbench_lib.analysis.field_labels import is_field_agent
-from ffbench_lib.records.field import MANIFEST, Manifest, find_manifest, read_manifest, run_dirs
+from ffbench_lib.records.field import MANIFEST, Manifest, find_manifest, folder_of, read_manifest, run_dirs, run_folder
+from ffbench_lib.sport import sport
+
+#: a field batch's pairing unit: its candidates' leagues of one season and seed (same schedule, slot and bots)
+BLOCK = ["season", "seed"]
+
+
+def _keys(df: pd.DataFrame) -> list[str]:
+    """The block columns a frame has (a frame without ``season`` is of one season: the seed is the block)."""
+    return [c for c in BLOCK if c in df]
+
+
+def _pairs(df: pd.DataFrame) -> list[tuple]:
+    """Each row's block as a (season, seed) key (season None in a frame without one)."""
+    return list(zip(df["season"] if "season" in df else [None] * len(df), df["seed"]))
 
 
 class FieldRuns(NamedTuple):
@@ -54,7 +68,7 @@ def load(batch_dir_or_run_dirs) -> FieldRuns:
 
 def _which(manifest: Manifest, folder: Path, run_path: str) -> str | None:
     """The agent whose runs' folder holds this run (the reference for ``reference_dir``)."""
-    parent = Path(run_path).resolve().parent
+    parent = folder_of(manifest, run_path)
     for agent, d in manifest.candidates.items():
         if (folder / d).resolve() == parent:
             return agent
@@ -64,8 +78,9 @@ def _which(manifest: Manifest, folder: Path, run_path: str) -> str | None:
 
 
 def seat_results(runs: dict, manifest: Manifest, folder: str | Path | None = None) -> pd.DataFrame:
-    """One row per (agent, seed): the seat team's regular-season points_for, wins and win_rate in that agent's
-    league, with ``is_reference``, ``candidate`` (False for a reference that is not a candidate), ``ranked``
+    """One row per (agent, season, seed): the seat team's regular-season points_for, wins and win_rate in that
+    agent's league (``season``: ``<sport>-<season>``, one value unless the batch is a study over seasons), with
+    ``is_reference``, ``candidate`` (False for a reference that is not a candidate), ``ranked``
     (False when the agent's decisions were mostly engine fallbacks, :func:`metrics.agent_info`) and its fallback
     shares. The agent is the seat team's agent in the run; a run
     whose seat is played by an agent that is not a candidate (nor the reference) is refused."""
@@ -98,20 +113,23 @@ def seat_results(runs: dict, manifest: Manifest, folder: str | Path | None = Non
             r = wrong[0]
             raise ValueError(f"{where[r.run_id]}: its seat {manifest.seat!r} is played by {r.agent}, but the "
                              f"folder is {owners[r.run_id]}'s in field.json")
-    dupes = seat[seat.duplicated(["agent", "seed"], keep=False)]
+    meta = runs["meta"].set_index("run_id")
+    seat = seat.assign(season=[f"{sp}-{sport(sp).season_name(int(y))}" for sp, y in
+                               zip(seat["run_id"].map(meta["sport"]), seat["run_id"].map(meta["season"]))])
+    dupes = seat[seat.duplicated(["agent", *BLOCK], keep=False)]
     if len(dupes):
         r = dupes.iloc[0]
-        raise ValueError(f"{r.agent} has {int((dupes['agent'] == r.agent).sum())} runs of seed {r.seed}: give each "
-                         "(agent, seed) once")
+        raise ValueError(f"{r.agent} has {int(((dupes['agent'] == r.agent) & (dupes['season'] == r.season)).sum())} "
+                         f"runs of seed {r.seed} of {r.season}: give each (agent, season, seed) once")
     info = metrics.agent_info(runs).set_index("agent")
-    out = seat[["agent", "seed", "run_id", "points_for", "wins", "win_rate"]].copy()
+    out = seat[["agent", "season", "seed", "run_id", "points_for", "wins", "win_rate"]].copy()
     out["seed"] = out["seed"].astype(int)
     out["is_reference"] = out["agent"] == manifest.reference
     out["candidate"] = out["agent"].isin(manifest.candidates)  # False: the reference's own leagues, a yardstick
     out["fallback_rate"] = out["agent"].map(info["fallback_rate"]).fillna(0.0)
     out["draft_fallback_rate"] = out["agent"].map(info["draft_fallback_rate"]).fillna(0.0)
     out["ranked"] = out["agent"].map(info["ranked"]).fillna(True).astype(bool)
-    out = out.sort_values(["agent", "seed"], ignore_index=True)
+    out = out.sort_values(["agent", *BLOCK], ignore_index=True)
     out.attrs["gaps"] = gaps(runs, manifest, folder, out)
     return out
 
@@ -131,9 +149,11 @@ def check_manifest(manifest: Manifest) -> None:
 
 
 def gaps(runs: dict, manifest: Manifest, folder, seat: pd.DataFrame) -> pd.DataFrame:
-    """Every (agent, seed) of the manifest without a complete run: ``agent``, ``seed``, ``status`` ("missing":
-    no run folder; else the run's status from run.json, e.g. "failed") and ``reason``."""
-    have = set(zip(seat["agent"], seat["seed"].astype(int)))
+    """Every (agent, season, seed) of the manifest without a complete run: ``agent``, ``season`` (None outside a
+    study), ``seed``, ``status`` ("missing": no run folder; else the run's status from run.json, e.g. "failed") and
+    ``reason``."""
+    have = set(zip(seat["agent"], seat["season"], seat["seed"].astype(int))) if manifest.seasons else set(
+        zip(seat["agent"], [None] * len(seat), seat["seed"].astype(int)))
     excluded = runs.get("excluded")
     by_path = ({str(Path(p).resolve()): (st, why) for p, st, why in excluded[["path", "status", "reason"]]
                 .itertuples(index=False)} if excluded is not None and len(excluded) else {})
@@ -141,21 +161,29 @@ def gaps(runs: dict, manifest: Manifest, folder, seat: pd.DataFrame) -> pd.DataF
     dirs.setdefault(manifest.reference, manifest.reference_dir)
     rows = []
     for agent, d in dirs.items():
-        for s in manifest.seeds:
-            if (agent, s) in have:
-                continue
-            path = Path(folder) / d / f"seed-{s}" if folder is not None else None
-            status, why = by_path.get(str(path.resolve()), (None, None)) if path is not None else (None, None)
-            if status is None:
-                status, why = ("missing", f"no run folder {d}/seed-{s}") if path is None or not path.is_dir() \
-                    else ("not loaded", f"{d}/seed-{s} was not among the runs given")
-            rows.append({"agent": agent, "seed": s, "status": status, "reason": why})
-    return pd.DataFrame(rows, columns=["agent", "seed", "status", "reason"])
+        for season in manifest.seasons or [None]:
+            for s in manifest.seeds:
+                if (agent, season, s) in have:
+                    continue
+                path = run_folder(folder, d, s, season) if folder is not None else None
+                status, why = by_path.get(str(path.resolve()), (None, None)) if path is not None else (None, None)
+                name = run_folder("", d, s, season).as_posix()
+                if status is None:
+                    status, why = ("missing", f"no run folder {name}") if path is None or not path.is_dir() \
+                        else ("not loaded", f"{name} was not among the runs given")
+                rows.append({"agent": agent, "season": season, "seed": s, "status": status, "reason": why})
+    return pd.DataFrame(rows, columns=["agent", "season", "seed", "status", "reason"])
+
+
+def _block(season, seed) -> str:
+    """A block in words: ``seed 2``, in a study ``seed 2 of nfl-2023``."""
+    return f"seed {seed}" + (f" of {season}" if isinstance(season, str) and season else "")
 
 
 def describe_gaps(g: pd.DataFrame) -> list[str]:
     """One line per agent of :func:`gaps`: ``bot:vorp: seed 2 missing (no run folder runs/bot-vorp/seed-2)``."""
-    return [f"{agent}: " + "; ".join(f"seed {r.seed} {r.status} ({r.reason})" for r in rows.itertuples())
+    return [f"{agent}: " + "; ".join(f"{_block(getattr(r, 'season', None), r.seed)} {r.status} ({r.reason})"
+                                     for r in rows.itertuples())
             for agent, rows in g.groupby("agent", sort=False)]
 
 
@@ -165,15 +193,18 @@ def duplicate_scores(seat: pd.DataFrame, manifest: Manifest, value: str = "point
     it that seed's scores cannot be computed, and dropping it silently would change the sample."""
     if value not in seat.columns:
         raise ValueError(f"value: {value!r} is not a seat result ({', '.join(VALUE_COLUMNS)})")
-    ref = seat[seat["agent"] == manifest.reference].set_index("seed")[value]
-    lacking = seat[~seat["seed"].isin(ref.index)]
+    ref = dict(zip(_pairs(seat[seat["agent"] == manifest.reference]),
+                   seat.loc[seat["agent"] == manifest.reference, value]))
+    lacking = seat[[k not in ref for k in _pairs(seat)]]
     if len(lacking):
         r = lacking.iloc[0]
-        raise ValueError(f"seed {r.seed}: the reference {manifest.reference}'s run ({manifest.reference_dir}/"
-                         f"seed-{r.seed}) is missing or not complete, so {r.agent} cannot be scored on that seed; "
-                         "finish the batch (run it again) or leave that seed's runs out")
+        season = getattr(r, "season", None) if manifest.seasons else None
+        where = run_folder("", manifest.reference_dir, r.seed, season).as_posix()
+        raise ValueError(f"{_block(season, r.seed)}: the reference "
+                         f"{manifest.reference}'s run ({where}) is missing or not complete, so {r.agent} cannot be "
+                         "scored on that seed; finish the batch (run it again) or leave that seed's runs out")
     out = seat.copy()
-    out["reference_value"] = out["seed"].map(ref).astype(float)
+    out["reference_value"] = [float(ref[k]) for k in _pairs(seat)]
     out["dup"] = out[value].astype(float) - out["reference_value"]
     return common_seeds(out, manifest)
 
@@ -191,22 +222,29 @@ def common_seeds(scores: pd.DataFrame, manifest: Manifest) -> pd.DataFrame:
     ``n`` per agent and ``no_runs`` (candidates without a complete run, with why)."""
     import warnings
 
-    g = scores.attrs.get("gaps", pd.DataFrame(columns=["agent", "seed", "status", "reason"]))
+    g = scores.attrs.get("gaps", pd.DataFrame(columns=["agent", "season", "seed", "status", "reason"]))
     ranked = scores[scores["ranked"]] if "ranked" in scores else scores
-    seeds = sorted(set.intersection(*[set(x) for _, x in ranked.groupby("agent")["seed"]])) if len(ranked) else []
-    keep = ~scores["agent"].isin(ranked["agent"]) | scores["seed"].isin(seeds)
-    dropped = scores.loc[~keep, ["agent", "seed"]]
+    study = scores["season"].nunique() > 1 if "season" in scores else False
+    blocks = (sorted(set.intersection(*[set(_pairs(x)) for _, x in ranked.groupby("agent")]), key=lambda b: (str(b[0]), b[1]))
+              if len(ranked) else [])
+    keep = ~scores["agent"].isin(ranked["agent"]) | pd.Series(_pairs(scores), index=scores.index).isin(blocks)
+    dropped = scores.loc[~keep, ["agent", *BLOCK] if study else ["agent", "seed"]]
     out = scores[keep].reset_index(drop=True)
-    no_runs = {a: "; ".join(f"seed {r.seed} {r.status} ({_short(r.reason)})" for r in rows.itertuples())
+    no_runs = {a: "; ".join(f"{_block(getattr(r, 'season', None), r.seed)} {r.status} ({_short(r.reason)})"
+                            for r in rows.itertuples())
                for a, rows in g.groupby("agent") if a not in set(scores["agent"])}
     for line in describe_gaps(g):
         warnings.warn(f"field batch: {line}", UserWarning, stacklevel=3)
+    said = (lambda keys: ", ".join(_block(x, k) for x, k in keys)) if study else (
+        lambda keys: ", ".join(str(k) for _, k in keys))
     if len(dropped):
-        left = "; ".join(f"{a} seed(s) {', '.join(map(str, sorted(x)))}" for a, x in dropped.groupby("agent")["seed"])
-        warnings.warn(f"field batch: ranked on the {len(seeds)} seed(s) every ranked candidate has "
-                      f"({', '.join(map(str, seeds))}); left out: {left}", UserWarning, stacklevel=3)
-    out.attrs.update(gaps=g, dropped=dropped, seeds=seeds, no_runs=no_runs,
-                     n=out.groupby("agent")["seed"].nunique().to_dict())
+        left = "; ".join(f"{a} {'' if study else 'seed(s) '}{said(sorted(_pairs(x), key=lambda b: (str(b[0]), b[1])))}"
+                         for a, x in dropped.groupby("agent"))
+        what = "block(s) of a season and seed" if study else "seed(s)"
+        warnings.warn(f"field batch: ranked on the {len(blocks)} {what} every ranked candidate has "
+                      f"({said(blocks)}); left out: {left}", UserWarning, stacklevel=3)
+    out.attrs.update(gaps=g, dropped=dropped, seeds=blocks if study else sorted(k for _, k in blocks),
+                     no_runs=no_runs, n=out.drop_duplicates(["agent", *_keys(out)]).groupby("agent").size().to_dict())
     return out
 
 
@@ -223,7 +261,12 @@ def by_seed(per_run: pd.DataFrame, runs: dict) -> pd.DataFrame:
         return per_run
     seed = dict(zip(meta["run_id"], meta["seed"]))
     out = per_run[~per_run["agent"].map(is_field_agent)].copy()
-    out["run_id"] = "seed-" + out["run_id"].map(seed).astype(str)
+    label = "seed-" + out["run_id"].map(seed).astype(str)
+    if meta[["sport", "season"]].drop_duplicates().shape[0] > 1:  # a field study: a season's seed is the block
+        season = {r: f"{sp}-{sport(sp).season_name(int(y))}" for r, sp, y in
+                  zip(meta["run_id"], meta["sport"], meta["season"])}
+        label = out["run_id"].map(season) + "/" + label
+    out["run_id"] = label
     return out
 
 
@@ -231,6 +274,9 @@ def describe_blocks(runs: dict) -> str:
     """The blocks of :func:`by_seed` in words: "10 seeds of the 2024 season (one league per candidate each)"."""
     meta = runs["meta"]
     n, seasons = meta["seed"].nunique(), sorted({int(s) for s in meta["season"].dropna()})
+    if len(seasons) > 1:  # a field study: every season's seeds
+        return (f"{n} seed{'s' if n != 1 else ''} x {len(seasons)} seasons ({', '.join(map(str, seasons))}): "
+                f"{n * len(seasons)} blocks (one league per candidate each)")
     where = f"the {seasons[0]} season" if len(seasons) == 1 else f"seasons {', '.join(map(str, seasons))}"
     return f"{n} seed{'s' if n != 1 else ''} of {where} (one league per candidate each)"
 
@@ -282,7 +328,7 @@ def pairwise(scores: pd.DataFrame, value: str = "dup", alpha: float = 0.05, conf
 
     ranked = scores[scores["ranked"]] if "ranked" in scores else scores
     yardstick = set(ranked.loc[~ranked["candidate"].astype(bool), "agent"]) if "candidate" in ranked else set()
-    wide = ranked.pivot_table(index="seed", columns="agent", values=value)
+    wide = ranked.pivot_table(index=[c for c in BLOCK if c in ranked], columns="agent", values=value)
     order = list(ranked.groupby("agent")[value].mean().sort_values(ascending=False).index)
     rows = []
     for a, b in combinations(order, 2):

@@ -20,7 +20,7 @@ from ffbench_lib.sport import sport
 from ffbench_lib.core.paths import from_root, outputs_dir
 from ffbench_lib.sport.lineup import best_lineup, lineup_value
 from ffbench_lib.records.decision import is_decision
-from ffbench_lib.records.field import manifest_of, stray
+from ffbench_lib.records.field import folder_of, manifest_of, stray
 from ffbench_lib.records.load import RunFiles
 from ffbench_lib.records.run import RunMeta, RunMetaError
 from ffbench_lib.records.tables import TABLES
@@ -49,11 +49,12 @@ def expand_paths(runs: str | Path | Iterable[str | Path]) -> list[Path]:
                 found.append(p)
             elif p.is_dir():
                 inner = sorted(q.parent for q in p.glob("*/run.json"))
-                batch = sorted(q.parent for pattern in ("runs/*/run.json", "runs/*/*/run.json")
-                               for q in p.glob(pattern))
+                batch = sorted(q.parent for pattern in ("runs/*/run.json", "runs/*/*/run.json", "runs/*/*/*/run.json")
+                               for q in p.glob(pattern))  # a field study: runs/<candidate>/<season>/seed-N
                 # runs in folders of a season (a study's runs/nfl-2023/seed-0) or of a candidate (bot-adp/seed-0)
                 grouped = sorted(q.parent for q in p.glob("*/*/run.json"))
-                found.extend(inner or batch or grouped)
+                deeper = sorted(q.parent for q in p.glob("*/*/*/run.json")) if not (inner or batch or grouped) else []
+                found.extend(inner or batch or grouped or deeper)  # deeper: a field study's runs/
         if not found:
             raise FileNotFoundError(f"no run directories (folders with run.json) in {str(item)!r}")
         out.extend(found)
@@ -156,7 +157,7 @@ def load_runs(runs: str | Path | Iterable[str | Path], complete_only: bool = Tru
                       "field_seat": in_field[0].seat if in_field else None,
                       # a field batch's own reference leagues (runs/reference): a yardstick, not a candidate
                       "field_reference": bool(in_field and in_field[0].reference not in in_field[0].candidates
-                                              and Path(path).resolve().parent
+                                              and folder_of(in_field[0], path)
                                               == (in_field[1] / in_field[0].reference_dir).resolve())})
         one = {name: rd.table_or_empty(name).assign(run_id=run_id, seed=meta.seed) for name in TABLES}
         if rd.file("llm_summary.parquet").exists():

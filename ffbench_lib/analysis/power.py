@@ -168,8 +168,9 @@ def pair_table(runs: metrics.Runs, value: str = "points_for", alpha: float = 0.0
     if manifest is not None:
         scores = field.duplicate_scores(field.seat_results(runs, manifest), manifest, value)
         no_runs = scores.attrs.get("no_runs", {})
-        dup = scores.pivot_table(index="seed", columns="agent", values="dup")
-        raw = scores.pivot_table(index="seed", columns="agent", values=value)
+        block = [c for c in field.BLOCK if c in scores]  # a block: a season's seed
+        dup = scores.pivot_table(index=block, columns="agent", values="dup")
+        raw = scores.pivot_table(index=block, columns="agent", values=value)
         design = "field"
         means = dup.mean()
         yardstick = {manifest.reference} - set(manifest.candidates)
@@ -527,7 +528,9 @@ def season_plan(runs: metrics.Runs, value: str = "points_for", alpha: float = 0.
         for k in PLAN_SEASONS:
             need = stats.study_seeds_needed(abs(effect), between, within, k, alpha, m, target, max_seeds)
             row[f"seeds_at_{k}_seasons"] = float(need) if need is not None else np.nan
-        row["note"] = ("between-season variance estimated 0 (truncated): seasons looked alike in the pilot, which "
+        row["note"] = ("one seed per season: the within-season variance is unknown, so no plan; run 2 or more "
+                       "seeds per season" if not np.isfinite(within) else
+                       "between-season variance estimated 0 (truncated): seasons looked alike in the pilot, which "
                        f"{vc['strata']} seasons cannot show well" if between == 0 else "")
         rows.append(row)
     out = pd.DataFrame(rows, columns=SEASON_PLAN_COLUMNS)
@@ -551,7 +554,8 @@ def format_season_plan(plan: pd.DataFrame) -> str:
         "diff": plan["mean_diff"].round(2), "sd between": plan["sd_between"].round(2),
         "sd within": plan["sd_within"].round(2), "icc": plan["icc"].round(2),
         "naive x": plan["naive_understates"].round(1), "power now": plan["power_now"].round(2),
-        **{f"{k} seasons": plan[f"seeds_at_{k}_seasons"].map(lambda x: "none" if not np.isfinite(x) else str(int(x)))
+        **{f"{k} seasons": [("-" if not np.isfinite(w) else "none") if not np.isfinite(x) else str(int(x))
+                            for x, w in zip(plan[f"seeds_at_{k}_seasons"], plan["sd_within"])]
            for k in PLAN_SEASONS}})
     lines.append(aligned(show.astype(object).where(show.notna(), "-")))
     lines += [f"  {r.agent_a} > {r.agent_b}: {r.note}" for r in plan.itertuples() if r.note]

@@ -21,8 +21,8 @@ model rates each agent against whoever it actually met, so leagues of different 
 * Intervals over runs (the unit of evidence; weeks of one league are not independent): per agent by its number
   of runs, as :func:`stats.ci_method` decides: 2 to 19 runs the leave-one-run-out jackknife standard error with a
   Student t-interval (df = the agent's runs - 1), from 20 runs a BCa cluster bootstrap resampling whole runs
-  within strata of runs with the same set of agents (field mode: one stratum per candidate) and the same season
-  (a study over seasons: every season keeps its runs in every resample), so every agent is in every resample; fewer than 2 runs: none. Each refit is centred on the same agents' mean as the full fit, so
+  within strata of runs with the same set of agents (field mode: one stratum per candidate), so every agent is
+  in every resample; fewer than 2 runs: none. Each refit is centred on the same agents' mean as the full fit, so
   an agent missing from a leave-out (its only run) does not shift the others. The jackknife standard error uses
   the leave-outs of all runs, with (n - 1) / n for n = all runs, not only the agent's: for an agent in few of many
   runs this is conservative (wider than a jackknife over its own runs would be).
@@ -134,8 +134,7 @@ def _bca(boot: np.ndarray, jack: np.ndarray, point: float, confidence: float) ->
     return float(lo), float(hi)
 
 
-def _intervals(mats: dict, present: dict, run_ids: list, confidence: float, n_resamples: int, seed: int,
-               season: dict | None = None):
+def _intervals(mats: dict, present: dict, run_ids: list, confidence: float, n_resamples: int, seed: int):
     """Point rating, interval and method per agent of one connected group (see the module docstring)."""
     n_runs = np.sum([present[r] for r in run_ids], axis=0).astype(int)
     centre = _fit(sum(mats[r] for r in run_ids))
@@ -148,7 +147,7 @@ def _intervals(mats: dict, present: dict, run_ids: list, confidence: float, n_re
                          for left in run_ids])
         boot = None
         if "BCa bootstrap" in methods:
-            boot = _cluster_bootstrap(mats, present, run_ids, centre, n_resamples, seed, season)
+            boot = _cluster_bootstrap(mats, present, run_ids, centre, n_resamples, seed)
         tq = {k: sps.t.ppf((1 + confidence) / 2, k - 1) for k in set(n_runs) if k >= 2}
         for i, m in enumerate(methods):
             col = jack[:, i]
@@ -212,9 +211,6 @@ def ratings(runs: metrics.Runs, confidence: float = 0.95, n_resamples: int = 200
     mats = {r: _win_matrix(by_run.get(r, empty), index) for r in run_ids}
     present = {r: (mats[r].sum(axis=0) + mats[r].sum(axis=1)) > 0 for r in run_ids}
     comp = components(games, agents)
-    meta = runs.get("meta")
-    season = (dict(zip(meta["run_id"], zip(meta["sport"], meta["season"])))
-              if meta is not None and {"sport", "season"} <= set(meta.columns) else None)
     point, lo, hi = (np.full(len(agents), np.nan) for _ in range(3))
     methods, n_runs = ["none"] * len(agents), np.zeros(len(agents), dtype=int)
     for k in comp.dropna().unique():
@@ -222,7 +218,7 @@ def ratings(runs: metrics.Runs, confidence: float = 0.95, n_resamples: int = 200
         sub = {r: mats[r][np.ix_(idx, idx)] for r in run_ids}
         sub_present = {r: present[r][idx] for r in run_ids}
         held = [r for r in run_ids if sub_present[r].any()]
-        p, lo_k, hi_k, m_k, n_k = _intervals(sub, sub_present, held, confidence, n_resamples, seed, season)
+        p, lo_k, hi_k, m_k, n_k = _intervals(sub, sub_present, held, confidence, n_resamples, seed)
         point[idx], lo[idx], hi[idx], n_runs[idx] = p, lo_k, hi_k, n_k
         for j, i in enumerate(idx):
             methods[i] = m_k[j]
@@ -240,16 +236,13 @@ def ratings(runs: metrics.Runs, confidence: float = 0.95, n_resamples: int = 200
     return out[cols]
 
 
-def _cluster_bootstrap(mats, present, run_ids, centre, n_resamples: int, seed: int,
-                       season: dict | None = None) -> np.ndarray:
+def _cluster_bootstrap(mats, present, run_ids, centre, n_resamples: int, seed: int) -> np.ndarray:
     """Replicates of the ratings resampling whole runs with replacement within strata of runs that hold the same
-    agents (a field batch: one stratum per candidate) and play the same season (``season``: run_id -> its
-    sport and season; a study's seasons keep their share of runs in every resample), so every agent is in every
-    resample."""
+    agents (a field batch: one stratum per candidate), so every agent is in every resample."""
     rng = np.random.default_rng(seed)
-    strata: dict[tuple, list[str]] = {}
+    strata: dict[bytes, list[str]] = {}
     for r in run_ids:
-        strata.setdefault((present[r].tobytes(), (season or {}).get(r)), []).append(r)
+        strata.setdefault(present[r].tobytes(), []).append(r)
     groups = list(strata.values())
     out = np.empty((n_resamples, len(centre)))
     for b in range(n_resamples):

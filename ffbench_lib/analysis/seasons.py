@@ -43,14 +43,19 @@ def is_study(runs: metrics.Runs) -> bool:
 
 def per_run(runs: metrics.Runs, value: str = "points_for") -> pd.DataFrame:
     """One row per (run, agent): ``value`` (the agent's mean over its teams; ``win_rate`` the one agent-level
-    win rate, :func:`metrics.agent_win_rate`), with the run's ``stratum`` and ``sport``."""
+    win rate, :func:`metrics.agent_win_rate`), with the run's ``stratum`` and ``sport``. A field batch's runs are
+    blocked (:func:`field.by_seed`): the candidates' leagues of one season's seed are one block (``run_id``
+    ``nfl-2023/seed-0``), the baseline teams left out."""
+    from ffbench_lib.analysis import field
+
     if value not in VALUES:
         raise ValueError(f"value: {value!r} is not one of {', '.join(VALUES)}")
     df = (metrics.agent_win_rate(runs)[["run_id", "agent", "win_rate"]] if value == "win_rate"
           else metrics.per_agent(metrics.standings(runs), value))
     where = stratum_of(runs)
     sports = runs["meta"].set_index("run_id")["sport"]
-    return df.assign(stratum=df["run_id"].map(where), sport=df["run_id"].map(sports))
+    df = df.assign(stratum=df["run_id"].map(where), sport=df["run_id"].map(sports))
+    return field.by_seed(df, runs)
 
 
 def season_table(runs: metrics.Runs, value: str = "points_for", confidence: float = 0.95) -> pd.DataFrame:
@@ -88,18 +93,20 @@ def pairs(runs: metrics.Runs, value: str = "points_for", alpha: float = 0.05, ex
           ) -> pd.DataFrame:
     """Every pair of agents tested blocked by season (:func:`stats.stratified_pairs`), Holm over the pairs."""
     df = per_run(runs, value)
-    return stats.stratified_pairs(df, value, stratum_of(runs).to_dict(), alpha, exclude, seed)
+    return stats.stratified_pairs(df, value, dict(zip(df["run_id"], df["stratum"])), alpha, exclude, seed)
 
 
 def interaction(runs: metrics.Runs, value: str = "points_for", exclude=(), seed: int = 0) -> dict:
     """The season-by-agent interaction test on within-run ranks (:func:`stats.interaction`)."""
-    return stats.interaction(per_run(runs, value), value, stratum_of(runs).to_dict(), exclude, seed=seed)
+    df = per_run(runs, value)
+    return stats.interaction(df, value, dict(zip(df["run_id"], df["stratum"])), exclude, seed=seed)
 
 
 def ratings_by_season(runs: metrics.Runs, n_resamples: int = 2000, seed: int = 0) -> pd.DataFrame:
     """The Bradley-Terry leaderboard of each stratum on its own runs (``stratum`` column), then the pooled one
-    (``stratum`` "pooled": all runs, its bootstrap resampling runs within each season,
-    :func:`ratings.ratings`)."""
+    (``stratum`` "pooled": all runs, :func:`ratings.ratings`). The pooled fit weights every game alike, so a season
+    of more weeks (an FPL season's 38 against an NFL season's 17) weighs more, and its interval is over runs as
+    units (seeds of one season are not independent seasons): read it as about these seasons."""
     from ffbench_lib.analysis import ratings
 
     where = stratum_of(runs)
@@ -122,38 +129,60 @@ def subset(runs: metrics.Runs, run_ids) -> metrics.Runs:
 
 def verdict(runs: metrics.Runs, value: str = "points_for", alpha: float = 0.05, exclude=(), seed: int = 0,
             tested: pd.DataFrame | None = None, inter: dict | None = None) -> str:
-    """In words: the pairs that differ blocked by season (Holm), whether each holds its sign in every season, and
-    whether the ranking depends on the season (the interaction test, with the strata's agreement)."""
+    """In words, in two scopes: the pairs that differ in these seasons (the stratified test, Holm), whether each is
+    ahead in every season; the pairs that differ beyond them (the t-test on season means, Holm), and whether the
+    agents' rank profiles depend on the season (the interaction test, with the strata's agreement)."""
     tested = pairs(runs, value, alpha, exclude, seed) if tested is None else tested
     inter = interaction(runs, value, exclude, seed) if inter is None else inter
     levels = strata(runs)
-    n = runs["meta"]["run_id"].nunique()
-    head = (f"{value}, blocked by season ({len(levels)} strata: {', '.join(levels)}; {n} runs): the {stats.STRATIFIED_TEST}, "
-            f"Holm over {len(tested)} pair(s).")
+    field = runs["meta"]["field_seat"].notna().any() if "field_seat" in runs["meta"] else False
+    n = int(tested["n_runs"].max()) if len(tested) else runs["meta"]["run_id"].nunique()
+    unit = "blocks (a season's seed: one league per candidate)" if field else "runs"
+    head = (f"{value}, blocked by season ({len(levels)} strata: {', '.join(levels)}; up to {n} {unit} per pair): "
+            f"in these seasons, the {stats.STRATIFIED_TEST}, Holm over {len(tested)} pair(s).")
     if tested.empty:
         return head + " No pair of agents to test."
-    floor = stats.smallest_p_wilcoxon(int(tested["n_runs"].max()))
+    partial = tested[tested["n_strata"] < len(levels)]
+    if len(partial):  # an agent missing from a season: that pair is tested on the seasons both played
+        head += (" Tested on fewer seasons (an agent absent from some): " + "; ".join(
+            f"{r.agent_a} vs {r.agent_b} on {', '.join(r.strata_tested)}" for r in partial.itertuples()) + ".")
+    floor = stats.stratified_floor(n)
     if floor > alpha / max(len(tested), 1):
-        head += (f" With {int(tested['n_runs'].max())} runs no pair can pass Holm (smallest possible p = "
-                 f"{floor:.3g}).")
+        head += f" With {n} {unit.split(' ')[0]} no pair can pass Holm (smallest possible p = {floor:.3g})."
     sig = tested[tested["significant"]]
     if sig.empty:
-        body = " No pair differs significantly after Holm correction."
+        body = " In these seasons no pair differs significantly after Holm correction."
     else:
         parts = []
         for r in sig.itertuples():
-            hi, lo = (r.agent_a, r.agent_b) if r.mean_diff > 0 else (r.agent_b, r.agent_a)
+            hi, lo = (r.agent_a, r.agent_b) if r.direction > 0 else (r.agent_b, r.agent_a)
             held = "in every season" if r.same_sign else "NOT in every season"
-            parts.append(f"{hi} > {lo} (p_holm = {r.p_holm:.3g}; ahead {held})")
-        body = " Significant pairs: " + "; ".join(parts) + "."
+            odd = "" if r.agrees else "; its mean difference points the other way (one season's blowout)"
+            parts.append(f"{hi} > {lo} (p_holm = {r.p_holm:.3g}; ahead {held}{odd})")
+        body = " In these seasons: " + "; ".join(parts) + "."
+    k = int(tested["n_strata"].max())
+    if k < 2:
+        body += " Beyond these seasons: not testable with one season."
+    else:
+        beyond = tested[tested["significant_seasons"].fillna(False).astype(bool)]
+        if beyond.empty:
+            body += (f" Beyond these seasons ({stats.SEASON_TEST}, Holm): no pair is significant with {k} seasons; "
+                     "a ranking that should hold in other seasons needs more seasons (ffbench power plans them).")
+        else:
+            body += (f" Beyond these seasons ({stats.SEASON_TEST}, Holm): " + "; ".join(
+                f"{r.agent_a if r.mean_diff > 0 else r.agent_b} > {r.agent_b if r.mean_diff > 0 else r.agent_a} "
+                f"(p_holm = {r.p_seasons_holm:.3g})" for r in beyond.itertuples()) + ".")
     if np.isnan(inter.get("p_value", np.nan)):
         tail = f" Season x agent interaction: not tested ({inter.get('note', '')})."
     else:
         agree = (f"the seasons' orders agree with Kendall's W = {inter['kendall_w']:.2f}; least-agreeing pair of "
                  f"seasons: Spearman {inter['min_spearman']:.2f}")
+        reorders = inter["kendall_w"] < 1 or inter["min_spearman"] < 1
         if inter["p_value"] < alpha:
-            tail = (f" Season x agent interaction: p = {inter['p_value']:.3g} < {alpha:g}: the ranking DIFFERS "
-                    f"between seasons ({agree}); report it per season, not pooled.")
+            what = ("the ranking DIFFERS between seasons" if reorders else
+                    "the agents' rank profiles differ between seasons (the same order, further apart in some)")
+            tail = (f" Season x agent interaction: p = {inter['p_value']:.3g} < {alpha:g}: {what} ({agree}); "
+                    "report it per season, not pooled.")
         else:
             tail = (f" Season x agent interaction: p = {inter['p_value']:.3g}: no evidence that the ranking differs "
                     f"between seasons ({agree}); with {len(levels)} seasons this test has little power, so this is "

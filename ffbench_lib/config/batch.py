@@ -42,10 +42,11 @@ class BatchSpec(BaseModel):
         description="league YAML the runs start from (path relative to the batch file); a study over several "
                     "sports gives one per sport: {nfl: demo.yaml, fpl: fpl_draft.yaml}")
     seasons: list[SeasonName] | dict[str, list[SeasonName]] | None = Field(
-        None, description="a study over real seasons: one league per season x seed, each in "
-                          "runs/<sport>-<season>/; a list plays the base's sport ([2022, 2023, 2024]), a mapping "
-                          "lists seasons per sport ({nfl: [2023, 2024], fpl: [2024-25]}, one base per sport); "
-                          "unset: the base's own season, in runs/")
+        None, description="a study over real seasons: one league per season x seed (x candidate), each in "
+                          "runs/<sport>-<season>/ (a field batch: runs/<agent>/<sport>-<season>/); a list plays "
+                          "the base's sport ([2022, 2023, 2024]), a mapping lists seasons per sport ({nfl: [2023, "
+                          "2024], fpl: [2024-25]}, one base per sport; a field batch: one sport); unset: the base's "
+                          "own season")
     agents: list[dict[str, Any]] | None = Field(None, description="replace the base teams: [{name, agent}, ...]")
     seeds: list[Annotated[int, Field(ge=0)]] = Field(min_length=1)  # a league's seed is >= 0: refused up front
     design: Literal["rotate", "random", "field"] = "rotate"
@@ -92,6 +93,19 @@ class BatchSpec(BaseModel):
             if unknown or not value or len(set(value)) != len(value):
                 raise ValueError(f"{', '.join(map(repr, unknown)) or 'a notebook listed twice or none'}: expected "
                                  f"true, false or a list of analysis notebooks from {', '.join(ANALYSIS_NOTEBOOKS)}")
+        return value
+
+    @field_validator("seasons", mode="before")
+    @classmethod
+    def _no_flags(cls, value: Any) -> Any:
+        """``true`` would read as season 1: say what it is."""
+        lists = value.items() if isinstance(value, dict) else [("seasons", value)] if isinstance(value, list) else []
+        for where, seasons in lists:
+            for i, x in enumerate(seasons if isinstance(seasons, list) else []):
+                if isinstance(x, bool):
+                    at = where if where == "seasons" else f"seasons.{where}"
+                    raise ValueError(f"{at}[{i}]: {x} is no season; give a year (2024) or the sport's name for one "
+                                     "(2024-25)")
         return value
 
     @field_validator("seasons")
@@ -191,10 +205,9 @@ class BatchSpec(BaseModel):
                              "or remove field")
         if self.design != "field":
             return self
-        if self.seasons is not None:  # its manifest and duplicate scores pair candidates by seed within one season
-            raise ValueError("seasons: a field batch plays one season (its duplicate scores pair candidates by "
-                             "seed); run one field batch per season (one out each), or use design: rotate for a "
-                             "study over seasons")
+        if isinstance(self.seasons, dict) and len(self.seasons) > 1:  # the seat is a team of one base league
+            raise ValueError("seasons: a field batch plays one base league, so one sport; list its seasons ([2023, "
+                             "2024]), and run a field batch per sport")
         if len(self.seeds) < 2:
             raise ValueError("seeds: a field batch needs at least 2 seeds to compare candidates (paired by seed)")
         if self.agents is not None:

@@ -632,7 +632,8 @@ class Information(_Strict):
     numbers: Literal["exact", "protected"] = Field(
         "exact", description="protected (needs masking: players_and_teams): a masked agent's cards show ranges "
         "(180-210) instead of exact numbers, so that every card matches at least 5 real players of the season "
-        "(k-anonymity: ffbench_lib/game/protect.py) and the season's year is withheld; bots keep the exact numbers")
+        "(each card read alone; a partial control, see docs/memory.md: ffbench_lib/game/protect.py) and the season's "
+        "year is withheld; bots keep the exact numbers")
 
     @model_validator(mode="after")
     def _protected_needs_masking(self) -> "Information":

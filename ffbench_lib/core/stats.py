@@ -309,20 +309,36 @@ def verdict(metric: str, fried: dict, pairs: pd.DataFrame, alpha: float = 0.05, 
 
 # ------------------------------------------------------------------------------------------------ strata (seasons)
 #: the stratified pair test of a study over seasons, named wherever its verdict is
-STRATIFIED_TEST = ("two-sided stratified signed-rank test (van Elteren weights 1/(n+1) per season, ranks within the "
-                   "season; exact sign-flip null up to 16 runs, else 9,999 seeded sign flips; smallest p on n runs = "
-                   "2/2^n)")
+STRATIFIED_TEST = ("two-sided stratified signed-rank test (ranks within each season, each season weighted "
+                   "1/(n(n+1)) so that it counts once whatever its seeds; exact sign-flip null up to 16 runs, else "
+                   "9,999 seeded sign flips; smallest p on n runs = 2/2^n, and about 1/10,000 above 16 runs); its "
+                   "null is 'no difference in these seasons'")
+#: the season-level test: what a claim beyond the study's seasons rests on
+SEASON_TEST = ("two-sided one-sample t-test on the seasons' mean differences (df = seasons - 1): a claim beyond "
+               "these seasons; with 3 seasons it needs a large, consistent difference")
 #: runs up to which a sign-flip null is enumerated exactly (2^16 sign patterns)
 EXACT_FLIPS = 16
+#: sign flips drawn above EXACT_FLIPS runs
+FLIPS = 9999
+
+
+def stratified_floor(n: int) -> float:
+    """The smallest p :func:`stratified_signed_rank` can give on ``n`` non-zero differences: 2/2^n when the null
+    is enumerated, else that of a Monte Carlo null of :data:`FLIPS` flips (scipy counts the observed one: 1/(FLIPS+1)
+    per tail)."""
+    return smallest_p_wilcoxon(n) if n <= EXACT_FLIPS else max(smallest_p_wilcoxon(n), 2.0 / (FLIPS + 1))
 
 
 def stratified_signed_rank(diffs, strata, seed: int = 0) -> dict:
-    """Paired differences blocked by stratum (a season): the van Elteren statistic sum_s w_s * (signed ranks of
-    |d| within stratum s), w_s = 1 / (n_s + 1), against the null that every difference is symmetric about 0
-    (its sign flips; a sign-flip permutation test with scipy.stats.permutation_test). Why: seeds of one season share
-    the season's real weeks, so a season with many seeds must not outvote the others, and a season's own scale of
-    differences must not either (ranks are taken within it). Zero differences are left out (Wilcoxon's rule).
-    Returns ``n`` (non-zero differences), ``statistic``, ``p_value`` and ``method``."""
+    """Paired differences blocked by stratum (a season): the statistic sum_s w_s * (signed ranks of |d| within
+    stratum s), w_s = 1 / (n_s (n_s + 1)), against the null that every difference is symmetric about 0 (its sign
+    flips; a sign-flip permutation test with scipy.stats.permutation_test). Why: seeds of one season share the
+    season's real weeks, so each season counts once (a season's signed-rank sum lies within +-n_s(n_s+1)/2: with
+    these weights every season's lies within +-1/2, whatever its seeds), and a season's scale counts for nothing
+    (ranks are taken within it). ``statistic`` > 0: the first agent tends to be ahead. Zero differences are left out
+    (Wilcoxon's rule). The null is "no difference in any of these seasons": a small p says the agents differ in
+    these seasons, not beyond them (:data:`SEASON_TEST`). Returns ``n`` (non-zero differences), ``statistic``,
+    ``p_value`` and ``method``."""
     d = np.asarray(diffs, dtype=float)
     s = np.asarray(list(strata), dtype=object)
     keep = ~np.isnan(d) & (d != 0)
@@ -335,43 +351,77 @@ def stratified_signed_rank(diffs, strata, seed: int = 0) -> dict:
     for label in dict.fromkeys(s):
         idx = np.flatnonzero(s == label)
         ranks[idx] = stats.rankdata(np.abs(d[idx]))
-        weights[idx] = 1.0 / (len(idx) + 1)
+        weights[idx] = 1.0 / (len(idx) * (len(idx) + 1))
     score = weights * ranks  # the magnitude each difference brings; its sign is what the null flips
+    observed = float(np.sum(np.sign(d) * score))
+    if n == 1:  # two sign patterns, both as extreme: p = 1 (scipy refuses a sample of one)
+        return {"n": 1, "statistic": observed, "p_value": 1.0, "method": "exact (2 sign patterns)"}
 
     def statistic(x, axis=-1):
         return np.sum(np.sign(x) * score, axis=axis)
 
     exact = n <= EXACT_FLIPS
     res = stats.permutation_test((d,), statistic, permutation_type="samples", vectorized=True,
-                                 n_resamples=np.inf if exact else 9999, alternative="two-sided",
+                                 n_resamples=np.inf if exact else FLIPS, alternative="two-sided",
                                  random_state=np.random.default_rng(seed))
-    return {"n": n, "statistic": float(res.statistic), "p_value": float(min(1.0, res.pvalue)),
-            "method": f"exact ({2 ** n} sign patterns)" if exact else "9,999 seeded sign flips"}
+    return {"n": n, "statistic": observed, "p_value": float(min(1.0, res.pvalue)),
+            "method": f"exact ({2 ** n} sign patterns)" if exact else f"{FLIPS:,} seeded sign flips"}
+
+
+def season_level(per_stratum) -> tuple[float, int]:
+    """(two-sided p, seasons) of :data:`SEASON_TEST` on the strata's mean differences; NaN below 2 seasons, 1 when
+    every season's difference is 0, 0 when all are one non-zero value (no spread, a sure sign)."""
+    x = np.asarray(list(per_stratum), dtype=float)
+    x = x[~np.isnan(x)]
+    if len(x) < 2:
+        return float("nan"), len(x)
+    if np.ptp(x) == 0:
+        return (1.0 if x[0] == 0 else 0.0), len(x)
+    return float(stats.ttest_1samp(x, 0.0).pvalue), len(x)
 
 
 def stratified_pairs(per_run: pd.DataFrame, value: str, strata: Mapping[str, str], alpha: float = 0.05,
                      exclude: Iterable[str] = (), seed: int = 0) -> pd.DataFrame:
-    """:func:`stratified_signed_rank` for every pair of agents over the runs both played, ``strata`` mapping each
-    run_id to its stratum (season), Holm-corrected over the pairs of agents not in ``exclude``. ``mean_diff`` is the
-    mean over strata of each stratum's mean difference (every season counts once), ``by_stratum`` each stratum's
-    mean difference, ``same_sign`` whether every stratum's difference has the sign of the pooled one."""
-    wide = _blocks(per_run, value, exclude)
-    labels = wide.index.map(lambda r: strata[r])
+    """Every pair of agents over the runs both played (each pair its own runs: an agent missing from a season
+    leaves that season out of its pairs only; ``strata_tested`` says which were tested), ``strata`` mapping each
+    run_id to its stratum (season). Two families, each Holm-corrected over the pairs of agents not in ``exclude``:
+
+    * ``p_value``/``p_holm``/``significant``: :func:`stratified_signed_rank`, conditional on these seasons;
+      ``direction`` is the sign of its statistic (+1: ``agent_a`` ahead), ``agrees`` whether the mean difference
+      has that sign too (a blowout season can pull the mean the other way);
+    * ``p_seasons``/``p_seasons_holm``/``significant_seasons``: :func:`season_level` on the strata's means, what a
+      claim beyond these seasons rests on.
+
+    ``mean_diff`` is the mean over strata of each stratum's mean difference (every season counts once),
+    ``by_stratum`` each stratum's mean difference, ``same_sign`` whether every stratum's difference has the sign of
+    the test's direction."""
+    keep = per_run[~per_run["agent"].isin(set(exclude))]
+    wide = keep.pivot_table(index="run_id", columns="agent", values=value)
     rows = []
     for a, b in combinations(sorted(wide.columns), 2):
-        d = (wide[a] - wide[b])
+        both = wide[[a, b]].dropna()
+        if both.empty:
+            continue
+        d = both[a] - both[b]
+        labels = both.index.map(lambda r: strata[r])
         per = d.groupby(labels).mean()
         res = stratified_signed_rank(d.to_numpy(), labels, seed)
         pooled = float(per.mean())
-        rows.append({"agent_a": a, "agent_b": b, "n_runs": len(d), "n_strata": len(per), "mean_diff": pooled,
+        direction = int(np.sign(res["statistic"])) if np.isfinite(res["statistic"]) else 0
+        p_s, n_s = season_level(per)
+        rows.append({"agent_a": a, "agent_b": b, "n_runs": len(d), "n_strata": len(per),
+                     "strata_tested": list(per.index), "mean_diff": pooled, "direction": direction,
+                     "agrees": bool(direction == 0 or np.sign(pooled) == direction),
                      "statistic": res["statistic"], "p_value": res["p_value"], "method": res["method"],
-                     "by_stratum": {k: round(float(v), 3) for k, v in per.items()},
-                     "same_sign": bool((np.sign(per) == np.sign(pooled)).all()) if pooled != 0 else False})
+                     "p_seasons": p_s, "by_stratum": {k: round(float(v), 3) for k, v in per.items()},
+                     "same_sign": bool(direction != 0 and (np.sign(per) == direction).all())})
     out = pd.DataFrame(rows)
     if out.empty:
         return out
     out["p_holm"] = holm(out["p_value"])
     out["significant"] = out["p_holm"] < alpha
+    out["p_seasons_holm"] = holm(out["p_seasons"])
+    out["significant_seasons"] = out["p_seasons_holm"] < alpha
     return out
 
 
@@ -381,8 +431,9 @@ def interaction(per_run: pd.DataFrame, value: str, strata: Mapping[str, str], ex
     agents (average ranks, 1 = lowest ``value``; ranks, so leagues of different scale, even of two sports, compare);
     the statistic is the spread of the strata's mean rank profiles around the overall one, sum_s n_s
     ||mean_s - mean||^2, and its null permutes whole runs among the strata (scipy.stats.permutation_test, seeded
-    Monte Carlo). A small p says the ranking differs between seasons; a large p does not show that it holds (with
-    few seasons the test has little power): ``kendall_w`` (the strata's agreement on the agents' order, 1 = the
+    Monte Carlo, or every split when there are fewer). A small p says the agents' rank profiles differ between
+    seasons (the order, or only how far apart they are: ``kendall_w`` and ``min_spearman`` below 1 say the order
+    itself changes); a large p does not show that it holds (with few seasons the test has little power): ``kendall_w`` (the strata's agreement on the agents' order, 1 = the
     same order in every stratum) and ``min_spearman`` (the least-agreeing pair of strata) say how far it holds."""
     wide = _blocks(per_run, value, exclude)
     labels = np.array([strata[r] for r in wide.index], dtype=object)
@@ -403,6 +454,7 @@ def interaction(per_run: pd.DataFrame, value: str, strata: Mapping[str, str], ex
     res = stats.permutation_test(groups, spread, permutation_type="independent", vectorized=False,
                                  n_resamples=n_resamples, alternative="greater",
                                  random_state=np.random.default_rng(seed))
+    drawn = len(res.null_distribution)  # scipy enumerates every split exactly when there are fewer
     profile = np.array([ranks[labels == lv].mean(axis=0) for lv in levels])  # strata x agents
     k, m = profile.shape[1], profile.shape[0]
     order = np.apply_along_axis(stats.rankdata, 1, profile)
@@ -410,7 +462,8 @@ def interaction(per_run: pd.DataFrame, value: str, strata: Mapping[str, str], ex
     rhos = [stats.spearmanr(profile[i], profile[j]).statistic for i, j in combinations(range(m), 2)]
     return base | {"statistic": float(res.statistic), "p_value": float(res.pvalue), "kendall_w": w,
                    "min_spearman": float(np.nanmin(rhos)) if rhos else np.nan,
-                   "note": f"{n_resamples:,} seeded permutations of runs among strata"}
+                   "note": (f"all {drawn:,} splits of the runs among the strata (exact)" if drawn < n_resamples
+                            else f"{n_resamples:,} seeded permutations of runs among strata")}
 
 
 def variance_components(diffs, strata) -> dict:
@@ -451,7 +504,8 @@ def study_seeds_needed(effect: float, between: float, within: float, strata: int
                        target: float = 0.8, max_n: int = 1000) -> int | None:
     """The fewest seeds per season reaching ``target`` power with ``strata`` seasons (:func:`study_power`); None
     when none does (the between-season variance alone keeps the power below target, or more than ``max_n``)."""
-    if study_power(effect, between, within, strata, max_n, alpha, m) < target:
+    top = study_power(effect, between, within, strata, max_n, alpha, m)
+    if not np.isfinite(top) or top < target:  # unknown (a pilot of one seed per season has no within part), or none
         return None
     lo, hi = 0, max_n  # study_power(hi) >= target; power grows with seeds
     while hi - lo > 1:

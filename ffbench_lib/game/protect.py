@@ -1,6 +1,9 @@
 """Protected numbers (``information.numbers: protected``): the numbers a masked agent's cards show are generalised so
-that every card matches at least :data:`K` real players of the season, and a model that remembers last season's
-totals or the ADP board cannot name a pseudonym from its numbers (k-anonymity over the season's player table).
+that every card, read alone, matches at least :data:`K` real players of the season (k-anonymity of a card over the
+season's player table). It is a partial control, not k-anonymity of a prompt: a prompt's cards of one team
+pseudonym can identify the team, a board cut by exact projection says a card's rank, and a pseudonym's cards in
+two tables can be intersected (measured in docs/memory.md; ``ffbench masking audit`` names what it does not
+measure).
 
 Masking (:mod:`~ffbench_lib.game.masking`) hides names; the numbers stay exact, and of the 50 players with the best
 ADP of 2024 every one is unique in the season's table by his draft card alone. Protection applies before the

@@ -792,9 +792,12 @@ def by_season(table: pd.DataFrame, palette: dict[str, str], info: pd.DataFrame |
     for ax, group in zip(axes[0], panels):
         rows = per[per["stratum"].str.split("-", n=1).str[0].isin(group)]
         order = list(dict.fromkeys(rows["stratum"]))
-        pooled = table[table["stratum"] == ("pooled" if len(sports) == 1 else f"pooled {group[0]}")] \
-            if len(order) > 1 else table.iloc[:0]  # one season: its own mean is the pool
-        ticks = order + (["pooled"] if len(pooled) else [])
+        name = "pooled" if len(sports) == 1 or not (table["stratum"] == f"pooled {group[0]}").any() \
+            else f"pooled {group[0]}"  # a win rate pools over both sports: drawn in each panel
+        pooled = table[table["stratum"] == name] if len(order) > 1 or name == "pooled" and len(sports) > 1 \
+            else table.iloc[:0]  # one season of one sport: its own mean is the pool
+        ticks = order + ([("pooled\n(all sports)" if name == "pooled" and len(sports) > 1 else "pooled")]
+                         if len(pooled) else [])
 
         def bars(ax, x, m, fmt, **kw):
             ax.errorbar(x, m["mean"], yerr=[m["mean"] - m["ci_low"].fillna(m["mean"]),
@@ -814,8 +817,8 @@ def by_season(table: pd.DataFrame, palette: dict[str, str], info: pd.DataFrame |
                ylabel=WIN_RATE_LABEL if value == "win_rate" else value.replace("_", " "),
                title=f"By season{'' if len(sports) == 1 else f' ({group[0]})'}")
     method = ci_label(per["ci_method"].dropna().unique(), over="a season's runs")
-    fig.supxlabel(f"mean per season and pooled over all runs ({method}); crossing lines: the ranking changes "
-                  "with the season", fontsize=9)
+    fig.supxlabel(f"mean per season ({method}) and pooled (diamonds: its interval treats runs as independent, "
+                  "which seeds of one season are not); crossing lines: the ranking changes with the season", fontsize=9)
     axes[0][-1].legend(fontsize=8, loc="center left", bbox_to_anchor=(1.01, 0.5), frameon=False)
     sns.despine(fig)
     fig.tight_layout()

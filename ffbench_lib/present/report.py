@@ -367,12 +367,18 @@ def caveats(r: Report, alpha: float = 0.05):
     out = ["<h2>Caveats</h2><ul>"]
     per_run = {"win_rate": metrics.agent_win_rate(r.data)[["run_id", "agent", "win_rate"]],  # the one win rate
                "points_for": metrics.per_agent(st, "points_for")}
+    meta = r.data["meta"]
+    sports = list(dict.fromkeys(meta["sport"])) if "sport" in meta else []
     for name, col in ((metrics.WIN_RATE_LABEL, "win_rate"), ("points for", "points_for")):
-        df = per_run[col]
-        fried = stats.friedman(df, col, exclude=r.not_ranked)
-        pairs = stats.pairwise_wilcoxon(df, col, alpha, exclude=r.not_ranked)
-        out.append(f"<li>{esc(stats.verdict(name, fried, pairs, alpha, sample=r.sample, flagged=r.not_ranked))}"
-                   "</li>")
+        # points of two sports share no scale: tested per sport (a win rate pools)
+        groups = ([(name, per_run[col], r.sample)] if col == "win_rate" or len(sports) < 2 else
+                  [(f"{name} ({sp})", per_run[col][per_run[col]["run_id"].isin(meta.loc[meta["sport"] == sp, "run_id"])],
+                    metrics.describe_sample(list(meta.loc[meta["sport"] == sp, "season"]))) for sp in sports])
+        for label, df, sample in groups:
+            fried = stats.friedman(df, col, exclude=r.not_ranked)
+            pairs = stats.pairwise_wilcoxon(df, col, alpha, exclude=r.not_ranked)
+            out.append(f"<li>{esc(stats.verdict(label, fried, pairs, alpha, sample=sample, flagged=r.not_ranked))}"
+                       "</li>")
     if r.not_ranked:
         out.append(f"<li>Not ranked ({plots.DAGGER}): "
                    + "; ".join(f"{esc(plots.short(a))} ({esc(v)})" for a, v in sorted(r.not_ranked.items()))

@@ -27,6 +27,13 @@ class Manifest(BaseModel):
     candidates: dict[str, str] = Field(description="candidate agent id -> folder of its runs (relative to the "
                                                    "batch folder), in the spec's order")
     seeds: list[int]
+    seasons: list[str] | None = Field(None, description="a field study's seasons (<sport>-<season>, a batch with "
+                                                        "seasons): each folder holds <season>/seed-N; absent: "
+                                                        "seed-N")
+
+    def dump(self) -> str:
+        """``field.json``'s text: a batch without seasons writes no ``seasons`` key (its file as it always was)."""
+        return self.model_dump_json(indent=2, exclude_none=True) + "\n"
 
 
 def slug(agent_id: str) -> str:
@@ -39,10 +46,23 @@ def candidate_dir(agent_id: str) -> str:
     return f"runs/{slug(agent_id)}"
 
 
+def run_folder(folder: str | Path, where: str, seed: int, season: str | None = None) -> Path:
+    """A field batch's run of one agent's folder ``where``: ``<where>/seed-N``, in a study ``<where>/<season>/seed-N``."""
+    return Path(folder) / where / (season or "") / f"seed-{seed}"
+
+
+def folder_of(manifest: Manifest, run_dir: str | Path) -> Path:
+    """The agent folder (a candidate's or the reference's) a run of this manifest's batch is in: its parent, in a
+    study its parent's parent (the season's folder between)."""
+    parent = Path(run_dir).resolve().parent
+    return parent.parent if manifest.seasons else parent
+
+
 def manifest_of(run_dir: str | Path) -> tuple[Manifest, Path] | None:
-    """The field manifest of the batch this run belongs to (``out/runs/<cand>/seed-N``: ``out/field.json``) and
-    the batch folder; None for a run of no field batch."""
-    for up in Path(run_dir).resolve().parents[1:3]:
+    """The field manifest of the batch this run belongs to (``out/runs/<cand>/seed-N``, a study's
+    ``out/runs/<cand>/<season>/seed-N``: ``out/field.json``) and the batch folder; None for a run of no field
+    batch."""
+    for up in Path(run_dir).resolve().parents[1:4]:
         if (up / MANIFEST).is_file():
             return read_manifest(up), up
     return None
@@ -61,10 +81,13 @@ def read_manifest(folder: str | Path) -> Manifest:
 def stray(manifest: Manifest, folder: Path, run_dir: str | Path, seed) -> str | None:
     """Why a run under a field batch's folder is not one of its runs (a seed or candidate the spec no longer
     lists, a folder of its own), or None."""
-    parent = Path(run_dir).resolve().parent
+    parent = folder_of(manifest, run_dir)
     dirs = {(folder / d).resolve() for d in (*manifest.candidates.values(), manifest.reference_dir)}
     if parent not in dirs:
         return f"not a candidate's or the reference's folder in {folder / MANIFEST}"
+    season = Path(run_dir).resolve().parent.name
+    if manifest.seasons and season not in manifest.seasons:
+        return f"season {season} is not in {folder / MANIFEST} (a run of an earlier spec)"
     if seed not in manifest.seeds:
         return f"seed {seed} is not in {folder / MANIFEST} (a run of an earlier spec)"
     return None
@@ -81,6 +104,7 @@ def find_manifest(run_dirs: list[str | Path]) -> tuple[Manifest, Path] | None:
 
 
 def run_dirs(manifest: Manifest, folder: str | Path) -> list[Path]:
-    """The run folders of a field batch that exist: every candidate's and the reference's, per seed."""
+    """The run folders of a field batch that exist: every candidate's and the reference's, per season and seed."""
     dirs = dict.fromkeys([*manifest.candidates.values(), manifest.reference_dir])
-    return [p for d in dirs for s in manifest.seeds if (p := Path(folder) / d / f"seed-{s}").is_dir()]
+    return [p for d in dirs for season in (manifest.seasons or [None]) for s in manifest.seeds
+            if (p := run_folder(folder, d, s, season)).is_dir()]

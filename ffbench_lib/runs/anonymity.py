@@ -8,9 +8,15 @@ candidate fits when each shown cell fits his value (equal as written, inside a r
 byes, numbers, injury and flags count, pseudonyms (id, name, NFL team, opponent) do not. A card's ``k`` is how many
 real players fit it; ``k = 1`` is a card that names its player. Per decision kind: distinct cards, the share with
 ``k = 1``, the smallest and median ``k``, the same over the season's 50 best-ADP players, and (``team_known``) the
-same for an adversary who also identified every NFL team pseudonym (schedules and byes allow it within weeks; see
-docs/memory.md). The result goes to the run's ``masking_audit.json`` (written atomically; a file a later fresh
-start of the run replaces, never one that makes a finished run look edited).
+same for an adversary who also identified every NFL team pseudonym (a team's cards in one prompt can be enough, and
+schedules and byes allow it within weeks; see docs/memory.md).
+
+The verdict covers every decision kind and the ``team_known`` adversary (``protected_per_card``,
+``protected_team_known``), and names what the audit does not measure (:data:`UNMEASURED`): it scores each card
+alone, so it is an upper bound on the protection, not k-anonymity of a prompt. The result goes to the run's
+``masking_audit.json`` (written atomically; a file a later fresh start of the run replaces, never one that makes a
+finished run look edited). A run still being played, a damaged run directory, data other than the run's (its
+``data_fingerprint``) and a card no real player fits are refused (:class:`RunDirError`, naming the file).
 """
 from __future__ import annotations
 
@@ -25,11 +31,27 @@ from ffbench_lib.config.league import League
 from ffbench_lib.core.atomic import write_json
 from ffbench_lib.game.protect import K, columns, consistent, parse_tables
 from ffbench_lib.game.views import Firewall
+from ffbench_lib.records.run import RunMeta
 from ffbench_lib.runs.rundir import RunDirError, exclusive
 
 AUDIT = "masking_audit.json"
 DRAFT_KINDS = ("draft_shortlist", "draft_pick", "draft_queue")
 TOP = 50  # the best-ADP players the audit reports apart: the ones a model is likeliest to remember
+#: what the audit does not measure (``unmeasured`` in its result): each is a way to narrow a card further
+UNMEASURED = {
+    "board_membership": "board membership cut by exact projection (the draft board and free-agent lists are the "
+                        "first N players by the exact projection, only re-sorted by the protected value, so a listed "
+                        "card also says its exact rank at its position is at most N plus those already taken)",
+    "linked_cards": "a pseudonym's cards linked across tables and prompts (his draft card and each week's cards are "
+                    "scored one at a time, never intersected)",
+    "team_identification": "team identification from a prompt's cards (a team pseudonym's cards in one prompt can "
+                           "match one real team's players only; team_known assumes the teams identified, it does "
+                           "not test how)",
+    "season_year": "the withheld year read off the bye classes (they differ from season to season)",
+    "positional_strengths": "rounded positional strengths (a one-slot position's best projection to 5 points), "
+                            "which narrow QB and TE cards",
+    "free_text": "exact numbers in free text (bots' trade rationales): only player tables are read",
+}
 
 
 def _stats(ks: list[int]) -> dict[str, Any]:
@@ -41,39 +63,169 @@ def _stats(ks: list[int]) -> dict[str, Any]:
 
 
 def _league(run: Path) -> League:
+    f = run / "config.yaml"
     try:
-        return League.model_validate(yaml.safe_load((run / "config.yaml").read_text(encoding="utf-8")))
-    except (OSError, ValueError) as exc:
-        raise RunDirError(f"{run}: config.yaml cannot be read as a league ({type(exc).__name__}); audit a run "
-                          "directory `ffbench run` wrote") from None
+        raw = yaml.safe_load(f.read_text(encoding="utf-8"))
+    except (OSError, ValueError, yaml.YAMLError) as exc:
+        raise RunDirError(f"{f}: not readable as YAML ({type(exc).__name__}); the run directory is damaged or edited: "
+                          "audit a run directory `ffbench run` wrote") from None
+    if not isinstance(raw, dict):
+        raise RunDirError(f"{f}: not a league config (a YAML mapping); the run directory is damaged or edited: audit "
+                          "a run directory `ffbench run` wrote")
+    try:
+        return League.model_validate(raw)
+    except ValueError as exc:
+        raise RunDirError(f"{f}: cannot be read as a league ({type(exc).__name__}); audit a run directory "
+                          "`ffbench run` wrote") from None
+
+
+def _meta(run: Path) -> RunMeta:
+    meta = RunMeta.read(run / "run.json")  # RunMetaError (exit 2) names the file when it is not a run's
+    if meta.status == "running":
+        raise RunDirError(f"{run / 'run.json'}: status running: the run is being played (or was killed mid-way), so "
+                          "its prompts are not all written; audit it once it has stopped (let it finish, or continue "
+                          "it with `ffbench run --resume`)")
+    return meta
+
+
+def _mapping(run: Path) -> tuple[dict[str, str], dict[str, str]]:
+    """masking.json's pseudonym -> real player id and team pseudonym -> real team."""
+    f = run / "masking.json"
+    if not f.is_file():
+        raise RunDirError(f"{run}: masked but without masking.json (the run stopped before its draft?); audit a "
+                          "run that played")
+    bad = RunDirError(f"{f}: not a masking.json of ffbench (an object with players: pseudonym -> {{player_id}} and "
+                      "teams: pseudonym -> team); the run directory is damaged or edited: run it again")
+    try:
+        mapping = json.loads(f.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        raise bad from None
+    if not isinstance(mapping, dict) or not isinstance(mapping.get("players", {}), dict) \
+            or not isinstance(mapping.get("teams", {}), dict):
+        raise bad
+    players: dict[str, str] = {}
+    for fake, v in mapping.get("players", {}).items():
+        if not isinstance(v, dict) or not isinstance(v.get("player_id"), str):
+            raise bad
+        players[fake] = v["player_id"]
+    teams = mapping.get("teams", {})
+    if not all(isinstance(v, str) for v in teams.values()):
+        raise bad
+    return players, teams
+
+
+def _calls(calls_file: Path):
+    """(line number, decision kind, week, prompt text) of each call of llm_calls.jsonl that shows cards; a line that
+    is not a call's record is refused, naming the file and the line."""
+    def bad(n: int, what: str) -> RunDirError:
+        return RunDirError(f"{calls_file}: line {n} {what}; the log is damaged (cut short or edited): audit a run "
+                           "that stopped cleanly, or run it again")
+
+    with open(calls_file, encoding="utf-8") as fh:
+        for n, line in enumerate(fh, 1):
+            if not line.strip():
+                continue
+            try:
+                call = json.loads(line)
+            except ValueError:
+                raise bad(n, "is not JSON (a line cut short?)") from None
+            if not isinstance(call, dict):
+                raise bad(n, "is not a JSON object")
+            kind = call.get("decision")
+            if not kind or kind == "token_calibration":
+                continue
+            if not isinstance(kind, str):
+                raise bad(n, "has a decision that is not a string")
+            messages = call.get("messages", [])
+            if not isinstance(messages, list) or not all(
+                    isinstance(m, dict) and isinstance(m.get("content") or "", str) for m in messages):
+                raise bad(n, "has messages that are not a list of {role, content} objects")
+            week = None
+            if kind not in DRAFT_KINDS:
+                week = call.get("week")
+                if not isinstance(week, int) or isinstance(week, bool) or week < 1:
+                    raise bad(n, f"is a {kind} call without its week")
+            yield n, kind, week, "\n".join(m.get("content") or "" for m in messages if m.get("role") != "assistant")
+
+
+def _verdict(seen: dict[str, dict], draft: list[int], draft_top: list[int]) -> tuple[str, list[str], dict[str, Any]]:
+    """The verdict's level, its parts, and the machine-readable summary (every decision kind and team_known)."""
+    week = [k for kind, cards in seen.items() if kind not in DRAFT_KINDS for k, _, _ in cards.values()]
+    team = [k for cards in seen.values() for _, k, _ in cards.values()]
+    below = {kind: min(k for k, _, _ in cards.values()) for kind, cards in sorted(seen.items())
+             if cards and min(k for k, _, _ in cards.values()) < K}
+    below_team = {kind: min(k for _, k, _ in cards.values()) for kind, cards in sorted(seen.items())
+                  if cards and min(k for _, k, _ in cards.values()) < K}
+    cards = draft + week
+    summary = {"protected_per_card": bool(cards) and not below,
+               "protected_draft_per_card": bool(draft) and min(draft) >= K,
+               "protected_team_known": bool(team) and not below_team,
+               "kinds_below_k": below, "kinds_below_k_team_known": below_team,
+               "unmeasured": list(UNMEASURED)}
+    if not cards:
+        return "no card in the prompts", [], summary
+    parts = []
+    if not draft:
+        parts.append("no draft card in the prompts")
+    elif min(draft) >= K:
+        parts.append(f"draft cards k>={K} per card (smallest k {min(draft)}, {len(draft)} cards)")
+    else:
+        parts.append(f"{sum(k == 1 for k in draft)} of {len(draft)} draft cards name their player "
+                     f"({sum(k == 1 for k in draft_top)} of {len(draft_top)} of the top-{TOP} ADP players' cards), "
+                     f"smallest k {min(draft)}")
+    if week and min(week) >= K:
+        parts.append(f"week cards k>={K} per card (smallest k {min(week)})")
+    elif week:
+        kinds = ", ".join(f"{kind} {k}" for kind, k in below.items() if kind not in DRAFT_KINDS)
+        parts.append(f"week cards NOT k>={K}: {sum(k < K for k in week)} of {len(week)} below {K}, "
+                     f"{sum(k == 1 for k in week)} unique (smallest k: {kinds})")
+    if summary["protected_team_known"]:
+        parts.append(f"k>={K} also for an adversary who identifies the teams (smallest k {min(team)})")
+    else:
+        parts.append(f"NOT protected against an adversary who identifies the teams (smallest k {min(team)}, "
+                     f"{sum(k == 1 for k in team)} of {len(team)} cards unique)")
+    parts.append("not measured: " + ", ".join(v.split(" (")[0] for v in UNMEASURED.values()))
+    level = ("protected per card" if summary["protected_per_card"] and summary["protected_team_known"] else
+             "partly protected" if summary["protected_draft_per_card"] or summary["protected_per_card"] else
+             "not protected")
+    return level, parts, summary
 
 
 def audit(run_dir: str | Path, prepared=None, write: bool = True) -> dict[str, Any]:
     """The audit of one masked run (``prepared``: its season, else prepared from the run's config); written to the
-    run's :data:`AUDIT` unless ``write`` is false."""
+    run's :data:`AUDIT` unless ``write`` is false. The run's lock is held throughout: a run being played is refused."""
     run = Path(run_dir)
     if not (run / "run.json").is_file() or not (run / "config.yaml").is_file():
         raise RunDirError(f"{run}: not a run directory (no run.json and config.yaml); give a folder `ffbench run` "
                           "wrote")
+    meta = _meta(run)
+    with exclusive(run):  # RunLocked while another process writes the run
+        return _audit(run, meta, prepared, write)
+
+
+def _audit(run: Path, meta: RunMeta, prepared, write: bool) -> dict[str, Any]:
     league = _league(run)
     if league.information.masking == "off":
         raise RunDirError(f"{run}: the run is not masked (information.masking: off), so its prompts name every "
                           "player; audit a run played with masking: players_and_teams")
+    if league.season != meta.season:
+        raise RunDirError(f"{run / 'config.yaml'}: season {league.season}, but run.json says the run played "
+                          f"{meta.season}; the config was edited: restore the one the run wrote")
     calls_file = run / "llm_calls.jsonl"
     if not calls_file.is_file():
         raise RunDirError(f"{run}: no llm_calls.jsonl, so no prompt to audit (only LLM teams are asked with "
                           "prompts); audit a run with LLM teams")
-    mapping_file = run / "masking.json"
-    if not mapping_file.is_file():
-        raise RunDirError(f"{run}: masked but without masking.json (the run stopped before its draft?); audit a "
-                          "run that played")
-    mapping = json.loads(mapping_file.read_text(encoding="utf-8"))
-    players = {fake: v["player_id"] for fake, v in mapping.get("players", {}).items()}
-    teams = mapping.get("teams", {})
+    players, teams = _mapping(run)
     if prepared is None:
         from ffbench_lib.data.prepare import prepared_for
 
         prepared = prepared_for(league)
+    now = prepared.manifest.get("fingerprint")
+    if meta.data_fingerprint and now and meta.data_fingerprint != now:
+        raise RunDirError(f"{run / 'run.json'}: the run was played on other prepared data (data_fingerprint "
+                          f"{meta.data_fingerprint}, the data here {now}: other data files or another ffbench "
+                          "version), so its cards would be looked up in the wrong table; audit it with the data it "
+                          "was played on (FFBENCH_DATA_DIR, data.dir)")
     fw = Firewall(prepared, league)
     spec = league.sport_spec
     pool = list(fw.catalog.pool_ids)
@@ -90,27 +242,27 @@ def audit(run_dir: str | Path, prepared=None, write: bool = True) -> dict[str, A
         return weekly[week]
 
     seen: dict[str, dict[tuple, tuple[int, int, bool]]] = {}
-    with open(calls_file, encoding="utf-8") as fh:
-        for line in fh:
-            if not line.strip():
+    for n, kind, week, text in _calls(calls_file):
+        cards = seen.setdefault(kind, {})
+        for row in parse_tables(text):
+            key = (week, tuple(sorted(row.items())))
+            if key in cards:
                 continue
-            call = json.loads(line)
-            kind = call.get("decision")
-            if not kind or kind == "token_calibration":
-                continue
-            week = call.get("week") if kind not in DRAFT_KINDS else None
-            text = "\n".join(m.get("content") or "" for m in call.get("messages", []) if m.get("role") != "assistant")
-            cards = seen.setdefault(kind, {})
-            for row in parse_tables(text):
-                key = (week, tuple(sorted(row.items())))
-                if key in cards:
-                    continue
-                ref = table(kind, week)
-                k = int(consistent(row, ref).sum())
-                real_team = teams.get(row.get("team", ""), row.get("team"))
-                codes = {c for c in (*spec.team_codes, *spec.team_aliases) if spec.team_aliases.get(c, c) == real_team}
-                k_team = int(consistent(row, ref, team=codes | {real_team}).sum())
-                cards[key] = (k, k_team, players.get(row.get("id", "")) in top)
+            ref = table(kind, week)
+            k = int(consistent(row, ref).sum())
+            where = f"{calls_file}: line {n} ({kind}{f', week {week}' if week else ''}) shows a card ({row.get('id')})"
+            if k == 0:
+                raise RunDirError(f"{where} that no real player of the season's table fits: the prompts were not made "
+                                  "from this data (another season, other data files or an edited log); audit the run "
+                                  "with the data it was played on")
+            real_team = teams.get(row.get("team", ""), row.get("team"))
+            codes = {c for c in (*spec.team_codes, *spec.team_aliases) if spec.team_aliases.get(c, c) == real_team}
+            k_team = int(consistent(row, ref, team=codes | {real_team}).sum())
+            if k_team == 0:
+                raise RunDirError(f"{where} whose team pseudonym {row.get('team')!r} masking.json maps to "
+                                  f"{real_team!r}, the team of no player who fits it: masking.json is not this run's "
+                                  "(edited or copied); restore the run's own")
+            cards[key] = (k, k_team, players.get(row.get("id", "")) in top)
     kinds: dict[str, Any] = {}
     for kind, cards in sorted(seen.items()):
         vals = list(cards.values())
@@ -120,27 +272,23 @@ def audit(run_dir: str | Path, prepared=None, write: bool = True) -> dict[str, A
                        "team_known": _stats([k for _, k, _ in vals])}
     draft = [k for kind in DRAFT_KINDS for k, _, _ in seen.get(kind, {}).values()]
     draft_top = [k for kind in DRAFT_KINDS for k, _, t in seen.get(kind, {}).values() if t]
-    if not draft:
-        verdict = "no draft card in the prompts"
-    elif min(draft) >= K:
-        verdict = f"protected: every draft card matches at least {K} real players (smallest k {min(draft)})"
-    else:
-        verdict = (f"not protected: {sum(k == 1 for k in draft)} of {len(draft)} draft cards name their player "
-                   f"({sum(k == 1 for k in draft_top)} of {len(draft_top)} of the top-{TOP} ADP players' cards); "
-                   f"smallest k {min(draft)}")
+    week = [v for kind, cards in seen.items() if kind not in DRAFT_KINDS for v in cards.values()]
+    level, parts, summary = _verdict(seen, draft, draft_top)
     out = {"run": str(run), "masking": league.information.masking, "numbers": league.information.numbers,
            "k_target": K, "season_table": {"draft": len(pool)}, "draft": {**_stats(draft), f"top{TOP}": _stats(draft_top)},
-           "kinds": kinds, "verdict": verdict}
-    if write:  # one writer per run directory: never while the run is being played (RunLocked names it)
-        with exclusive(run):
-            write_json(run / AUDIT, out)
+           "week": {**_stats([k for k, _, _ in week]), f"top{TOP}": _stats([k for k, _, t in week if t])},
+           "team_known": _stats([k for cards in seen.values() for _, k, _ in cards.values()]),
+           "kinds": kinds, **summary, "unmeasured_notes": dict(UNMEASURED), "level": level,
+           "verdict": f"{level}: {'; '.join(parts)}" if parts else level}
+    if write:
+        write_json(run / AUDIT, out)
     return out
 
 
 def format_audit(result: dict[str, Any]) -> str:
     """The audit as a table to print."""
     lines = [f"masking audit of {result['run']} (masking {result['masking']}, numbers {result['numbers']}; "
-             f"k = real players a card fits)",
+             f"k = real players a card fits, each card alone)",
              f"{'kind':<18}{'cards':>7}{'unique':>8}{'min k':>7}{'med k':>7}   top-{TOP} ADP: cards unique min k"
              "   teams known: unique min k"]
     for kind, s in result["kinds"].items():
@@ -150,5 +298,11 @@ def format_audit(result: dict[str, Any]) -> str:
                      f"{s['median_k'] if s['median_k'] is not None else '-':>7}   {t['cards']:>15}{share(t['unique_share']):>7}"
                      f"{t['smallest_k'] if t['smallest_k'] is not None else '-':>6}   {share(tk['unique_share']):>18}"
                      f"{tk['smallest_k'] if tk['smallest_k'] is not None else '-':>6}")
-    lines.append(f"verdict: {result['verdict']}")
+    level = result.get("level")
+    verdict = result["verdict"]
+    if level and verdict.startswith(f"{level}: "):
+        lines.append(f"verdict: {level}")
+        lines += [f"  {p}" for p in verdict[len(level) + 2:].split("; ")]
+    else:
+        lines.append(f"verdict: {verdict}")
     return "\n".join(lines)

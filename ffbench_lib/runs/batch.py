@@ -151,9 +151,16 @@ def strata(spec: BatchSpec, base: Path | dict[str, Path]) -> list[Stratum]:
                             f"but its seasons are listed under {key}; list them under {league.sport}")
             continue
         spec_sport = sport_of(name)
+        years: dict[int, int] = {}
         for i, given in enumerate(seasons):
             at = f"seasons{'.' + key if key else ''}[{i}]"
-            year = spec_sport.season_year(given)
+            year = spec_sport.season_year(given) if not isinstance(given, bool) else None
+            if year is not None and year in years:  # 2024 and 2024-25 are one season
+                problems.append(f"{at}: {given!r} is seasons{'.' + key if key else ''}[{years[year]}] again "
+                                f"({spec_sport.season_name(year)}); list each season once")
+                continue
+            if year is not None:
+                years[year] = i
             if year is None or year not in spec_sport.seasons:
                 problems.append(f"{at}: {given!r} is no {spec_sport.title} season ffbench has data for; allowed: "
                                 f"{', '.join(spec_sport.season_name(y) for y in spec_sport.seasons)}")
@@ -190,10 +197,16 @@ def _agent(spec: Any, where: str) -> Any:
         raise ConfigError([where + line.removeprefix("agent") for line in format_validation_error(exc)]) from None
 
 
+def _one_base(base: Path | dict[str, Path]) -> Path:
+    """A field batch's one base league (``base: {nfl: x.yaml}`` names one: a field batch plays one sport)."""
+    return next(iter(base.values())) if isinstance(base, dict) else base
+
+
 def field_plan(spec: BatchSpec, base: Path) -> tuple[fieldmod.Manifest, list[FieldEntry]]:
     """The manifest and the leagues of a field batch, checked against the base league up front: a mistake found
     after some leagues ran would leave candidates compared on different seeds. ConfigError (no source) otherwise."""
     assert spec.field is not None
+    base = _one_base(base)
     fs, league = spec.field, load_config(base)
     names = [t.name for t in league.teams]
     seat = fs.seat if fs.seat is not None else names[0]
@@ -228,16 +241,22 @@ def field_plan(spec: BatchSpec, base: Path) -> tuple[fieldmod.Manifest, list[Fie
         raise ConfigError([f"field.reference: {ref.agent_id} is also candidates[{same}] but with other settings; "
                            "the reference reuses that candidate's runs, so give both the same settings"])
     first = spec.model_copy(update={"seeds": spec.seeds[:1], "seed_overrides": {}})
+    layers = strata(spec, base)
     for i, e in enumerate(entries):
-        cfg = run_configs(first, base, e.agent)[spec.seeds[0]]
-        if isinstance(cfg, str):
-            where = f"field.candidates[{i}]" if i < len(agents) else "field.reference"
-            problems += [f"{where}: {line.strip()} (with this agent in seat {seat})" for line in cfg.splitlines()[1:]]
+        for layer in layers:  # every season of a study: a candidate may be refused in one only
+            cfg = run_configs(first, base, e.agent, layer.season)[spec.seeds[0]]
+            if isinstance(cfg, str):
+                where = f"field.candidates[{i}]" if i < len(agents) else "field.reference"
+                when = f", {layer.label}" if layer.label else ""
+                problems += [f"{where}: {line.strip()} (with this agent in seat {seat}{when})"
+                             for line in cfg.splitlines()[1:]]
+                break
     if problems:
         raise ConfigError(problems)
     manifest = fieldmod.Manifest(name=spec.name, seat=seat, reference=ref.agent_id,
                                  reference_dir=entries[same].folder if same is not None else entries[-1].folder,
-                                 candidates={e.label: e.folder for e in entries[:len(agents)]}, seeds=list(spec.seeds))
+                                 candidates={e.label: e.folder for e in entries[:len(agents)]}, seeds=list(spec.seeds),
+                                 seasons=[layer.label for layer in layers] if spec.seasons is not None else None)
     return manifest, entries
 
 
@@ -272,6 +291,9 @@ def _check_out(spec: BatchSpec, manifest: fieldmod.Manifest | None) -> None:
                            "match), or use another out"]) from None
     changed = [f"{k}: {getattr(old, k)!r} there, {getattr(manifest, k)!r} now" for k in ("seat", "reference")
                if getattr(old, k) != getattr(manifest, k)]
+    if (old.seasons is None) != (manifest.seasons is None):  # runs/<cand>/seed-N against runs/<cand>/<season>/...
+        changed.append("seasons: " + ("none there (a field batch of one season), a study now" if old.seasons is None
+                                      else "a study there, none now"))
     dropped = [c for c in old.candidates if c not in manifest.candidates]
     if changed:
         raise ConfigError([f"field: {out} holds a field batch of another seat or reference ({'; '.join(changed)}); "
@@ -527,14 +549,19 @@ def _jobs(spec: BatchSpec, base: Path | dict[str, Path]) -> tuple[list[_Job], fi
                                  out.joinpath("configs", *sub, f"seed-{seed}.yaml"), out.joinpath("notebooks", *sub),
                                  layer))
         return jobs, None
+    base = _one_base(base)
     manifest, entries = field_plan(spec, base)
-    configs = {e.label: run_configs(spec, base, e.agent) for e in entries}
+    layers = strata(spec, base)
+    configs = {(e.label, layer): run_configs(spec, base, e.agent, layer.season) for e in entries for layer in layers}
     jobs = []
-    for seed in spec.seeds:
-        for e in entries:
-            folder = Path(e.folder).name
-            jobs.append(_Job(e.label, seed, configs[e.label][seed], out / e.folder / f"seed-{seed}",
-                             out / "configs" / folder / f"seed-{seed}.yaml", out / "notebooks" / folder))
+    for seed in spec.seeds:  # a seed's every season and candidate before the next seed: whole blocks to compare
+        for layer in layers:
+            sub = (layer.label,) if layer.label else ()
+            for e in entries:
+                folder = Path(e.folder).name
+                jobs.append(_Job(e.label, seed, configs[e.label, layer][seed], out.joinpath(e.folder, *sub, f"seed-{seed}"),
+                                 out.joinpath("configs", folder, *sub, f"seed-{seed}.yaml"),
+                                 out.joinpath("notebooks", folder, *sub), layer))
     return jobs, manifest
 
 
@@ -605,7 +632,7 @@ def _run_batch(spec: BatchSpec, base: Path, workers: int | None, progress: bool)
     for d in {out / "runs", out / "configs", out / "notebooks", *(j.log_dir for j in jobs)}:
         d.mkdir(parents=True, exist_ok=True)
     if manifest is not None:  # before any run: the analysis must be able to tell which runs are whose
-        write_text(out / fieldmod.MANIFEST, manifest.model_dump_json(indent=2) + "\n")  # candidates in spec order
+        write_text(out / fieldmod.MANIFEST, manifest.dump())  # candidates in spec order
     results: dict[int, dict[str, Any]] = {}
     todo = []
     for k, job in enumerate(jobs):
@@ -634,7 +661,7 @@ def _run_batch(spec: BatchSpec, base: Path, workers: int | None, progress: bool)
 
     table = pd.DataFrame([results[k] for k in range(len(jobs))]).drop(columns=["trace"], errors="ignore")
     write_csv(out / "batch_runs.csv", table)
-    who = ["candidate", "seed"] if manifest is not None else ["sport", "season", "seed"] if spec.seasons else ["seed"]
+    who = (["candidate"] if manifest is not None else []) + (["sport", "season"] if spec.seasons else []) + ["seed"]
     summary: dict[str, Any] = {"name": spec.name, "runs": len(table), "complete": int((table["status"] == "complete").sum()),
                                "failed": table.loc[table["status"] != "complete", [*who, "error"]].to_dict("records")}
     if spec.seasons is not None:  # a study: its seasons in the order written (runs/<label>/)
