@@ -69,7 +69,7 @@ def assert_same_batch(local: Path, other: Path) -> list[list]:
     assert digests(local / "configs") == digests(other / "configs") and len(digests(local / "configs")) == len(SEEDS)
     a, b = (pd.read_csv(d / "batch_runs.csv").drop(columns="seconds") for d in (local, other))
     pd.testing.assert_frame_equal(a, b)
-    assert list(a.columns) == ["seed", "status", "error"] and set(a["status"]) == {"complete"}
+    assert list(a.columns) == ["sport", "season", "seed", "status", "error"] and set(a["status"]) == {"complete"}
     return resumes
 
 
@@ -102,7 +102,7 @@ def test_worker_killed_mid_season_is_resumed_elsewhere_and_its_kernel_ends(local
     monkeypatch.setenv("FFBENCH_DATA_DIR", str(data_dir))
     f = spec_file(tmp_path, executor="dask", workers=1)
     cluster, client = shared_cluster
-    client.wait_for_workers(2, timeout=120)
+    client.wait_for_workers(2, timeout=300)
     box: dict = {}
     batch = threading.Thread(target=lambda: box.update(summary=run_batch(f, progress=False,
                                                                          scheduler=cluster.scheduler_address)))
@@ -152,7 +152,7 @@ def test_out_that_a_worker_cannot_see_is_refused_before_any_run(tmp_path):
                                    f"worker {cluster.scheduler_address} --nthreads 1 --no-nanny --no-dashboard"],
                                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         try:
-            client.wait_for_workers(1, timeout=120)
+            client.wait_for_workers(1, timeout=300)
             r = cli(str(f), "--scheduler", cluster.scheduler_address, "--quiet")
         finally:
             worker.terminate()
@@ -200,7 +200,7 @@ def test_interrupted_batch_ends_its_leagues_on_an_existing_cluster(shared_cluste
 
     f = spec_file(tmp_path, executor="dask", seeds=[0, 1], overrides={})  # full seasons: still running at the ^C
     cluster, client = shared_cluster
-    client.wait_for_workers(2, timeout=120)
+    client.wait_for_workers(2, timeout=300)
     batch = subprocess.Popen([sys.executable, "-m", "ffbench_lib", "batch", str(f), "--scheduler",
                               cluster.scheduler_address, "--quiet"], cwd=REPO, text=True,
                              stdout=subprocess.PIPE, stderr=subprocess.PIPE,
