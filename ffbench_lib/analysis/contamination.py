@@ -154,7 +154,7 @@ def stratum(cfg: dict) -> str:
 
     spec = sport(cfg.get("sport", DEFAULT_SPORT))
     year = spec.season_year(cfg.get("season"))
-    return f"{spec.name}-{spec.season_name(year) if year is not None else cfg.get('season')}"
+    return spec.stratum(year) if year is not None else f"{spec.name}-{cfg.get('season')}"
 
 
 def _by_seed(side: list[tuple[Path, RunMeta, dict]], label: str) -> dict[tuple[str, int], tuple[Path, RunMeta, dict]]:

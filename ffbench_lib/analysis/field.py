@@ -114,7 +114,7 @@ def seat_results(runs: dict, manifest: Manifest, folder: str | Path | None = Non
             raise ValueError(f"{where[r.run_id]}: its seat {manifest.seat!r} is played by {r.agent}, but the "
                              f"folder is {owners[r.run_id]}'s in field.json")
     meta = runs["meta"].set_index("run_id")
-    seat = seat.assign(season=[f"{sp}-{sport(sp).season_name(int(y))}" for sp, y in
+    seat = seat.assign(season=[sport(sp).stratum(int(y)) for sp, y in
                                zip(seat["run_id"].map(meta["sport"]), seat["run_id"].map(meta["season"]))])
     dupes = seat[seat.duplicated(["agent", *BLOCK], keep=False)]
     if len(dupes):
@@ -263,7 +263,7 @@ def by_seed(per_run: pd.DataFrame, runs: dict) -> pd.DataFrame:
     out = per_run[~per_run["agent"].map(is_field_agent)].copy()
     label = "seed-" + out["run_id"].map(seed).astype(str)
     if meta[["sport", "season"]].drop_duplicates().shape[0] > 1:  # a field study: a season's seed is the block
-        season = {r: f"{sp}-{sport(sp).season_name(int(y))}" for r, sp, y in
+        season = {r: sport(sp).stratum(int(y)) for r, sp, y in
                   zip(meta["run_id"], meta["sport"], meta["season"])}
         label = out["run_id"].map(season) + "/" + label
     out["run_id"] = label

@@ -26,14 +26,14 @@ def stratum_of(runs: metrics.Runs) -> pd.Series:
     """run_id -> its stratum, ``<sport>-<season>`` as the sport names the season (``nfl-2023``,
     ``fpl-2024-25``)."""
     meta = runs["meta"]
-    return pd.Series([f"{sp}-{sport(sp).season_name(int(s))}" for sp, s in zip(meta["sport"], meta["season"])],
+    return pd.Series([sport(sp).stratum(int(s)) for sp, s in zip(meta["sport"], meta["season"])],
                      index=meta["run_id"].to_numpy(), name="stratum")
 
 
 def strata(runs: metrics.Runs) -> list[str]:
     """The strata of these runs, in season order within each sport."""
     meta = runs["meta"].drop_duplicates(["sport", "season"]).sort_values(["sport", "season"])
-    return [f"{sp}-{sport(sp).season_name(int(s))}" for sp, s in zip(meta["sport"], meta["season"])]
+    return [sport(sp).stratum(int(s)) for sp, s in zip(meta["sport"], meta["season"])]
 
 
 def is_study(runs: metrics.Runs) -> bool:

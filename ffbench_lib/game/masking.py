@@ -45,7 +45,7 @@ from typing import Any
 from ffbench_lib.config.league import PSEUDONYM, League
 from ffbench_lib.config.errors import ConfigError
 from ffbench_lib.sport import SPORTS
-from ffbench_lib.game.protect import Protector
+from ffbench_lib.game.protect import Protector, natural
 from ffbench_lib.game.seat import StopRun
 from ffbench_lib.game.views import Firewall
 
@@ -73,10 +73,6 @@ PLAYER, TEAM = "[player]", "[team]"  # a name two players (teams) share, or a pl
 #: Prefix of a real id or name found in an answer: no view holds such a string, so that part is repaired.
 UNMASKED = "unmasked:"
 
-
-def natural(s: str) -> tuple:
-    """Sort key putting ``RB-999`` before ``RB-1000``."""
-    return tuple(int(p) if i % 2 else p for i, p in enumerate(re.split(r"(\d+)", s)))
 
 
 def _norm(word: str) -> str:

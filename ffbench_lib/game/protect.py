@@ -45,6 +45,8 @@ from typing import Any, Iterable
 
 import numpy as np
 
+from ffbench_lib.game.render import fmt
+
 #: every card must match at least this many real players of the season's table
 K = 5
 #: a bye is shown as its team's bye class: consecutive bye weeks holding at least this many NFL teams
@@ -76,7 +78,7 @@ RANGE = re.compile(r"^(-?\d+(?:\.\d+)?)-(-?\d+(?:\.\d+)?)$")
 
 
 def natural(s: str) -> tuple:
-    """Sort key putting ``9-11`` before ``12-14``."""
+    """Sort key putting ``9-11`` before ``12-14`` (and ``RB-999`` before ``RB-1000``)."""
     return tuple(int(p) if i % 2 else p for i, p in enumerate(re.split(r"(\d+)", s)))
 
 
@@ -340,15 +342,8 @@ def parse_tables(text: str) -> list[dict[str, str]]:
     return rows
 
 
-def cell_text(v: Any) -> str:
-    """A card value as a prompt table writes it (``render.fmt``)."""
-    if v is None:
-        return "-"
-    if isinstance(v, float):
-        return f"{v:.1f}"
-    if isinstance(v, (list, tuple)):
-        return ",".join(cell_text(x) for x in v) or "-"
-    return str(v)
+#: a card value as a prompt table writes it
+cell_text = fmt
 
 
 class Column:

@@ -165,7 +165,7 @@ def strata(spec: BatchSpec, base: Path | dict[str, Path]) -> list[Stratum]:
                 problems.append(f"{at}: {given!r} is no {spec_sport.title} season ffbench has data for; allowed: "
                                 f"{', '.join(spec_sport.season_name(y) for y in spec_sport.seasons)}")
                 continue
-            out.append(Stratum(name, year, path, f"{name}-{spec_sport.season_name(year)}"))
+            out.append(Stratum(name, year, path, spec_sport.stratum(year)))
     if problems:
         raise ConfigError(problems)
     return out

@@ -128,6 +128,10 @@ class Sport:
     def season_name(self, year: int) -> str:
         return self.season_format.format(year=year, next=(year + 1) % 100)
 
+    def stratum(self, year: int) -> str:
+        """A season with its sport, ``nfl-2024``, ``fpl-2024-25``: a study's stratum and its runs' folder."""
+        return f"{self.name}-{self.season_name(year)}"
+
     def season_year(self, name: object) -> int | None:
         """The start year of the season named ``name`` (``2024-25`` -> 2024; an int or ``"2024"`` as it is), or
         None for a name of no season of the sport's form."""
