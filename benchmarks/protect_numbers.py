@@ -86,14 +86,18 @@ class ProtectedBot(Agent):
 
 
 def bot_points(seed: int, protected: bool) -> dict[str, float]:
-    lg = _league(2024).model_copy(update={"seed": seed})
+    """Mean season points per bot, shown exact numbers or what a protected seat is shown (ranges as midpoints,
+    boards and free-agent lists cut by the protected value, no team or opponent)."""
+    lg = _league(2024, masking="players_and_teams", numbers="protected").model_copy(update={"seed": seed})
     prep = prepared_for(lg)
     agents = build_agents(lg, seed)
-    if protected:
-        pr = Protector(Firewall(prep, lg), seed, as_numbers=True)
-        agents = {t: ProtectedBot(a, pr) for t, a in agents.items()}
     with tempfile.TemporaryDirectory() as tmp:
-        asyncio.run(Engine(lg, prep, Path(tmp) / "run", agents=agents, progress=False).run())
+        eng = Engine(lg, prep, Path(tmp) / "run", agents=agents, progress=False)
+        if protected:
+            pr = Protector(eng.fw, seed, as_numbers=True)
+            eng.seats = {t: ProtectedBot(a, pr) for t, a in eng.seats.items()}
+            eng.fw.protected_teams = frozenset(eng.seats)
+        asyncio.run(eng.run())
         st = pd.read_parquet(Path(tmp) / "run" / "standings.parquet")
     last = st[st["week"] == st["week"].max()]
     return last.groupby("agent")["points_for"].mean().to_dict()

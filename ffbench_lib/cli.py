@@ -705,7 +705,8 @@ def build_parser() -> argparse.ArgumentParser:
     mk = sub.add_parser("masking", help="masked runs: audit what their prompts reveal").add_subparsers(
         dest="masking_command", required=True)
     ma = mk.add_parser("audit", help="per decision kind, how many real players each card the prompts showed could be "
-                                     "(k-anonymity); writes masking_audit.json into the run")
+                                     "(k-anonymity), also with a player's cards in one prompt and in every prompt "
+                                     "read together; writes masking_audit.json into the run")
     ma.add_argument("run", help="a masked run directory with LLM teams")
     ma.add_argument("--json", action="store_true", help="print the result as JSON")
     ma.set_defaults(func=_cmd_masking_audit)

@@ -367,3 +367,26 @@ def test_lineup_form_of_a_formation_sets_a_bench_order(prepared_fpl, tmp_path):
     starter = f.slots[1][1].value
     f.order[1].value = starter
     assert_illegal(f, f"bench: {starter} ({f.cards[starter]['name']}) is not a bench player")
+
+
+def test_every_form_reads_a_protected_view(season, prepared_2024):
+    """A person in a league with protected numbers (information.numbers: protected) is shown ranges, flags such as
+    ``bye or -`` and ``?`` for the withheld team: every form builds, sorts and adds by a range's midpoint, and the
+    dedicated forms' default answers stay legal."""
+    from ffbench_lib.config.league import Information
+    from ffbench_lib.game.protect import Protector
+    from ffbench_lib.game.views import Firewall
+
+    views, _ = season
+    lg = league().model_copy(update={"information": Information(masking="players_and_teams", numbers="protected")})
+    pr = Protector(Firewall(prepared_2024, lg), lg.seed)
+    ranges = 0
+    for kind, vs in views.items():
+        for view in vs[:3]:
+            shown = pr.view(view)
+            f = form_for(kind, shown)
+            text = texts(f.widget)
+            ranges += "-" in text and any(c.isdigit() for c in text)
+            if kind in MINE and not f.problems() and kind not in ("propose_trade",):
+                assert REGISTRY[kind].validate(f.answer(), shown) == [], kind
+    assert ranges > 0

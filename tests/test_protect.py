@@ -13,9 +13,9 @@ from ffbench_lib.cli import main as cli
 from ffbench_lib.config.errors import ConfigError
 from ffbench_lib.config.league import Information, League
 from ffbench_lib.config.load import load_config
-from ffbench_lib.game.protect import (K, SEASON_HIDDEN, Protector, bye_classes, cell_text, columns, consistent, fits,
-                                      Column, midpoint, mondrian, parse_tables)
-from ffbench_lib.game.render import CARD, DETAIL, table
+from ffbench_lib.game.protect import (K, NUMBER_WITHHELD, SEASON_HIDDEN, Protector, bye_classes, cell_text, columns,
+                                      consistent, fits, generalise, Column, midpoint, mondrian, parse_tables)
+from ffbench_lib.game.render import CARD, DETAIL, WEEK, table
 from ffbench_lib.game.views import Firewall, canonical_json
 from ffbench_lib.runs.anonymity import AUDIT, DRAFT_KINDS, UNMEASURED, audit
 from ffbench_lib.runs.rundir import exclusive
@@ -103,6 +103,93 @@ def test_every_draft_card_of_a_season_matches_k_players(prepared_2024):
     assert recs[0] == recs[1]  # a function of the seed and the data
 
 
+def week_ks(fw: Firewall, league: League, w: int) -> tuple[list[int], int]:
+    """How many real players known before week ``w`` each one's protected week card (as a prompt writes it, flags
+    and injury included) fits; and how many cards leave unsaid whether the player scores nothing (``bye or -``)."""
+    known = sorted(fw.week(w).known_players())
+    ref = columns(fw.player_week(p, w) for p in known)
+    pr = Protector(fw, league.seed)
+    ks, unsure = [], 0
+    for p in known:
+        shown = pr.card(fw.player_week(p, w), w)
+        ks.append(int(consistent({h: cell_text(shown.get(f)) for h, f in WEEK}, ref).sum()))
+        exact = list(fw.player_week(p, w)["zero_flags"])
+        if isinstance(shown["zero_flags"], str):  # generalised: the player's own flags are one of its options
+            assert (",".join(exact) or "-") in shown["zero_flags"].split(" or "), (p, w, shown["zero_flags"])
+            unsure += shown["zero_flags"].endswith(" or -")
+        else:
+            assert list(shown["zero_flags"]) == exact
+    return ks, unsure
+
+
+def test_every_week_card_matches_k_players_flags_and_injuries_included(prepared_2024):
+    league = protected(demo_league())
+    fw = Firewall(prepared_2024, league)
+    for w in range(1, league.weeks + 1):
+        ks, _ = week_ks(fw, league, w)
+        assert min(ks) >= K, (w, sorted(ks)[:5])
+
+
+def test_rare_flags_pool_before_they_are_hidden():
+    """Three kickers on bye and two ruled out share a class (``bye or out``: both score nothing) before either joins
+    the healthy ones, whose flags stay exact."""
+    cards = {f"k{i:02d}": {"pos": "K", "proj_week": float(i), "zero_flags": flags, "injury": inj}
+             for i, (flags, inj) in enumerate([(["bye"], None)] * 3 + [(["out"], "Out")] * 2 + [([], None)] * 20)}
+    shown = generalise(cards, ("proj_week",), seed=1, k=K, exact=("zero_flags", "injury"))
+    assert {shown[f"k{i:02d}"]["zero_flags"] for i in range(5)} == {"bye or out"}
+    assert {shown[f"k{i:02d}"]["injury"] for i in range(5)} == {"Out or -"}
+    assert all(shown[f"k{i:02d}"]["zero_flags"] == [] for i in range(5, 25))
+    two = {**{f"a{i}": {"pos": "K", "proj_week": 1.0, "zero_flags": ["bye"], "injury": None} for i in range(2)},
+           **{f"b{i}": {"pos": "K", "proj_week": 1.0, "zero_flags": [], "injury": None} for i in range(8)}}
+    got = generalise(two, ("proj_week",), seed=1, k=K, exact=("zero_flags", "injury"))
+    assert {got[p]["zero_flags"] for p in ("a0", "a1")} == {"bye or -"}  # two flagged kickers cannot hide alone
+
+
+def test_numbers_in_another_teams_rationale_are_withheld_and_ids_kept(prepared_2024):
+    pr = Protector(Firewall(prepared_2024, protected(demo_league())), 4)
+    view = {"decision": "respond_to_offer", "week": 3, "negotiation": [
+        {"step": 1, "their_rationale_untrusted": "raises my projected starting value by 12.3 per week; 00-0035208 "
+                                                 "for a 1-for-1 swap, gain +3.2 in 2024"}]}
+    text = pr.view(view)["negotiation"][0]["their_rationale_untrusted"]
+    assert text == (f"raises my projected starting value by {NUMBER_WITHHELD} per week; 00-0035208 for a 1-for-1 "
+                    f"swap, gain {NUMBER_WITHHELD} in {NUMBER_WITHHELD}")
+
+
+def test_a_protected_teams_boards_are_cut_by_the_protected_value_and_bots_keep_the_exact_cut(prepared_2024):
+    """A board cut by the exact projection would say a card's rank (169 of 1,440 board cards fit one player with
+    it); cut by the protected value it holds whole classes, and a keyed draw from the last one."""
+    from ffbench_lib.game.decisions import waiver_claims
+    from ffbench_lib.game.state import LeagueState
+
+    league = protected(demo_league())
+    fw = Firewall(prepared_2024, league)
+    teams = [t.name for t in league.teams]
+    fw.protected_teams = frozenset(teams[:1])
+    state = LeagueState(teams=teams, agent_ids={t: t for t in teams}, draft_order=teams, schedule={},
+                        rosters={t: [] for t in teams})
+    mine, bot = fw.draft_view(state, teams[0], 1, 1)["available"], fw.draft_view(state, teams[1], 1, 1)["available"]
+    n, classes, moved = league.draft.show_per_position, fw.protector.preseason(), 0
+    for pos, cards in mine.items():
+        pool = list(fw.catalog.pool(pos))
+        assert [c["id"] for c in bot[pos]] == pool[:n]  # the exact cut, as before
+        ids = [c["id"] for c in cards]
+        assert ids == fw.protector.ranked(pool, "proj", None)[:n]
+        moved += len(set(ids) - set(pool[:n]))
+        # whole classes: the classes with members on and off the board all show the board's last value
+        straddle = {midpoint(classes[p]["proj"]) for p in ids if any(classes[q] is classes[p] and q not in ids
+                                                                     for q in pool)}
+        assert straddle <= {midpoint(classes[ids[-1]]["proj"])}, pos
+    assert moved > 0  # the protected cut differs somewhere
+    w = 2
+    players = waiver_claims.pool(fw, state, w)
+    exact, prot = (waiver_claims.best_free_agents(fw, players, w, p) for p in (False, True))
+    lists = waiver_claims.free_agent_lists(fw, players, w, teams)
+    assert lists[teams[0]] == prot and lists[teams[1]] == exact and exact != prot
+    for pos, cards in prot.items():
+        assert [c["id"] for c in cards] == fw.protector.ranked(
+            [p for p in players if fw.position[p] == pos], "proj_week", w)[: league.waivers.show_per_position]
+
+
 # ------------------------------------------------------------------------------------------------ real data
 def test_top_50_adp_draft_cards_of_2024_are_unique_exact_and_k_anonymous_protected(real_prepared_2024):
     league = protected(demo_league())
@@ -113,6 +200,17 @@ def test_top_50_adp_draft_cards_of_2024_are_unique_exact_and_k_anonymous_protect
     ks = draft_ks(fw, league, top, protect=True)
     assert min(ks) >= K and not any(k == 1 for k in ks), ks
     assert min(draft_ks(fw, league, list(fw.catalog.pool_ids), protect=True)) >= K
+
+
+def test_every_week_card_of_2024_matches_k_players_and_few_hide_a_zero(real_prepared_2024):
+    league = protected(demo_league())
+    fw = Firewall(real_prepared_2024, league)
+    cards = unsure = 0
+    for w in range(1, league.weeks + 1):
+        ks, u = week_ks(fw, league, w)
+        assert min(ks) >= K, (w, sorted(ks)[:5])
+        cards, unsure = cards + len(ks), unsure + u
+    assert 0 < unsure < 0.03 * cards  # 173 of 16,203 (1.1%) leave unsaid whether the player scores nothing
 
 
 # ------------------------------------------------------------------------------------------------ firewall
@@ -173,21 +271,40 @@ def test_the_audit_finds_the_leak_of_exact_numbers_and_none_in_protected_draft_c
     assert after["draft"]["cards"] > 100 and after["draft"]["smallest_k"] >= K and after["draft"]["unique"] == 0
     for kind in ("draft_shortlist", "draft_pick"):
         assert after["kinds"][kind]["smallest_k"] >= K and after["kinds"][kind]["unmatched"] == 0
-    # the verdict covers every kind and the team_known adversary, and names what it does not measure
+    # the verdict covers every kind, the team_known adversary and the linked cards, and names what it does not measure
     week_min = min(s["smallest_k"] for kind, s in after["kinds"].items() if kind not in DRAFT_KINDS)
     team_min = min(s["team_known"]["smallest_k"] for s in after["kinds"].values())
-    assert after["protected_draft_per_card"] and after["protected_per_card"] == (week_min >= K)
-    assert after["protected_team_known"] == (team_min >= K) and team_min < K  # teams known: cards name players
-    assert after["team_known"]["smallest_k"] == team_min and after["week"]["smallest_k"] == week_min
-    assert after["verdict"].startswith("partly protected: draft cards k>=5 per card")
-    assert (f"week cards NOT k>={K}" in after["verdict"]) == (week_min < K)
-    assert f"NOT protected against an adversary who identifies the teams (smallest k {team_min}" in after["verdict"]
-    assert {"board_membership", "linked_cards", "team_identification"} <= set(after["unmeasured"]) == set(UNMEASURED)
-    for leak in ("board membership cut by exact projection", "a pseudonym's cards linked across tables and prompts",
-                 "team identification from a prompt's cards"):
-        assert leak in after["verdict"].split("not measured: ")[1]
-    # the week kinds are far from naming their players too (a few ruled-Out players may stand alone)
-    assert after["kinds"]["set_lineup"]["unique_share"] < 0.1 < before["kinds"]["set_lineup"]["unique_share"]
+    assert after["protected_draft_per_card"] and after["protected_per_card"] and week_min >= K  # flags included
+    assert f"week cards NOT k>={K}" not in after["verdict"] and f"week cards NOT k>={K}" in before["verdict"]
+    # exact numbers show the team pseudonyms, and an adversary who identifies the teams names players ...
+    before_team = min(s["team_known"]["smallest_k"] for s in before["kinds"].values())
+    assert before["teams_shown"] and not before["protected_team_known"] and before_team == 1
+    assert f"NOT protected against an adversary who identifies the teams (smallest k 1" in before["verdict"]
+    assert "team_identification" in before["unmeasured"]
+    # ... protected ones show no team nor opponent: team_known is each card's own k
+    assert not after["teams_shown"] and after["protected_team_known"] and team_min == week_min
+    assert all(r["team"] == "?" and r.get("opp", "?") == "?" for r in protected_rows(run))
+    assert "no card shows a team or an opponent" in after["verdict"]
+    assert set(after["unmeasured"]) == set(UNMEASURED) - {"team_identification"}
+    assert after["verdict"].split("not measured: ")[1] == ", ".join(
+        UNMEASURED[u].split(" (")[0] for u in after["unmeasured"])
+    # the linked adversary: every card of a player in every prompt read together narrows him further
+    linked = after["linked"]
+    assert linked["cards"] > 50 and linked["smallest_k"] <= min(after["draft"]["smallest_k"], week_min)
+    assert after["protected_linked"] == (linked["smallest_k"] >= K)
+    # one prompt read as a whole (what one call shows a model) still leaves every player among K
+    assert after["protected_in_prompt"] and after["in_prompt"]["smallest_k"] >= K
+    assert after["in_prompt"]["cards"] == linked["cards"] and linked["smallest_k"] <= after["in_prompt"]["smallest_k"]
+    assert after["level"] == ("protected across prompts" if after["protected_linked"] else "protected per prompt")
+    assert not before["protected_in_prompt"] and before["in_prompt"]["unique_share"] > 0.5
+    assert before["linked"]["unique_share"] > 0.5 and before["linked"]["unique"] > linked["unique"]
+    # no week card names its player either (rare flags and statuses pool with others, ``bye or out``)
+    assert after["kinds"]["set_lineup"]["unique"] == 0 and before["kinds"]["set_lineup"]["unique_share"] > 0.1
+
+
+def protected_rows(run) -> list[dict[str, str]]:
+    calls = [json.loads(line) for line in (run / "llm_calls.jsonl").open()]
+    return [r for c in calls for m in c["messages"] if m["role"] != "assistant" for r in parse_tables(m["content"])]
 
 
 def test_a_protected_season_plays_from_ranges_without_the_year_and_bots_see_exact_numbers(llm_runs):
@@ -196,6 +313,8 @@ def test_a_protected_season_plays_from_ranges_without_the_year_and_bots_see_exac
     text = "\n".join(m["content"] for c in calls for m in c["messages"])
     assert SEASON_HIDDEN in text and not re.search(r"\b20(2[0-9])\b", text)
     assert re.search(r"\| \d+-\d+ \|", text)  # ranges in the tables
+    assert text.count("Protected numbers: a number on a player's card is a range (low-high) shared by at least 5 ") \
+        == sum(m["role"] == "system" for c in calls for m in c["messages"])  # every system prompt says what they mean
     recs = [json.loads(line) for line in (run / "decisions.jsonl").open()]
     llm = [r for r in recs if r["agent"].startswith("llm:")]
     assert sum(r["decided_by"] == "fallback" for r in llm) / len(llm) < 0.1  # answers map back and apply
@@ -224,8 +343,9 @@ def test_the_audit_command_reports_and_refuses_bad_input(llm_runs, tmp_path, cap
     assert out["draft"]["smallest_k"] >= K
     assert cli(["masking", "audit", str(run)]) == 0
     out = capsys.readouterr().out
-    assert "verdict: partly protected\n  draft cards k>=5 per card" in out
-    assert "NOT protected against an adversary who identifies the teams" in out and "  not measured: board" in out
+    assert re.search(r"verdict: protected (per prompt|across prompts)\n  draft cards k>=5 per card", out), out
+    assert "no card shows a team or an opponent" in out and "  not measured: the withheld year" in out
+    assert re.search(r"\none prompt +\d+ +0% +\d+ ", out) and re.search(r"\nall prompts +\d+ +\d+% +\d+ ", out), out
     assert cli(["masking", "audit", str(tmp_path)]) == 2
     assert "not a run directory" in capsys.readouterr().err
     # a masked run without prompts, and an unmasked run
@@ -261,10 +381,10 @@ def _impossible_card(run):
     (run / "llm_calls.jsonl").write_text("\n".join(lines) + "\n")
 
 
-def _swap_teams(run):
+def _swap(run, what: str):
     m = json.loads((run / "masking.json").read_text())
-    fakes = sorted(m["teams"])
-    m["teams"] = dict(zip(fakes, [m["teams"][f] for f in fakes[1:] + fakes[:1]]))
+    fakes = sorted(m[what])
+    m[what] = dict(zip(fakes, [m[what][f] for f in fakes[1:] + fakes[:1]]))
     (run / "masking.json").write_text(json.dumps(m))
 
 
@@ -299,16 +419,19 @@ BAD_INPUTS = {
         "data_fingerprint 0000000000000000"),
     "a card no real player fits (the wrong reference table)": (
         _impossible_card, "llm_calls.jsonl", "no real player of the season's table fits"),
-    "masking.json of other teams": (_swap_teams, "llm_calls.jsonl", "masking.json is not this run's"),
+    "masking.json of other players": (lambda r: _swap(r, "players"), "llm_calls.jsonl", "masking.json is not this run's"),
 }
 
 
-@pytest.mark.parametrize("case", list(BAD_INPUTS))
+@pytest.mark.parametrize("case", [*BAD_INPUTS, "masking.json of other teams"])
 def test_the_audit_refuses_each_bad_input_with_one_message_naming_the_file(llm_runs, tmp_path, capsys, case):
     import shutil
 
-    make, named, says = BAD_INPUTS[case]
-    _, run = llm_runs["protected"]
+    if case == "masking.json of other teams":  # a run that shows team pseudonyms (protected numbers show none)
+        make, named, says, run = lambda r: _swap(r, "teams"), "llm_calls.jsonl", "masking.json is not this run's", \
+            llm_runs["exact"][1]
+    else:
+        (make, named, says), run = BAD_INPUTS[case], llm_runs["protected"][1]
     copy = tmp_path / "run"
     shutil.copytree(run, copy)
     (copy / AUDIT).unlink(missing_ok=True)
@@ -355,8 +478,17 @@ def test_the_report_caveat_names_each_audited_runs_smallest_k(llm_runs, prepared
     assert "numbers exact: every draft card the prompts showed matches at least 1 real player" in text
     assert f"numbers protected: every draft card the prompts showed matches at least " in text
     prot = text.split("numbers protected:")[1]
-    # teams known, protected cards still name players: the caveat says not protected, and what it does not measure
-    assert "for an adversary who identifies the teams" in prot and "Not protected (" in prot
-    assert "cards with the teams identified" in prot.split("Not protected (")[1].split(")")[0]
-    assert "does not measure board membership cut by exact projection" in prot
+    exact = text.split("numbers protected:")[0]
+    # exact numbers show the teams: the caveat says not protected, naming the team-known adversary
+    assert "for an adversary who identifies the teams" in exact and "Not protected (" in exact
+    assert "cards with the teams identified" in exact.split("Not protected (")[1].split(")")[0]
+    assert "team identification from a prompt's cards" in exact
+    # protected numbers: every card k >= 5 alone, no team shown, and the linked cards stated with what is not measured
+    linked = json.loads((llm_runs["protected"][1] / AUDIT).read_text())["linked"]
+    assert "1 run(s) show no team or opponent on any card" in prot and "Not protected (" not in prot
+    assert f"earlier calls showed) at least {linked['smallest_k']} " in prot
+    assert ("but not a player's cards of a whole run read together" in prot) == (linked["smallest_k"] < K)
+    assert "with a player's cards in one prompt read together (what one call shows a model) at least " in prot
+    assert "the audit does not measure the withheld year read off the bye classes" in prot
+    assert "team identification" not in prot
     assert audit_caveat([tmp_path]) is None  # no masked run: nothing to say

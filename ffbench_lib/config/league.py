@@ -632,8 +632,9 @@ class Information(_Strict):
     numbers: Literal["exact", "protected"] = Field(
         "exact", description="protected (needs masking: players_and_teams): a masked agent's cards show ranges "
         "(180-210) instead of exact numbers, so that every card matches at least 5 real players of the season "
-        "(each card read alone; a partial control, see docs/memory.md: ffbench_lib/game/protect.py) and the season's "
-        "year is withheld; bots keep the exact numbers")
+        "(each card read alone; a player's cards read together can still narrow him: docs/memory.md, "
+        "ffbench_lib/game/protect.py), its boards are cut by those ranges, and the season's year and each player's "
+        "NFL team and opponent are withheld; bots keep the exact numbers")
 
     @model_validator(mode="after")
     def _protected_needs_masking(self) -> "Information":

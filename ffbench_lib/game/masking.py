@@ -171,7 +171,9 @@ class Masker:
                       ) - set(self._back)
         self._check_team_names(league)
         #: protected numbers (``information.numbers``): applied before the pseudonyms (:mod:`.protect`)
-        self.protect = Protector(fw, seed) if league.information.numbers == "protected" else None
+        self.protect = None
+        if league.information.numbers == "protected":  # the firewall's own when it is this league's (one partition)
+            self.protect = fw.protector if fw.protector is not None and fw.league.seed == seed else Protector(fw, seed)
 
     def _canon(self, code: str) -> str:
         return self.spec.team_aliases.get(code, code)

@@ -1,14 +1,13 @@
 """Protected numbers (``information.numbers: protected``): the numbers a masked agent's cards show are generalised so
 that every card, read alone, matches at least :data:`K` real players of the season (k-anonymity of a card over the
-season's player table). It is a partial control, not k-anonymity of a prompt: a prompt's cards of one team
-pseudonym can identify the team, a board cut by exact projection says a card's rank, and a pseudonym's cards in
-two tables can be intersected (measured in docs/memory.md; ``ffbench masking audit`` names what it does not
-measure).
+season's player table), and the cards show no team: it is not k-anonymity of a whole run, since a player's cards
+in several prompts can be intersected (``ffbench masking audit`` measures that too; docs/memory.md).
 
 Masking (:mod:`~ffbench_lib.game.masking`) hides names; the numbers stay exact, and of the 50 players with the best
 ADP of 2024 every one is unique in the season's table by his draft card alone. Protection applies before the
 pseudonyms, in the same wrapper (:class:`~ffbench_lib.agents.masked.MaskedAgent`), so bots keep the exact numbers
-(they are the noise-free control of the masked-vs-unmasked ablation) and phases, logs and tables stay exact.
+(they are the noise-free control of the masked-vs-unmasked ablation) and phases, logs and tables stay exact; only
+which players a protected team's lists hold is the firewall's (those lists are the legal set: see below).
 
 **The generalisation.** Mondrian partitioning (LeFevre et al., 2006), per position, of every card's numeric
 quasi-identifiers: a group of at least ``2K`` players is split at the median of the dimension with the widest range
@@ -23,15 +22,23 @@ card, so each card is consistent with at least ``K`` players (more: others whose
 * week cards (lineups, waivers, IR, trades): one partition per week over the players known before that week (their
   preseason fields and the season to date), built from ``Firewall.week(w)`` alone: no future data moves it.
 
-Beyond the values: lists that the firewall orders by an exact number (the draft board by projection, free agents by
-this week's projection) are ordered by the protected value (a range's midpoint), then the keyed hash; ``recent``
+Beyond the values. A protected team's draft board and free-agent lists are cut by the protected value (a range's
+midpoint, then the keyed hash: :meth:`Protector.ranked`, used by the firewall for :attr:`Firewall.protected_teams
+<ffbench_lib.game.views.Firewall.protected_teams>`), never by the exact projection, so that a card's presence on a
+list says no more than the card (cut by the exact projection, 169 of 1,440 board cards named their player); the
+legal set is that list. The player's real team and this week's opponent are withheld (:data:`WITHHELD`): as team
+pseudonyms, a prompt's cards of one team match a few real teams, often one (13 of 25 teams from one draft prompt),
+the opponents shown identify every team by week 2, and with the teams known most cards name their player. ``recent``
 (the last three games, which no prompt shows) is left out; positional strengths (sums of exact projections, a single
-QB's projection for a one-QB slot) are rounded to multiples of :data:`STRENGTH_STEP`; and the season's year, which
-says which season's table to look a card up in, is withheld (``season`` reads :data:`SEASON_HIDDEN`). A bye is
-shown as its team's bye class (:func:`bye_classes`: consecutive bye weeks of at least :data:`TEAMS_PER_BYE` teams),
-the same on every card of a team, and classes are formed within one bye class: a team pseudonym's bye shows on every
-card of the team, so a bye generalised card by card would be undone by comparing them. Injury statuses, flags and
-the opponent stay exact where at least K players share them (they change what a lineup scores).
+QB's projection for a one-QB slot) are rounded to multiples of :data:`STRENGTH_STEP`; a number in another team's
+rationale reads ``#`` (a bot's quotes a sum of exact projections); and the season's year, which says which season's
+table to look a card up in, is withheld (``season`` reads :data:`SEASON_HIDDEN`). The system prompt says what the
+cards show instead. A bye is shown as its team's bye class (:func:`bye_classes`: consecutive bye weeks of at least
+:data:`TEAMS_PER_BYE` teams), the same on every card of a team, and classes are formed within one bye class.
+Injury statuses and zero flags (bye, out) stay exact where at least K players of a position share them this week
+(they change what a lineup scores); where fewer do, they are shown as the class's ``Out or Questionable``,
+``bye or out`` (both score nothing), and only then ``bye or -``, so that week cards too match K players each (a
+kicker on bye in a week with two byes would otherwise be one of two).
 
 :func:`parse_tables` and :func:`consistent` are the audit's half (``ffbench masking audit``): they read the tables a
 prompt shows back into cells and count the real players a shown row fits.
@@ -53,6 +60,11 @@ K = 5
 TEAMS_PER_BYE = 10
 #: what ``season`` reads in a protected view (the year would say which season's table to look a card up in)
 SEASON_HIDDEN = "(year withheld)"
+#: card fields a protected card withholds, and what they read: the player's real team and this week's opponent (as
+#: pseudonyms, a prompt's cards of one team pseudonym match few real teams, and the opponents shown name every team
+#: by week 2)
+WITHHELD = ("team", "opp")
+WITHHELD_TEXT = "?"
 #: positional strengths are shown to this step (a one-QB slot's strength is that QB's exact projection)
 STRENGTH_STEP = 5.0
 STRENGTH_KEYS = frozenset({"my_strength", "strength", "league_avg_strength"})
@@ -62,8 +74,10 @@ PRESEASON_FIELDS = ("adp", "proj", "prev_pts", "prev_g", "prev_ppg", "prev2_pts"
 #: a week card's quasi-identifiers: its preseason fields and the season to date (``price``/``owned``: FPL's market)
 WEEK_FIELDS = ("adp", "proj", "prev_pts", "prev_g", "std_g", "std_pts", "std_ppg", "last3_avg", "proj_week",
                "price", "owned")
+#: a week card's zero flags (bye, out): what a lineup scores, shown exact wherever a class shares them
+FLAGS = "zero_flags"
 #: a week card's fields classes are formed within (not split on): flags and injury status (see :func:`generalise`)
-WEEK_EXACT = ("zero_flags", "injury")
+WEEK_EXACT = (FLAGS, "injury")
 #: a split's preference per field (a field's relative range is multiplied by it): the numbers agents lean on most
 WEIGHTS = {"proj": 4.0, "adp": 4.0, "proj_week": 4.0, "prev_pts": 2.0, "std_pts": 2.0}
 #: the spread a dimension counts when some members of a group have a value and some none
@@ -74,6 +88,11 @@ DEFAULT_WEIGHT = 1.0
 DECIMALS = {"price": 1}
 #: lists the firewall orders by an exact number, and the number: ordered by its protected value instead
 ORDERED_BY = {"available": "proj", "free_agents": "proj_week"}
+#: free text from another team a view quotes (a bot's "projected weekly gain +3.2" is a sum of exact projections)
+UNTRUSTED_TEXT = frozenset({"their_rationale_untrusted"})
+#: a number in such text (not a part of an id such as ``00-0035208`` or of ``1-for-1``), and what it reads instead
+TEXT_NUMBER = re.compile(r"(?<![\w.-])[-+]?\d+(?:[.,]\d+)*(?![\w-])")
+NUMBER_WITHHELD = "#"
 RANGE = re.compile(r"^(-?\d+(?:\.\d+)?)-(-?\d+(?:\.\d+)?)$")
 
 
@@ -142,15 +161,13 @@ def mondrian(x: np.ndarray, order: list[str], k: int = K, weights: np.ndarray | 
         hi_s = np.where(some, np.nanmax(np.where(have, raw, -np.inf), axis=0), 0.0)
         mixed = some & ~have.all(axis=0)  # some members have a value, some none: a spread too
         spread = ((hi_s - lo_s) / span + MISSING_SPREAD * mixed) * weights
-        for j in np.argsort(-spread, kind="stable"):
-            if spread[j] <= 0:
-                break
-            srt = rows[np.lexsort((rank[rows], filled[rows, j]))]
-            half = len(srt) // 2
-            todo += [srt[:half], srt[half:]]
-            break
-        else:
+        j = int(np.argmax(spread))  # the first widest
+        if spread[j] <= 0:  # the members agree on every dimension: one class
             out.append(rows)
+            continue
+        srt = rows[np.lexsort((rank[rows], filled[rows, j]))]
+        half = len(srt) // 2
+        todo += [srt[:half], srt[half:]]
     return sorted(out, key=lambda r: min(r))
 
 
@@ -172,6 +189,16 @@ def _shown(values: list[Any], field: str) -> Any:
     return text if len(present) == len(values) else f"{text} or -"
 
 
+def _shown_flags(values: list[Any]) -> Any:
+    """A class's zero flags: the flags all members share (a list, as a card has them), else the members' flags as
+    ``bye or -`` (a player without flags is ``-``, last): a flag fewer than K players of a position have this week
+    (a kicker on bye) would otherwise single out its players and the flag-less members of their class."""
+    keys = {tuple(v or ()) for v in values}
+    if len(keys) == 1:
+        return values[0]
+    return " or ".join(sorted((fmt(list(k)) for k in keys), key=lambda t: (t == "-", t)))
+
+
 def bye_classes(byes: Iterable[int], teams: int = TEAMS_PER_BYE) -> dict[int, str]:
     """bye week -> what every card of a team with that bye shows: consecutive bye weeks grouped until the group
     holds at least ``teams`` teams (a short last group joins the one before), as a range (``"5-6"``)."""
@@ -188,8 +215,12 @@ def bye_classes(byes: Iterable[int], teams: int = TEAMS_PER_BYE) -> dict[int, st
     return {b: (f"{g[0]}" if g[0] == g[-1] else f"{g[0]}-{g[-1]}") for g in groups for b in g}
 
 
-def _exact_key(v: Any) -> Any:
-    return tuple(v) if isinstance(v, list) else v
+def _exact_parts(field: str, v: Any) -> tuple:
+    """A card's group key parts for an ``exact`` field: its value, and for the zero flags first whether it has any
+    (so that a kicker on bye and one ruled out, both scoring nothing, share a class before flagged and unflagged do)."""
+    if field == FLAGS:
+        return bool(v), tuple(v or ())
+    return (tuple(v) if isinstance(v, list) else v,)
 
 
 def generalise(cards: dict[str, dict], fields: tuple[str, ...], seed: int, k: int = K,
@@ -198,21 +229,23 @@ def generalise(cards: dict[str, dict], fields: tuple[str, ...], seed: int, k: in
     ``cards`` (player -> card) within groups of one position, one shown bye (with ``byes``, :func:`bye_classes`:
     the team's bye class, the same on every card of a team) and one value of each ``exact`` field (a week's flags
     and injury status, which change what a lineup scores). A group smaller than ``k`` joins the largest group that
-    shares the most of its key (given up in the order bye, then the last ``exact`` field: an injury status is then
-    shown as its members' ``Doubtful or Questionable``; flags are never generalised)."""
+    shares the most of its key, or with none that large the small groups sharing it pool together (given up in the
+    order bye, the last ``exact`` field: an injury status is then shown as its members' ``Doubtful or Questionable``,
+    which flags: ``bye or out``, and whether any: ``bye or -``)."""
     groups: dict[tuple, list[str]] = {}
     for pid, c in cards.items():
         bye = c.get("bye")
-        key = (c["pos"], *(_exact_key(c.get(f)) for f in exact),
+        key = (c["pos"], *(part for f in exact for part in _exact_parts(f, c.get(f))),
                "" if byes is None or bye is None else byes.get(bye, str(bye)))
         groups.setdefault(key, []).append(pid)
-    for level in range(len(exact) + 1, 0, -1):  # the shared key prefix: all but the bye, ..., the position
-        for key in sorted(groups, key=str):
-            if key in groups and len(groups[key]) < k:
-                into = [g for g in groups if g != key and g[:level] == key[:level] and len(groups[g]) >= k]
-                if into:
-                    target = max(into, key=lambda g: (len(groups[g]), str(g)))
-                    groups[target] = groups[target] + groups.pop(key)
+    for level in range(len(next(iter(groups), ())) - 1, 0, -1):  # the shared prefix: all but the bye, ..., the position
+        for prefix in sorted({g[:level] for g, ids in groups.items() if len(ids) < k}, key=str):
+            near = sorted((g for g in groups if g[:level] == prefix), key=lambda g: (-len(groups[g]), str(g)))
+            small = [g for g in near if len(groups[g]) < k]
+            target = near[0]  # the largest group sharing the prefix; with none of k, the small ones pool together
+            for g in small:
+                if g != target:
+                    groups[target] = groups[target] + groups.pop(g)
     out: dict[str, dict[str, Any]] = {}
     for key, ids in sorted(groups.items(), key=lambda kv: str(kv[0])):
         ids = sorted(ids)
@@ -227,8 +260,8 @@ def generalise(cards: dict[str, dict], fields: tuple[str, ...], seed: int, k: in
                 shown["bye"] = _shown([byes.get(b, str(b)) if b is not None else None
                                        for b in (cards[p].get("bye") for p in members)], "bye")
             for f in exact:
-                if f != "zero_flags":  # flags stay each player's own
-                    shown[f] = _shown([cards[p].get(f) for p in members], f)
+                shown[f] = _shown_flags([cards[p].get(f) for p in members]) if f == FLAGS else _shown(
+                    [cards[p].get(f) for p in members], f)
             out.update({p: shown for p in members})
     return out
 
@@ -269,18 +302,34 @@ class Protector:
         else:
             shown = self.preseason().get(pid)
         if shown is None:  # a preseason card of a player outside the draft pool: his week-1 class
-            shown = self.week(week or 1).get(pid, {})
+            shown = self.week(week or 1).get(pid)
+        if shown is None:  # never shown exact: the view stops the run (MaskingError) instead
+            raise ValueError(f"no protected class holds {pid} (week {week})")
         out = dict(card)
         for f, v in shown.items():
             if f in out:
                 out[f] = midpoint(v) if self.as_numbers and isinstance(v, str) else v
         if "recent" in out:
             out["recent"] = []
+        for f in WITHHELD:  # a team pseudonym groups a prompt's cards of one real team (see the module's docstring)
+            if f in out:
+                out[f] = WITHHELD_TEXT
         return out
 
+    def _order(self, pid: str, shown: Any) -> tuple:
+        """A list's order by a protected value (the best midpoint first, none last), ties in the keyed order."""
+        v = midpoint(shown)
+        return (-(v if v is not None else -math.inf), _keyed(self.seed, pid))
+
     def _sort_key(self, card: dict, field: str) -> tuple:
-        v = midpoint(card.get(field))
-        return (-(v if v is not None else -math.inf), _keyed(self.seed, card["id"]))
+        return self._order(card["id"], card.get(field))
+
+    def ranked(self, ids: Iterable[str], field: str, week: int | None) -> list[str]:
+        """``ids`` ordered as a protected board lists them: by ``field`` as their preseason (``week`` None) or
+        week-``week`` cards show it (:meth:`_order`). A board cut from this order holds whole classes and a keyed
+        draw from the last one, never a cut by an exact number."""
+        shown = self.preseason() if week is None else self.week(week)
+        return sorted(ids, key=lambda p: self._order(p, shown[p].get(field)))
 
     def view(self, view: Any) -> Any:
         """``view`` with every card's numbers protected, boards ordered by the protected value, strengths rounded
@@ -291,7 +340,7 @@ class Protector:
             if "season" in out:
                 out["season"] = SEASON_HIDDEN
             if isinstance(out.get("rules"), dict) and "season" in out["rules"]:
-                out["rules"] = {**out["rules"], "season": SEASON_HIDDEN}
+                out["rules"] = {**out["rules"], "season": SEASON_HIDDEN, "protected": self.k}  # the prompt says so
         return out
 
     def _walk(self, obj: Any, week: int | None, key: str | None) -> Any:
@@ -308,6 +357,8 @@ class Protector:
             return out
         if isinstance(obj, list):
             return [self._walk(v, week, None) for v in obj]
+        if key in UNTRUSTED_TEXT and isinstance(obj, str):
+            return TEXT_NUMBER.sub(NUMBER_WITHHELD, obj)
         return obj
 
     @staticmethod

@@ -113,6 +113,11 @@ def league_rules_text(rules: dict) -> dict[str, str]:
                         if "injury_report" in missing else "")
     unavailable_rule += ("\n- No preseason ADP (average draft position) is available for this season: the adp column "
                          "is empty for every player." if "adp" in missing else "")
+    if rules.get("protected"):  # protected numbers (game/protect.py): what the cards show instead
+        unavailable_rule += (f"\n- Protected numbers: a number on a player's card is a range (low-high) shared by at "
+                             f"least {rules['protected']} real players of the season (\"or -\": some of them have none); "
+                             "the season's year and each player's real team and opponent are withheld (team and opp read ?); flags such as "
+                             "\"bye or -\" mean the player may score zero.")
     return {"tier_rule": tier_rule, "ir_rule": ir_rule, "playoff_rule": playoff_rule,
             "unavailable_rule": unavailable_rule}
 

@@ -77,6 +77,31 @@ class Firewall:
         self.unavailable = [u for u in prepared.manifest.get("unavailable", []) if u in VIEW_UNAVAILABLE]
         #: whether the season publishes a weekly market (price and ownership before each deadline: FPL)
         self._market = {"value", "selected"} <= set(prepared.weekly_projections.columns)
+        #: the teams shown protected numbers (``information.numbers: protected``: the masked seats, set by the
+        #: runner); their boards are cut by the protected value (:meth:`board`), so a card's presence on a board
+        #: says no more than the card itself
+        self.protected_teams: frozenset[str] = frozenset()
+        self._protector = None
+        self._protected_pool: dict[str, list[str]] = {}
+
+    @property
+    def protector(self):
+        """The league's :class:`~ffbench_lib.game.protect.Protector` (one per firewall: its partitions are built
+        once), or None with exact numbers."""
+        if self._protector is None and self._league.information.numbers == "protected":
+            from ffbench_lib.game.protect import Protector
+            self._protector = Protector(self, self._league.seed)
+        return self._protector
+
+    def board(self, team: str, pos: str) -> list[str]:
+        """The draft pool of ``pos`` in the order ``team``'s board takes its first untaken players from: the best
+        preseason projection first, or for a team shown protected numbers the best protected projection (its
+        class's midpoint), ties in the protection's keyed order."""
+        if team not in self.protected_teams:
+            return self.catalog.pool(pos)
+        if pos not in self._protected_pool:
+            self._protected_pool[pos] = self.protector.ranked(self.catalog.pool(pos), "proj", None)
+        return self._protected_pool[pos]
 
     @property
     def league(self) -> League:
@@ -137,7 +162,7 @@ class Firewall:
         thin = [pos for pos, n in summary["counts"].items() if n < lg.roster.starting(pos)]
         available: dict[str, list[dict]] = {}
         for pos in lg.roster.holdable:  # the pool's first untaken players, not every untaken one
-            cands = list(islice((p for p in self.catalog.pool(pos) if p not in taken), lg.draft.show_per_position))
+            cands = list(islice((p for p in self.board(team, pos) if p not in taken), lg.draft.show_per_position))
             available[pos] = [self.player_card(pid) for pid in cands]
         drafted = [self.position[p] for p in taken]
         return {"decision": "draft", "season": lg.season, "pick": pick, "round": rnd, "rounds": lg.roster.size,

@@ -9,14 +9,17 @@ byes, numbers, injury and flags count, pseudonyms (id, name, NFL team, opponent)
 real players fit it; ``k = 1`` is a card that names its player. Per decision kind: distinct cards, the share with
 ``k = 1``, the smallest and median ``k``, the same over the season's 50 best-ADP players, and (``team_known``) the
 same for an adversary who also identified every NFL team pseudonym (a team's cards in one prompt can be enough, and
-schedules and byes allow it within weeks; see docs/memory.md).
+schedules and byes allow it within weeks; see docs/memory.md; protected numbers show no team, so there it is the
+card's own ``k``). ``linked``: per player pseudonym, the real players who fit every card of his in every prompt of
+the run (an adversary who reads the whole run and intersects), the same statistics over the players.
 
-The verdict covers every decision kind and the ``team_known`` adversary (``protected_per_card``,
-``protected_team_known``), and names what the audit does not measure (:data:`UNMEASURED`): it scores each card
-alone, so it is an upper bound on the protection, not k-anonymity of a prompt. The result goes to the run's
-``masking_audit.json`` (written atomically; a file a later fresh start of the run replaces, never one that makes a
-finished run look edited). A run still being played, a damaged run directory, data other than the run's (its
-``data_fingerprint``) and a card no real player fits are refused (:class:`RunDirError`, naming the file).
+The verdict covers every decision kind, the ``team_known`` adversary and the linked cards (``protected_per_card``,
+``protected_team_known``, ``protected_linked``), and names what the audit does not measure (``unmeasured``, from
+:data:`UNMEASURED`), so it is an upper bound on the protection. The result goes to the run's ``masking_audit.json``
+(written atomically; a file a later fresh start of the run replaces, never one that makes a finished run look
+edited). A run still being played, a damaged run directory, data other than the run's (its ``data_fingerprint``), a
+card no real player fits and a card its own player (``masking.json``) does not fit are refused
+(:class:`RunDirError`, naming the file).
 """
 from __future__ import annotations
 
@@ -29,7 +32,7 @@ import yaml
 
 from ffbench_lib.config.league import League
 from ffbench_lib.core.atomic import write_json
-from ffbench_lib.game.protect import K, columns, consistent, parse_tables
+from ffbench_lib.game.protect import K, WITHHELD_TEXT, columns, consistent, parse_tables
 from ffbench_lib.game.views import Firewall
 from ffbench_lib.records.run import RunMeta
 from ffbench_lib.runs.rundir import RunDirError, exclusive
@@ -39,19 +42,17 @@ DRAFT_KINDS = ("draft_shortlist", "draft_pick", "draft_queue")
 TOP = 50  # the best-ADP players the audit reports apart: the ones a model is likeliest to remember
 #: what the audit does not measure (``unmeasured`` in its result): each is a way to narrow a card further
 UNMEASURED = {
-    "board_membership": "board membership cut by exact projection (the draft board and free-agent lists are the "
-                        "first N players by the exact projection, only re-sorted by the protected value, so a listed "
-                        "card also says its exact rank at its position is at most N plus those already taken)",
-    "linked_cards": "a pseudonym's cards linked across tables and prompts (his draft card and each week's cards are "
-                    "scored one at a time, never intersected)",
     "team_identification": "team identification from a prompt's cards (a team pseudonym's cards in one prompt can "
                            "match one real team's players only; team_known assumes the teams identified, it does "
-                           "not test how)",
+                           "not test how; protected numbers show no team)",
     "season_year": "the withheld year read off the bye classes (they differ from season to season)",
     "positional_strengths": "rounded positional strengths (a one-slot position's best projection to 5 points), "
                             "which narrow QB and TE cards",
-    "free_text": "exact numbers in free text (bots' trade rationales): only player tables are read",
+    "free_text": "free text (another team's trade rationale: its numbers read # under protection, its words "
+                 "stay): only player tables are read",
 }
+#: what a run with protected numbers shows no trace of (:data:`ffbench_lib.game.protect.WITHHELD`)
+TEAMS_WITHHELD = "team_identification"
 
 
 def _stats(ks: list[int]) -> dict[str, Any]:
@@ -148,8 +149,10 @@ def _calls(calls_file: Path):
             yield n, kind, week, "\n".join(m.get("content") or "" for m in messages if m.get("role") != "assistant")
 
 
-def _verdict(seen: dict[str, dict], draft: list[int], draft_top: list[int]) -> tuple[str, list[str], dict[str, Any]]:
-    """The verdict's level, its parts, and the machine-readable summary (every decision kind and team_known)."""
+def _verdict(seen: dict[str, dict], draft: list[int], draft_top: list[int], one: list[int], across: list[int],
+             unmeasured: list[str], withheld: bool) -> tuple[str, list[str], dict[str, Any]]:
+    """The verdict's level, its parts, and the machine-readable summary (every decision kind, team_known, a
+    player's cards in one prompt read together, and across the run's prompts)."""
     week = [k for kind, cards in seen.items() if kind not in DRAFT_KINDS for k, _, _ in cards.values()]
     team = [k for cards in seen.values() for _, k, _ in cards.values()]
     below = {kind: min(k for k, _, _ in cards.values()) for kind, cards in sorted(seen.items())
@@ -160,8 +163,9 @@ def _verdict(seen: dict[str, dict], draft: list[int], draft_top: list[int]) -> t
     summary = {"protected_per_card": bool(cards) and not below,
                "protected_draft_per_card": bool(draft) and min(draft) >= K,
                "protected_team_known": bool(team) and not below_team,
-               "kinds_below_k": below, "kinds_below_k_team_known": below_team,
-               "unmeasured": list(UNMEASURED)}
+               "protected_in_prompt": bool(one) and min(one) >= K,
+               "protected_linked": bool(across) and min(across) >= K,
+               "kinds_below_k": below, "kinds_below_k_team_known": below_team, "unmeasured": unmeasured}
     if not cards:
         return "no card in the prompts", [], summary
     parts = []
@@ -179,13 +183,33 @@ def _verdict(seen: dict[str, dict], draft: list[int], draft_top: list[int]) -> t
         kinds = ", ".join(f"{kind} {k}" for kind, k in below.items() if kind not in DRAFT_KINDS)
         parts.append(f"week cards NOT k>={K}: {sum(k < K for k in week)} of {len(week)} below {K}, "
                      f"{sum(k == 1 for k in week)} unique (smallest k: {kinds})")
-    if summary["protected_team_known"]:
+    if withheld:
+        parts.append("no card shows a team or an opponent (protected numbers withhold them)")
+    elif summary["protected_team_known"]:
         parts.append(f"k>={K} also for an adversary who identifies the teams (smallest k {min(team)})")
     else:
         parts.append(f"NOT protected against an adversary who identifies the teams (smallest k {min(team)}, "
                      f"{sum(k == 1 for k in team)} of {len(team)} cards unique)")
-    parts.append("not measured: " + ", ".join(v.split(" (")[0] for v in UNMEASURED.values()))
-    level = ("protected per card" if summary["protected_per_card"] and summary["protected_team_known"] else
+    if one and summary["protected_in_prompt"]:
+        parts.append(f"k>={K} also with a player's cards in one prompt read together (smallest k {min(one)}: what "
+                     "one call shows a model)")
+    elif one:
+        parts.append(f"NOT k>={K} with a player's cards in one prompt read together: {sum(k == 1 for k in one)} of "
+                     f"{len(one)} players named by some prompt, {sum(k < K for k in one)} below {K} (smallest k "
+                     f"{min(one)})")
+    if across and summary["protected_linked"]:
+        parts.append(f"k>={K} also with each player's cards of every prompt read together (smallest k {min(across)}, "
+                     f"{len(across)} players)")
+    elif across:
+        parts.append(f"NOT k>={K} with each player's cards of every prompt read together (an agent that keeps what "
+                     f"earlier calls showed): {sum(k == 1 for k in across)} of {len(across)} players named, "
+                     f"{sum(k < K for k in across)} below {K} (smallest k {min(across)})")
+    if unmeasured:
+        parts.append("not measured: " + ", ".join(UNMEASURED[u].split(" (")[0] for u in unmeasured))
+    card = summary["protected_per_card"] and summary["protected_team_known"]
+    level = ("protected across prompts" if card and summary["protected_in_prompt"] and summary["protected_linked"] else
+             "protected per prompt" if card and summary["protected_in_prompt"] else
+             "protected per card" if card else
              "partly protected" if summary["protected_draft_per_card"] or summary["protected_per_card"] else
              "not protected")
     return level, parts, summary
@@ -241,28 +265,48 @@ def _audit(run: Path, meta: RunMeta, prepared, write: bool) -> dict[str, Any]:
             weekly[week] = columns(fw.player_week(p, week) for p in sorted(fw.week(week).known_players()))
         return weekly[week]
 
+    withheld = league.information.numbers == "protected"  # its cards show no team nor opponent
     seen: dict[str, dict[tuple, tuple[int, int, bool]]] = {}
+    linked: dict[str, set[str]] = {}  # pseudonym -> the real players every card of his fits
+    fitting_of: dict[tuple, set[str]] = {}  # a distinct card -> the real players it fits
+    in_prompt: dict[str, int] = {}  # pseudonym -> the fewest real players his cards of one prompt fit together
     for n, kind, week, text in _calls(calls_file):
         cards = seen.setdefault(kind, {})
+        prompt: dict[str, set[str]] = {}
         for row in parse_tables(text):
             key = (week, tuple(sorted(row.items())))
+            fake = row.get("id", "")
             if key in cards:
+                prompt[fake] = prompt[fake] & fitting_of[kind, key] if fake in prompt else fitting_of[kind, key]
                 continue
             ref = table(kind, week)
-            k = int(consistent(row, ref).sum())
+            fit = consistent(row, ref)
+            k = int(fit.sum())
             where = f"{calls_file}: line {n} ({kind}{f', week {week}' if week else ''}) shows a card ({row.get('id')})"
             if k == 0:
                 raise RunDirError(f"{where} that no real player of the season's table fits: the prompts were not made "
                                   "from this data (another season, other data files or an edited log); audit the run "
                                   "with the data it was played on")
-            real_team = teams.get(row.get("team", ""), row.get("team"))
-            codes = {c for c in (*spec.team_codes, *spec.team_aliases) if spec.team_aliases.get(c, c) == real_team}
-            k_team = int(consistent(row, ref, team=codes | {real_team}).sum())
-            if k_team == 0:
-                raise RunDirError(f"{where} whose team pseudonym {row.get('team')!r} masking.json maps to "
-                                  f"{real_team!r}, the team of no player who fits it: masking.json is not this run's "
-                                  "(edited or copied); restore the run's own")
-            cards[key] = (k, k_team, players.get(row.get("id", "")) in top)
+            own = players.get(fake)
+            fitting = fitting_of[kind, key] = set(ref["id"].text[fit]) if "id" in ref else set()
+            if own is not None and own not in fitting:
+                raise RunDirError(f"{where} that the player masking.json maps it to ({own}) does not fit: masking.json "
+                                  "is not this run's (edited or copied); restore the run's own")
+            linked[fake] = linked[fake] & fitting if fake in linked else fitting
+            prompt[fake] = prompt[fake] & fitting if fake in prompt else fitting
+            if withheld and row.get("team", WITHHELD_TEXT) == WITHHELD_TEXT:  # no team shown: nothing to match
+                k_team = k
+            else:
+                real_team = teams.get(row.get("team", ""), row.get("team"))
+                codes = {c for c in (*spec.team_codes, *spec.team_aliases) if spec.team_aliases.get(c, c) == real_team}
+                k_team = int(consistent(row, ref, team=codes | {real_team}).sum())
+                if k_team == 0:
+                    raise RunDirError(f"{where} whose team pseudonym {row.get('team')!r} masking.json maps to "
+                                      f"{real_team!r}, the team of no player who fits it: masking.json is not this "
+                                      "run's (edited or copied); restore the run's own")
+            cards[key] = (k, k_team, own in top)
+        for fake, c in prompt.items():
+            in_prompt[fake] = min(in_prompt.get(fake, len(c)), len(c))
     kinds: dict[str, Any] = {}
     for kind, cards in sorted(seen.items()):
         vals = list(cards.values())
@@ -273,12 +317,20 @@ def _audit(run: Path, meta: RunMeta, prepared, write: bool) -> dict[str, Any]:
     draft = [k for kind in DRAFT_KINDS for k, _, _ in seen.get(kind, {}).values()]
     draft_top = [k for kind in DRAFT_KINDS for k, _, t in seen.get(kind, {}).values() if t]
     week = [v for kind, cards in seen.items() if kind not in DRAFT_KINDS for v in cards.values()]
-    level, parts, summary = _verdict(seen, draft, draft_top)
+    across = {fake: len(c) for fake, c in linked.items() if fake in players}
+    across_top = [k for fake, k in across.items() if players[fake] in top]
+    one = {fake: k for fake, k in in_prompt.items() if fake in players}
+    unmeasured = [u for u in UNMEASURED if not (withheld and u == TEAMS_WITHHELD)]
+    level, parts, summary = _verdict(seen, draft, draft_top, list(one.values()), list(across.values()), unmeasured,
+                                     withheld)
     out = {"run": str(run), "masking": league.information.masking, "numbers": league.information.numbers,
            "k_target": K, "season_table": {"draft": len(pool)}, "draft": {**_stats(draft), f"top{TOP}": _stats(draft_top)},
            "week": {**_stats([k for k, _, _ in week]), f"top{TOP}": _stats([k for k, _, t in week if t])},
            "team_known": _stats([k for cards in seen.values() for _, k, _ in cards.values()]),
-           "kinds": kinds, **summary, "unmeasured_notes": dict(UNMEASURED), "level": level,
+           "in_prompt": {**_stats(list(one.values())), f"top{TOP}": _stats([k for f, k in one.items() if players[f] in top])},
+           "linked": {**_stats(list(across.values())), f"top{TOP}": _stats(across_top)},
+           "teams_shown": not withheld, "kinds": kinds, **summary,
+           "unmeasured_notes": {u: UNMEASURED[u] for u in unmeasured}, "level": level,
            "verdict": f"{level}: {'; '.join(parts)}" if parts else level}
     if write:
         write_json(run / AUDIT, out)
@@ -298,6 +350,14 @@ def format_audit(result: dict[str, Any]) -> str:
                      f"{s['median_k'] if s['median_k'] is not None else '-':>7}   {t['cards']:>15}{share(t['unique_share']):>7}"
                      f"{t['smallest_k'] if t['smallest_k'] is not None else '-':>6}   {share(tk['unique_share']):>18}"
                      f"{tk['smallest_k'] if tk['smallest_k'] is not None else '-':>6}")
+    for key, label, what in (("in_prompt", "one prompt", "each player's cards in one prompt read together (the "
+                              "fewest any prompt leaves him)"),
+                             ("linked", "all prompts", "each player's cards of every prompt read together")):
+        ln = result.get(key)
+        if ln and ln.get("cards"):
+            share = lambda x: "-" if x is None else f"{x:.0%}"  # noqa: E731
+            lines.append(f"{label:<18}{ln['cards']:>7}{share(ln['unique_share']):>8}{ln['smallest_k']:>7}"
+                         f"{ln['median_k']:>7}   players: {what}")
     level = result.get("level")
     verdict = result["verdict"]
     if level and verdict.startswith(f"{level}: "):

@@ -27,7 +27,7 @@ import yaml
 from tqdm.auto import tqdm
 
 from ffbench_lib.agents import Agent
-from ffbench_lib.agents.masked import masked
+from ffbench_lib.agents.masked import MaskedAgent, masked
 from ffbench_lib.agents.wiring import bind_agents, build_agents, check_cache
 from ffbench_lib.core.atomic import remove_stale_temps, write_json
 from ffbench_lib.config.diff import RESUMABLE, config_differences
@@ -86,6 +86,8 @@ class Engine(SeasonLoop):
         self.masker = Masker(self.fw, league) if league.information.masking != "off" else None
         self.agents = agents if agents is not None else build_agents(league, league.seed)
         self.seats = masked(self.agents, self.masker)
+        if self.masker is not None and self.masker.protect is not None:  # their boards are cut by protected values
+            self.fw.protected_teams = frozenset(t for t, s in self.seats.items() if isinstance(s, MaskedAgent))
         self.progress = progress
         self.budget = Budget(league.llm.budget_usd)
         self._spent_usd = 0.0  # on live calls before the checkpoint a resume starts from (RunDir.live_cost)

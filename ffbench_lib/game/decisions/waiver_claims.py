@@ -111,16 +111,27 @@ def pool(fw: "Firewall", state: "LeagueState", w: int) -> list[str]:
     return sorted(fw.week(w).known_players() - state.drafted() - dropped)
 
 
-def best_free_agents(fw: "Firewall", players: list[str], w: int) -> dict[str, list[dict[str, Any]]]:
+def best_free_agents(fw: "Firewall", players: list[str], w: int, protected: bool = False
+                     ) -> dict[str, list[dict[str, Any]]]:
     """The best ``waivers.show_per_position`` of ``players`` per position by this week's projection (then points
-    to date, then id), as seen before week ``w``: built once per window, shown in every team's view."""
+    to date, then id), as seen before week ``w``: built once per window, shown in every team's view. ``protected``:
+    the list of the teams shown protected numbers, by the protected projection (``Protector.ranked``), so that
+    which players it holds says no more than their cards."""
     k, lg = fw.week(w), fw.league
     out: dict[str, list[dict[str, Any]]] = {}
     for pos in lg.roster.holdable:
-        ids = sorted((p for p in players if fw.position[p] == pos),
-                     key=lambda p: (-(k.projection.get(p) or 0.0), -k.points.get(p, 0.0), p))
+        mine = [p for p in players if fw.position[p] == pos]
+        ids = (fw.protector.ranked(mine, "proj_week", w) if protected else
+               sorted(mine, key=lambda p: (-(k.projection.get(p) or 0.0), -k.points.get(p, 0.0), p)))
         out[pos] = [fw.player_week(p, w) for p in ids[: lg.waivers.show_per_position]]
     return out
+
+
+def free_agent_lists(fw: "Firewall", players: list[str], w: int, teams: list[str]) -> dict[str, dict]:
+    """team -> the free-agent lists its view shows (:func:`best_free_agents`; the protected lists only for the
+    teams shown protected numbers), each built once."""
+    built = {p: best_free_agents(fw, players, w, p) for p in {t in fw.protected_teams for t in teams}}
+    return {t: built[t in fw.protected_teams] for t in teams}
 
 
 def claims_view(fw: "Firewall", state: "LeagueState", team: str, w: int, mode: str,

@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from ffbench_lib.game.decisions import REGISTRY
-from ffbench_lib.game.decisions.waiver_claims import apply_swap, best_free_agents, bid_problem, pool, swap_problem
+from ffbench_lib.game.decisions.waiver_claims import apply_swap, bid_problem, free_agent_lists, pool, swap_problem
 from ffbench_lib.game.state import LeagueState
 from ffbench_lib.game.phases import Season, weekly
 
@@ -71,8 +71,8 @@ async def waiver_window(eng: Season, state: LeagueState, w: int) -> None:
     players = pool(eng.fw, state, w)
     free = set(players)
     mode = cfg.mode
-    best = best_free_agents(eng.fw, players, w)
-    views = {t: REGISTRY["waiver_claims"].view(eng.fw, state, t, week=w, best=best,
+    best = free_agent_lists(eng.fw, players, w, state.teams)
+    views = {t: REGISTRY["waiver_claims"].view(eng.fw, state, t, week=w, best=best[t],
                                                budget_left=mine["faab"][t] if mode == "faab" else None,
                                                priority=mine["order"].index(t) + 1 if mode == "rolling" else None)
              for t in state.teams}
@@ -96,8 +96,8 @@ async def waiver_window(eng: Season, state: LeagueState, w: int) -> None:
             mine["order"] = [x for x in mine["order"] if x != t] + [t]
     if not cfg.free_agents:
         return
-    best = best_free_agents(eng.fw, sorted(free), w)
-    views = {t: REGISTRY["free_agent_adds"].view(eng.fw, state, t, week=w, best=best) for t in state.teams}
+    best = free_agent_lists(eng.fw, sorted(free), w, state.teams)
+    views = {t: REGISTRY["free_agent_adds"].view(eng.fw, state, t, week=w, best=best[t]) for t in state.teams}
     adds = await _ask(eng, state, w, "free_agent_adds", views)
     for r in range(cfg.max_claims):
         for t in worse_first:

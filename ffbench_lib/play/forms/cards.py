@@ -7,17 +7,26 @@ import html
 import math
 from typing import Iterable
 
+from ffbench_lib.game.protect import midpoint
+
 ALL = "all"  # the position filter's "every position"
 NO_DROP = "(no drop: open spot)"  # option value "" (a Dropdown valued None shows nothing)
 
 
 def num(x) -> str:
-    return "-" if x is None else f"{x:.1f}"
+    """A number as the forms show it; a protected view's range (``180-210``) as it is."""
+    return "-" if x is None else x if isinstance(x, str) else f"{x:.1f}"
+
+
+def value(card: dict, field: str) -> float:
+    """A card's number to sort and add by (a protected view's range: its midpoint; none counts 0)."""
+    return midpoint(card.get(field)) or 0.0
 
 
 def label(card: dict) -> str:
     """``name (pos, NFL team) · proj this week · vs opponent · bye/out/injury`` for one player card."""
-    flags = [f.upper() for f in card.get("zero_flags") or []]
+    zero = card.get("zero_flags") or []
+    flags = [zero.upper()] if isinstance(zero, str) else [f.upper() for f in zero]  # protected: "BYE OR -"
     if card.get("injury") and "OUT" not in flags:
         flags.append(str(card["injury"]))
     where = "BYE" if "BYE" in flags else f"vs {card.get('opp') or '-'}"
@@ -77,12 +86,12 @@ def matching(cards: Iterable[dict], search: str, position: str) -> list[dict]:
 def drop_options(roster: list[dict]) -> list[tuple[str, str]]:
     """A "drop" dropdown's options: no drop, then the roster weakest first (this week's projection)."""
     return [(NO_DROP, "")] + [(label(c), c["id"]) for c in
-                              sorted(roster, key=lambda c: (c.get("proj_week") or 0.0, c["name"]))]
+                              sorted(roster, key=lambda c: (value(c, "proj_week"), c["name"]))]
 
 
 def total(cards: Iterable[dict], field: str) -> float:
     """The sum of one projection field over cards (a missing projection counts 0)."""
-    return float(sum(c.get(field) or 0.0 for c in cards))
+    return float(sum(value(c, field) for c in cards))
 
 
 def readable(problems: list[str], by_id: dict[str, dict]) -> list[str]:

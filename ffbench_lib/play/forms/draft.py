@@ -11,6 +11,7 @@ import html
 import math
 from typing import ClassVar
 
+from ffbench_lib.game.protect import midpoint
 from ffbench_lib.play.forms import cards
 from ffbench_lib.play.forms.base import Form, form
 
@@ -42,7 +43,7 @@ def header_label() -> str:
 
 def _sort_key(field: str, ascending: bool):
     def key(card: dict):
-        v = card.get(field)
+        v = midpoint(card.get(field))  # a protected view's range: its midpoint
         missing = v is None or (isinstance(v, float) and math.isnan(v))
         return (missing, 0.0 if missing else (v if ascending else -v), card["name"])
     return key

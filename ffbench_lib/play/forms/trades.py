@@ -43,7 +43,7 @@ class Picker:
         import ipywidgets as w
 
         self.boxes: dict[str, object] = {}
-        for c in sorted(roster, key=lambda c: (-(c.get("proj_week") or 0.0), c["name"])):
+        for c in sorted(roster, key=lambda c: (-cards.value(c, "proj_week"), c["name"])):
             lock = c["id"] in locked
             text = ("LOCKED (traded this week) · " if lock else "") + cards.label(c)
             box = w.Checkbox(value=c["id"] in chosen and not lock, disabled=lock, indent=False, description=text,

@@ -46,7 +46,7 @@ class ClaimsForm(cards.NamedProblems, Form):
 
     def filter(self, *_):
         shown = cards.matching(self.free, self.search.value, self.position.value)
-        shown.sort(key=lambda c: (-(c.get("proj_week") or 0.0), c["name"]))
+        shown.sort(key=lambda c: (-cards.value(c, "proj_week"), c["name"]))
         keep = self.browser.value
         self.browser.options = [(cards.label(c), c["id"]) for c in shown]
         self.browser.value = keep if keep in {c["id"] for c in shown} else (shown[0]["id"] if shown else None)
@@ -58,7 +58,7 @@ class ClaimsForm(cards.NamedProblems, Form):
                                         roster_from_rules(self.view["rules"]))}
         if None in ok:
             return None
-        weakest = sorted((c for c in self.mine if c["id"] in ok), key=lambda c: (c.get("proj_week") or 0.0, c["name"]))
+        weakest = sorted((c for c in self.mine if c["id"] in ok), key=lambda c: (cards.value(c, "proj_week"), c["name"]))
         return weakest[0]["id"] if weakest else self.mine[0]["id"] if self.mine else None
 
     def add_claim(self, add: str | None, bid: int = 0):
