@@ -190,6 +190,34 @@ def test_a_protected_teams_boards_are_cut_by_the_protected_value_and_bots_keep_t
             [p for p in players if fw.position[p] == pos], "proj_week", w)[: league.waivers.show_per_position]
 
 
+def test_a_protected_trade_view_shows_strengths_from_its_cards_and_rounded_points(prepared_2024):
+    """A team's positional strength from exact projections (a one-QB slot's: that QB's) would narrow its cards: it is
+    recomputed from the protected cards the view shows; a record's points for (sums of exact points) are rounded."""
+    from ffbench_lib.game.protect import POINTS_STEP
+    from ffbench_lib.game.state import LeagueState
+
+    league = protected(demo_league())
+    fw = Firewall(prepared_2024, league)
+    teams = [t.name for t in league.teams]
+    pool = list(fw.catalog.pool_ids)
+    state = LeagueState(teams=teams, agent_ids={t: t for t in teams}, draft_order=teams, schedule={},
+                        rosters={t: pool[i::len(teams)][: league.roster.size] for i, t in enumerate(teams)})
+    state.records[teams[1]].points_for = 123.45
+    w = 3
+    exact = fw.trade_view(state, teams[0], w)
+    shown = fw.protector.view(exact)
+    slots = exact["rules"]["roster_slots"]
+    for mine, cards, strength in [(True, shown["my_roster"], shown["my_strength"])] + [
+            (False, t["roster"], t["strength"]) for t in shown["other_teams"]]:
+        for pos, v in strength.items():
+            top = sorted((midpoint(c["proj_week"]) or 0.0 for c in cards if c["pos"] == pos), reverse=True)
+            assert v == round(sum(top[: max(1, slots.get(pos, 0))]), 1), (mine, pos)
+    assert shown["my_strength"] != exact["my_strength"]
+    assert shown["league_avg_strength"] == {p: round(v / 5) * 5.0 for p, v in exact["league_avg_strength"].items()}
+    other = next(t for t in shown["other_teams"] if t["team"] == teams[1])
+    assert other["record"]["points_for"] == round(123.45 / POINTS_STEP) * POINTS_STEP == 120.0
+
+
 # ------------------------------------------------------------------------------------------------ real data
 def test_top_50_adp_draft_cards_of_2024_are_unique_exact_and_k_anonymous_protected(real_prepared_2024):
     league = protected(demo_league())
@@ -420,6 +448,13 @@ BAD_INPUTS = {
     "a card no real player fits (the wrong reference table)": (
         _impossible_card, "llm_calls.jsonl", "no real player of the season's table fits"),
     "masking.json of other players": (lambda r: _swap(r, "players"), "llm_calls.jsonl", "masking.json is not this run's"),
+    "bytes that are not UTF-8 in llm_calls.jsonl": (
+        lambda r: (r / "llm_calls.jsonl").write_bytes((r / "llm_calls.jsonl").read_bytes() + b"\xff\xfe{}\n"),
+        "llm_calls.jsonl", "is not UTF-8 text"),
+    "a config edited to exact numbers": (
+        lambda r: (r / "config.yaml").write_text((r / "config.yaml").read_text().replace("numbers: protected",
+                                                                                          "numbers: exact")),
+        "config.yaml", "masking.json says the run was played with numbers protected"),
 }
 
 

@@ -30,7 +30,8 @@ legal set is that list. The player's real team and this week's opponent are with
 pseudonyms, a prompt's cards of one team match a few real teams, often one (13 of 25 teams from one draft prompt),
 the opponents shown identify every team by week 2, and with the teams known most cards name their player. ``recent``
 (the last three games, which no prompt shows) is left out; positional strengths (sums of exact projections, a single
-QB's projection for a one-QB slot) are rounded to multiples of :data:`STRENGTH_STEP`; a number in another team's
+QB's projection for a one-QB slot) are a team's own recomputed from its protected cards, the league's average
+rounded to multiples of :data:`STRENGTH_STEP`; a team's points for are rounded to :data:`POINTS_STEP`; a number in another team's
 rationale reads ``#`` (a bot's quotes a sum of exact projections); and the season's year, which says which season's
 table to look a card up in, is withheld (``season`` reads :data:`SEASON_HIDDEN`). The system prompt says what the
 cards show instead. A bye is shown as its team's bye class (:func:`bye_classes`: consecutive bye weeks of at least
@@ -65,9 +66,16 @@ SEASON_HIDDEN = "(year withheld)"
 #: by week 2)
 WITHHELD = ("team", "opp")
 WITHHELD_TEXT = "?"
-#: positional strengths are shown to this step (a one-QB slot's strength is that QB's exact projection)
+#: positional strengths are shown to this step (a one-QB slot's strength is that QB's exact projection); a team's own
+#: are then recomputed from its protected cards (:meth:`Protector._team_strength`), which say no more than the cards
 STRENGTH_STEP = 5.0
 STRENGTH_KEYS = frozenset({"my_strength", "strength", "league_avg_strength"})
+#: a team's strength beside the cards it is computed from, in a view: (roster key, strength key)
+TEAM_STRENGTHS = (("my_roster", "my_strength"), ("roster", "strength"))
+#: a team's points (its record's points for, a playoff round's so far) are shown to this step: they are sums of its
+#: starters' exact points, a constraint on who started
+POINTS_STEP = 10.0
+POINTS_KEYS = frozenset({"points_for", "you", "opponent"})
 #: the preseason quasi-identifiers (a draft card's and the shortlist detail's numbers)
 PRESEASON_FIELDS = ("adp", "proj", "prev_pts", "prev_g", "prev_ppg", "prev2_pts", "prev2_g", "prev2_ppg",
                     "proj_builtin", "proj_sportsdataio", "proj_fantasypros", "rookie", "nfl_draft_pick")
@@ -275,6 +283,7 @@ class Protector:
         self.fw, self.seed, self.k, self.as_numbers = fw, seed, k, as_numbers
         self._preseason: dict[str, dict[str, Any]] | None = None
         self._weeks: dict[int, dict[str, dict[str, Any]]] = {}
+        self._slots: dict[str, int] = {}  # the view's roster slots, while :meth:`view` walks it
         #: bye week -> its class (published with the schedule, before the season)
         self.byes = bye_classes(fw.catalog.byes.values())
 
@@ -335,6 +344,7 @@ class Protector:
         """``view`` with every card's numbers protected, boards ordered by the protected value, strengths rounded
         and the season's year withheld."""
         week = view.get("week") if isinstance(view, dict) else None
+        self._slots = (view.get("rules") or {}).get("roster_slots", {}) if isinstance(view, dict) else {}
         out = self._walk(view, week, None)
         if isinstance(out, dict):
             if "season" in out:
@@ -350,6 +360,11 @@ class Protector:
             if key in STRENGTH_KEYS:
                 return {pos: self._strength(v) for pos, v in obj.items()}
             out = {k: self._walk(v, week, k) for k, v in obj.items()}
+            for roster, strength in TEAM_STRENGTHS:
+                if isinstance(out.get(strength), dict) and isinstance(out.get(roster), list):
+                    out[strength] = self._team_strength(out[roster], out[strength])
+            if key in ("record", "my_record", "round_points_so_far"):
+                out = {k: self._rounded(v, POINTS_STEP) if k in POINTS_KEYS else v for k, v in out.items()}
             if key in ORDERED_BY:  # a board: position -> cards, each list ordered by the protected value
                 field = ORDERED_BY[key]
                 out = {pos: sorted(cards, key=lambda c: self._sort_key(c, field)) if isinstance(cards, list) else cards
@@ -362,9 +377,20 @@ class Protector:
         return obj
 
     @staticmethod
-    def _strength(v: Any) -> Any:
-        return float(round(v / STRENGTH_STEP) * STRENGTH_STEP) if isinstance(v, (int, float)) and not isinstance(
-            v, bool) else v
+    def _rounded(v: Any, step: float) -> Any:
+        return float(round(v / step) * step) if isinstance(v, (int, float)) and not isinstance(v, bool) else v
+
+    def _strength(self, v: Any) -> Any:
+        return self._rounded(v, STRENGTH_STEP)
+
+    def _team_strength(self, cards: list[dict], shown: dict) -> dict:
+        """A team's positional strengths as its protected cards give them: per position, the summed midpoints of
+        this week's projection of its best starters there (the firewall's rule on the numbers the view shows)."""
+        out = {}
+        for pos in shown:
+            vals = sorted((midpoint(c.get("proj_week")) or 0.0 for c in cards if c.get("pos") == pos), reverse=True)
+            out[pos] = round(float(sum(vals[: max(1, int(self._slots.get(pos, 0) or 0))])), 1)
+        return out
 
 
 # ------------------------------------------------------------------------------------------------ the audit's half

@@ -46,8 +46,10 @@ UNMEASURED = {
                            "match one real team's players only; team_known assumes the teams identified, it does "
                            "not test how; protected numbers show no team)",
     "season_year": "the withheld year read off the bye classes (they differ from season to season)",
-    "positional_strengths": "rounded positional strengths (a one-slot position's best projection to 5 points), "
-                            "which narrow QB and TE cards",
+    "positional_strengths": "the league's average positional strengths (rounded to 5 points; each team's own are "
+                            "computed from its protected cards)",
+    "seed": "pseudonyms rebuilt from the run's seed (they are keyed by it, so that a season replays exactly: a "
+            "protection against what a model remembers, not against an analyst who runs ffbench with the seed)",
     "free_text": "free text (another team's trade rationale: its numbers read # under protection, its words "
                  "stay): only player tables are read",
 }
@@ -89,8 +91,9 @@ def _meta(run: Path) -> RunMeta:
     return meta
 
 
-def _mapping(run: Path) -> tuple[dict[str, str], dict[str, str]]:
-    """masking.json's pseudonym -> real player id and team pseudonym -> real team."""
+def _mapping(run: Path) -> tuple[dict[str, str], dict[str, str], dict[str, str]]:
+    """masking.json's pseudonym -> real player id, team pseudonym -> real team, and how the run was masked
+    (``mode``, ``numbers``)."""
     f = run / "masking.json"
     if not f.is_file():
         raise RunDirError(f"{run}: masked but without masking.json (the run stopped before its draft?); audit a "
@@ -112,7 +115,8 @@ def _mapping(run: Path) -> tuple[dict[str, str], dict[str, str]]:
     teams = mapping.get("teams", {})
     if not all(isinstance(v, str) for v in teams.values()):
         raise bad
-    return players, teams
+    played = {"mode": mapping.get("mode"), "numbers": mapping.get("numbers", "exact")}
+    return players, teams, played
 
 
 def _calls(calls_file: Path):
@@ -122,8 +126,12 @@ def _calls(calls_file: Path):
         return RunDirError(f"{calls_file}: line {n} {what}; the log is damaged (cut short or edited): audit a run "
                            "that stopped cleanly, or run it again")
 
-    with open(calls_file, encoding="utf-8") as fh:
-        for n, line in enumerate(fh, 1):
+    with open(calls_file, "rb") as fh:
+        for n, raw in enumerate(fh, 1):
+            try:
+                line = raw.decode("utf-8")
+            except UnicodeDecodeError:
+                raise bad(n, "is not UTF-8 text") from None
             if not line.strip():
                 continue
             try:
@@ -239,7 +247,12 @@ def _audit(run: Path, meta: RunMeta, prepared, write: bool) -> dict[str, Any]:
     if not calls_file.is_file():
         raise RunDirError(f"{run}: no llm_calls.jsonl, so no prompt to audit (only LLM teams are asked with "
                           "prompts); audit a run with LLM teams")
-    players, teams = _mapping(run)
+    players, teams, played = _mapping(run)
+    for field, value in (("masking", league.information.masking), ("numbers", league.information.numbers)):
+        was = played["mode" if field == "masking" else "numbers"]
+        if was is not None and was != value:
+            raise RunDirError(f"{run / 'config.yaml'}: information.{field} {value}, but masking.json says the run was "
+                              f"played with {field} {was}; the config was edited: restore the one the run wrote")
     if prepared is None:
         from ffbench_lib.data.prepare import prepared_for
 
@@ -329,7 +342,8 @@ def _audit(run: Path, meta: RunMeta, prepared, write: bool) -> dict[str, Any]:
            "team_known": _stats([k for cards in seen.values() for _, k, _ in cards.values()]),
            "in_prompt": {**_stats(list(one.values())), f"top{TOP}": _stats([k for f, k in one.items() if players[f] in top])},
            "linked": {**_stats(list(across.values())), f"top{TOP}": _stats(across_top)},
-           "teams_shown": not withheld, "kinds": kinds, **summary,
+           "teams_shown": not withheld, "data_fingerprint_checked": bool(meta.data_fingerprint and now),
+           "kinds": kinds, **summary,
            "unmeasured_notes": {u: UNMEASURED[u] for u in unmeasured}, "level": level,
            "verdict": f"{level}: {'; '.join(parts)}" if parts else level}
     if write:
@@ -358,6 +372,9 @@ def format_audit(result: dict[str, Any]) -> str:
             share = lambda x: "-" if x is None else f"{x:.0%}"  # noqa: E731
             lines.append(f"{label:<18}{ln['cards']:>7}{share(ln['unique_share']):>8}{ln['smallest_k']:>7}"
                          f"{ln['median_k']:>7}   players: {what}")
+    if result.get("data_fingerprint_checked") is False:
+        lines.append("note: run.json has no data_fingerprint, so the season's table could not be checked against the "
+                     "data the run was played on")
     level = result.get("level")
     verdict = result["verdict"]
     if level and verdict.startswith(f"{level}: "):
