@@ -483,6 +483,27 @@ def _cmd_masking_audit(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_exam_build(args: argparse.Namespace) -> int:
+    """Draw an exam suite's states from its source seasons (``runs.exam``)."""
+    from ffbench_lib.runs.exam import build_suite
+
+    meta = build_suite(args.spec, args.out)
+    skills = ", ".join(f"{k} {v}" for k, v in meta["by_skill"].items())
+    print(f"exam suite {meta['name']}: {meta['states']} states ({skills}) from {len(meta['sources'])} source seasons "
+          f"in {args.out} (states sha256 {meta['states_sha256'][:16]})")
+    return 0
+
+
+def _cmd_exam_run(args: argparse.Namespace) -> int:
+    """Every candidate answers every state of a suite (``runs.exam``)."""
+    from ffbench_lib.runs.exam import RESULTS, run_exam, summary
+
+    df = run_exam(args.suite, args.candidates, args.out)
+    print(summary(df).to_string(index=False))
+    print(f"{len(df)} answers written to {Path(args.out) / RESULTS}")
+    return 0
+
+
 def _cmd_demo(args: argparse.Namespace) -> int:
     """The README's main job: prepare the 2024 data (notebook 01), then the demo batch to figures."""
     from ffbench_lib.runs.batch import load_batch, run_batch
@@ -710,6 +731,18 @@ def build_parser() -> argparse.ArgumentParser:
     ma.add_argument("run", help="a masked run directory with LLM teams")
     ma.add_argument("--json", action="store_true", help="print the result as JSON")
     ma.set_defaults(func=_cmd_masking_audit)
+
+    ex = sub.add_parser("exam", help="exams: the same decision states for every candidate, scored exactly"
+                        ).add_subparsers(dest="exam_command", required=True)
+    eb = ex.add_parser("build", help="play the spec's source bot seasons and draw its states into a frozen suite")
+    eb.add_argument("spec", help="exam spec YAML, e.g. params/exam_suite.yaml")
+    eb.add_argument("--out", required=True, help="the suite folder to create, e.g. outputs/exams/demo")
+    eb.set_defaults(func=_cmd_exam_build)
+    er = ex.add_parser("run", help="every candidate answers every state; writes exam_results.parquet")
+    er.add_argument("suite", help="a suite folder (ffbench exam build)")
+    er.add_argument("candidates", help="candidates YAML, e.g. params/exam_bots.yaml")
+    er.add_argument("--out", required=True, help="the results folder to create")
+    er.set_defaults(func=_cmd_exam_run)
 
     dm = sub.add_parser("demo", help="the README's main job: the demo batch to figures")
     dm.add_argument("--spec", default=None, help="batch YAML (default: params/batch_demo.yaml of the project)")

@@ -26,34 +26,42 @@ def build_agents(league: League, seed: int, llm_factory: Callable[..., Agent] | 
                  seat: Any = None, answers: Any = None) -> dict[str, Agent]:
     """One agent per team. Human teams need a ``seat`` (and an ``answers`` book to resume):
     :func:`ffbench_lib.play.session.start_play` gives both; without a seat a league with a human team is refused."""
-    agents: dict[str, Agent] = {}
-    for i, team in enumerate(league.teams):
-        spec = team.agent
-        if spec.kind == "bot":
-            agents[team.name] = make_bot(spec.strategy, team.name, seed)
-        elif spec.kind == "human":
-            if seat is None:
-                raise ConfigError([f"teams[{i}].agent: team {team.name} is played by a person; play the league in "
-                                   "notebooks/10_play.ipynb (or ffbench_lib.play.session.start_play), not with ffbench run "
-                                   "or a batch"])
-            from ffbench_lib.agents.human import HumanAgent
-            agents[team.name] = HumanAgent(team.name, seed, spec.name, seat, answers)
-        else:
-            if llm_factory is None:
-                from ffbench_lib.agents.llm import LLMAgent  # imported lazily: bots-only leagues never load litellm
-                llm_factory = LLMAgent
-            agents[team.name] = llm_factory(team.name, seed, spec)
-    return agents
+    return {team.name: build_agent(team, seed, llm_factory, seat, answers, where=f"teams[{i}].agent")
+            for i, team in enumerate(league.teams)}
+
+
+def build_agent(team: Any, seed: int, llm_factory: Callable[..., Agent] | None = None, seat: Any = None,
+                answers: Any = None, where: str = "agent") -> Agent:
+    """The agent of one team (a league's ``teams`` entry, or an exam's candidate: a name and an agent spec)."""
+    spec = team.agent
+    if spec.kind == "bot":
+        return make_bot(spec.strategy, team.name, seed)
+    if spec.kind == "human":
+        if seat is None:
+            raise ConfigError([f"{where}: team {team.name} is played by a person; play the league in "
+                               "notebooks/10_play.ipynb (or ffbench_lib.play.session.start_play), not with ffbench run "
+                               "or a batch"])
+        from ffbench_lib.agents.human import HumanAgent
+        return HumanAgent(team.name, seed, spec.name, seat, answers)
+    if llm_factory is None:
+        from ffbench_lib.agents.llm import LLMAgent  # imported lazily: bots-only leagues never load litellm
+        llm_factory = LLMAgent
+    return llm_factory(team.name, seed, spec)
 
 
 def check_cache(league: League) -> None:
     """A league with LLM teams needs a replay cache it can write (else every paid answer would be lost): a
     :class:`ConfigError` naming the setting otherwise."""
+    check_cache_for(league.teams, league.llm)
+
+
+def check_cache_for(teams: Any, settings: LLMSettings) -> None:
+    """:func:`check_cache` for any teams (an exam's candidates) and their LLM settings."""
     from ffbench_lib.llm.cache import CacheUnusable, ReplayCache
 
-    if any(t.agent.kind == "llm" for t in league.teams):
+    if any(t.agent.kind == "llm" for t in teams):
         try:
-            ReplayCache.for_config(league.llm.cache_dir).check(replay_only=league.llm.replay_only)
+            ReplayCache.for_config(settings.cache_dir).check(replay_only=settings.replay_only)
         except CacheUnusable as exc:
             raise ConfigError([str(exc)]) from None
 

@@ -18,7 +18,7 @@ from ffbench_lib.analysis.field_labels import FIELD_PREFIX, is_field_agent, rela
 from ffbench_lib.config.league import AUTOPILOT, DEFAULT_SPORT, FLEX_SLOTS, LLMSettings, Roster
 from ffbench_lib.sport import sport
 from ffbench_lib.core.paths import from_root, outputs_dir
-from ffbench_lib.sport.lineup import best_lineup, lineup_value
+from ffbench_lib.sport.lineup import hindsight_points
 from ffbench_lib.records.decision import is_decision
 from ffbench_lib.records.field import folder_of, manifest_of, stray
 from ffbench_lib.records.load import RunFiles
@@ -444,8 +444,8 @@ def unprojected_picks(runs: Runs) -> pd.DataFrame:
 
 # ------------------------------------------------------------------------------------------------ start/sit
 def start_sit(runs: Runs) -> pd.DataFrame:
-    """Per team-week: the hindsight-optimal legal lineup's points (:func:`best_lineup` under the run's roster,
-    flex slots included) minus the points actually started. This is the oracle: it needs actual points, so it
+    """Per team-week: the hindsight-optimal legal lineup's points (:func:`~ffbench_lib.sport.lineup.hindsight_points`
+    under the run's roster, flex slots included) minus the points actually started. This is the oracle: it needs actual points, so it
     exists here and never as an agent."""
     pw = player_week_points(runs).drop_duplicates(["run_id", "week", "team", "player_id"])
     # plain dicts: a MultiIndex lookup per player-week and a roster parse per team-week were most of the time
@@ -467,8 +467,7 @@ def start_sit(runs: Runs) -> pd.DataFrame:
         roster = rosters[run_id]
         positions = {pid: pos for pid, pos, _ in players}
         values = {p: float(pts.get((run_id, week, team, p), 0.0)) for p in positions}
-        best = lineup_value(best_lineup(positions, values, roster.slot_counts(), roster.slot_positions(),
-                                                most=roster.most), values)
+        best = hindsight_points(positions, values, roster.slot_counts(), roster.slot_positions(), roster.most)
         actual = float(started.get((run_id, week, team), 0.0))
         rows.append({"run_id": run_id, "week": week, "team": team, "agent": players[0][2],
                      "optimal_points": round(best, 2), "started_points": round(actual, 2),

@@ -45,6 +45,13 @@ def lineup_value(lineup: Mapping[str, list[str | None]], values: Mapping[str, fl
     return float(sum(values.get(p, 0.0) for ids in lineup.values() for p in ids if p is not None))
 
 
+def hindsight_points(positions: Mapping[str, str], points: Mapping[str, float], counts: Mapping[str, int],
+                     slot_positions: Mapping[str, frozenset[str]], most: Mapping[str, int] | None = None) -> float:
+    """The points of the hindsight-optimal legal lineup of a roster (``positions``) given what each player really
+    scored: the start/sit oracle of the season metric and of an exam's state alike."""
+    return lineup_value(best_lineup(positions, points, counts, slot_positions, most=most), points)
+
+
 class LineupValuer:
     """``lineup_value(best_lineup(...))`` for many rosters under one set of slots, faster: the slots are read
     once, and a roster is given as ``(-value, id, position)`` entries already in :func:`best_lineup`'s order

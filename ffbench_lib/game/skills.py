@@ -1,0 +1,112 @@
+"""Exam skills: how one frozen decision state (an exam's, :mod:`ffbench_lib.runs.exam`) is scored against what
+really happened, whoever answers it. A skill registers itself (:func:`skill`), names the decision kind it asks,
+draws its states from a played season (:meth:`Skill.draw`: the view an agent saw, and the truth to score by, kept
+apart) and scores an answer exactly (:meth:`Skill.score`): the engine's own rules apply the answer (the decision
+kind's ``resolve``: a bad answer is repaired as in a season, and says so), and the same oracle as the season
+metric gives the best possible, so an exam's regret of a state is the season's regret of that team-week.
+
+A state's truth never reaches an agent: :meth:`Skill.view` is the state's view alone.
+"""
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass
+from typing import Any, ClassVar, Iterable
+
+from ffbench_lib.game.decisions import REGISTRY, roster_from_rules
+from ffbench_lib.game.rules.lineup import BENCH, substituted
+from ffbench_lib.sport.lineup import hindsight_points
+
+#: skill name -> its one instance
+SKILLS: dict[str, "Skill"] = {}
+
+
+def skill(cls: type["Skill"]) -> type["Skill"]:
+    """Register a skill under its ``name``."""
+    if cls.name in SKILLS:
+        raise ValueError(f"skill {cls.name!r} is registered twice")
+    SKILLS[cls.name] = cls()
+    return cls
+
+
+@dataclass(frozen=True)
+class Scored:
+    """One answer to one state: what the rules applied, by whom, and its score against the best possible."""
+
+    applied: Any
+    decided_by: str
+    problems: tuple[str, ...]
+    score: float
+    best_possible: float
+    extra: dict[str, Any]
+
+    @property
+    def regret(self) -> float:
+        return round(self.best_possible - self.score, 2)
+
+
+class Skill:
+    """One skill: the decision kind it asks, how states are drawn from a season, how an answer scores."""
+
+    name: ClassVar[str]
+    kind: ClassVar[str]
+
+    def draw(self, records: list[dict], truth: Any, n: int, rng: random.Random) -> list[dict]:
+        """Up to ``n`` states of one team-season from its decision ``records`` (the views as the agent saw them,
+        in order) and the season's ``truth``: each ``{"week", "view", "truth"}``."""
+        raise NotImplementedError
+
+    def score(self, state: dict, answer: Any) -> Scored:
+        raise NotImplementedError
+
+
+def stratified(weeks: list[int], n: int, rng: random.Random) -> list[int]:
+    """``n`` of ``weeks`` (sorted), one drawn from each of ``n`` consecutive, near-equal bins: early, middle and
+    late weeks alike (all of them when there are no more than ``n``)."""
+    weeks = sorted(weeks)
+    if len(weeks) <= n:
+        return weeks
+    bounds = [round(i * len(weeks) / n) for i in range(n + 1)]
+    return [weeks[rng.randrange(bounds[i], bounds[i + 1])] for i in range(n)]
+
+
+@skill
+class StartSit(Skill):
+    """Start/sit: set a lineup from the roster as it stood that week. Score: the points the lineup's starters scored
+    (an FPL bench's automatic substitutions applied, as the season scores them); best possible: the hindsight-
+    optimal legal lineup of the same roster (:func:`~ffbench_lib.sport.lineup.hindsight_points`)."""
+
+    name = "start_sit"
+    kind = "set_lineup"
+
+    def draw(self, records: list[dict], truth: Any, n: int, rng: random.Random) -> list[dict]:
+        by_week = {r["week"]: r for r in records if r["decision"] == self.kind}
+        out = []
+        for w in stratified(list(by_week), n, rng):
+            view = by_week[w]["view"]
+            ids = [p["id"] for p in view["players"]]
+            played = truth.played(w)
+            out.append({"week": w, "view": view, "truth": {
+                "points": {p: float(truth.points(w).get(p, 0.0)) for p in ids},
+                **({"played": sorted(p for p in ids if p in played)} if played is not None else {})}})
+        return out
+
+    def score(self, state: dict, answer: Any) -> Scored:
+        view, truth = state["view"], state["truth"]
+        roster = roster_from_rules(view["rules"])
+        positions = {p["id"]: p["pos"] for p in view["players"]}
+        points = truth["points"]
+        out = REGISTRY[self.kind].resolve(answer, view)
+        decided = [list(s) for s in out.value.starters()] + [[BENCH, pid, by] for pid, by in out.value.bench]
+        if roster.auto_subs:  # as the season scores a formation: a starter who did not play makes way
+            decided = substituted(decided, positions, {p: True for p in truth.get("played", ())}, roster)
+        started = [pid for slot, pid, _ in decided if pid is not None and slot != BENCH]
+        score = round(float(sum(points.get(p, 0.0) for p in started)), 2)
+        best = round(hindsight_points(positions, points, roster.slot_counts(), roster.slot_positions(),
+                                      roster.most), 2)
+        return Scored(out.applied, out.decided_by, tuple(out.problems), score, best,
+                      {"roster": sorted(positions), "started": sorted(started)})
+
+
+def skill_names() -> Iterable[str]:
+    return tuple(SKILLS)

@@ -1,0 +1,363 @@
+"""Exams: the same decision states for every candidate, scored exactly, skill by skill.
+
+``ffbench exam build SPEC --out SUITE`` plays the spec's source seasons (bot leagues on real data: several seasons,
+both sports, every team a policy, so the states come from several policies' rosters) into ``SUITE/sources/``, and
+draws each skill's states from them (:mod:`ffbench_lib.game.skills`: a few per team-season, stratified by week).
+A state holds the view exactly as the season showed it (in its own key order, so its prompt is the season's prompt
+byte for byte; ``decisions.jsonl`` sorts keys) and, apart, the truth it is scored by. ``states.jsonl`` is frozen:
+``suite.json`` records its SHA-256, the format version, the spec and each source league, and a suite whose states
+were edited is refused.
+
+``ffbench exam run SUITE CANDIDATES --out RESULTS`` asks every candidate (bots and models, from a candidates file
+such as ``params/exam_bots.yaml``) every state through the same agents, client, replay cache, budget and ledger
+(``RESULTS/llm_calls.jsonl``) as a season, and writes ``RESULTS/exam_results.parquet``: one row per state and
+candidate (:data:`COLUMNS`). A rerun with the same cache replays every answer.
+"""
+from __future__ import annotations
+
+import asyncio
+import contextvars
+import hashlib
+import json
+import random
+from pathlib import Path
+from typing import Annotated, Any
+
+import pandas as pd
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from ffbench_lib.agents.base import Agent
+from ffbench_lib.agents.wiring import bind_agents, build_agent, check_cache_for
+from ffbench_lib.config.batch import SeasonName
+from ffbench_lib.config.errors import ConfigError, format_validation_error
+from ffbench_lib.config.league import BotAgent, League, LLMAgent, LLMSettings
+from ffbench_lib.config.load import load_yaml, parse_config
+from ffbench_lib.core.atomic import write_json, write_parquet, write_text
+from ffbench_lib.game.seat import Answered
+from ffbench_lib.game.skills import SKILLS
+from ffbench_lib.llm.cache import ReplayMiss
+from ffbench_lib.llm.client import Budget, FatalLLMError
+from ffbench_lib.runs.batch import Stratum, strata
+from ffbench_lib.runs.rundir import RunDir, RunDirError, exclusive
+from ffbench_lib.runs.runner import Engine
+
+FORMAT = "ffbench-exam-suite"
+#: the suite format's version: a suite of another version is refused (rebuild it)
+VERSION = 1
+SUITE, STATES, RESULTS, RESULTS_META = "suite.json", "states.jsonl", "exam_results.parquet", "exam.json"
+#: exam_results.parquet's columns, in order (``roster``/``started``: start/sit's lists of player ids, else empty)
+COLUMNS = ["suite", "state_id", "skill", "sport", "season", "week", "team_season", "source_agent", "agent",
+           "agent_id", "answer", "applied", "decided_by", "problems", "score", "best_possible", "regret", "roster",
+           "started"]
+
+
+#: the state a candidate's call answers (each answer is its own task, so its ledger line names its state)
+_STATE: contextvars.ContextVar[str | None] = contextvars.ContextVar("exam_state", default=None)
+
+
+class SuiteError(RunDirError):
+    """A suite or results folder that cannot be used as it is (exit 2, naming the file)."""
+
+
+# ------------------------------------------------------------------------------------------------ the spec
+class SkillDraw(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    per_team_season: int = Field(3, ge=1, le=40, description="states drawn per team and season (one per week bin)")
+
+
+class ExamSpec(BaseModel):
+    """An exam suite: where its states come from and how many of each skill."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    name: Annotated[str, Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")]
+    base: Path | dict[str, Path] = Field(description="the source seasons' league (relative to the spec file), or "
+                                                     "one per sport: {nfl: demo.yaml, fpl: fpl_draft.yaml}")
+    seasons: list[SeasonName] | dict[str, list[SeasonName]] = Field(
+        description="the source seasons: a list for the base's sport, or per sport {nfl: [2023, 2024], fpl: [2024-25]}")
+    seeds: list[Annotated[int, Field(ge=0)]] = Field(min_length=1, description="source seasons per season")
+    skills: dict[str, SkillDraw] = Field(min_length=1, description="skill -> how many states to draw")
+    draw_seed: int = Field(0, ge=0, description="the seed of the draw of states")
+
+    @field_validator("skills")
+    @classmethod
+    def _known_skills(cls, value: dict[str, SkillDraw]) -> dict[str, SkillDraw]:
+        unknown = sorted(set(value) - set(SKILLS))
+        if unknown:
+            raise ValueError(f"unknown skill(s) {', '.join(unknown)}; known: {', '.join(SKILLS)}")
+        return value
+
+    @model_validator(mode="after")
+    def _unique_seeds(self) -> "ExamSpec":
+        if len(set(self.seeds)) != len(self.seeds):
+            raise ValueError("seeds: a seed is listed twice")
+        if isinstance(self.base, dict) != isinstance(self.seasons, dict) or (
+                isinstance(self.base, dict) and set(self.base) != set(self.seasons)):
+            raise ValueError("base: give one league file with a list of seasons, or one league file per sport with "
+                             "seasons per sport (the same sports)")
+        return self
+
+
+def load_spec(path: str | Path) -> tuple[ExamSpec, list[Stratum]]:
+    """The validated spec and its source seasons; :class:`ConfigError` (naming the file) for anything unusable."""
+    p = Path(path)
+    data = load_yaml(p, "exam spec")
+    if not isinstance(data, dict):
+        raise ConfigError([f"(top level): expected a mapping of keys to values, got {type(data).__name__}"], str(p),
+                          "exam spec")
+    try:
+        spec = ExamSpec.model_validate(data)
+    except ValidationError as exc:
+        raise ConfigError(format_validation_error(exc), str(p), "exam spec") from None
+    bases = {}
+    for key, given in (spec.base.items() if isinstance(spec.base, dict) else [(None, spec.base)]):
+        found = given if given.is_absolute() else p.parent / given
+        if not found.is_file():
+            raise ConfigError([f"base{'.' + key if key else ''}: league file {found} not found (relative paths start "
+                               "at the spec file's folder)"], str(p), "exam spec")
+        bases[key] = found
+    try:
+        layers = strata(spec, bases[None] if None in bases else bases)  # type: ignore[arg-type]
+    except ConfigError as exc:
+        raise ConfigError(exc.problems, str(p), "exam spec") from None
+    for layer in layers:
+        league = parse_config(load_yaml(layer.base))
+        people = [t.name for t in league.teams if t.agent.kind != "bot"]
+        if people:
+            raise ConfigError([f"base: {layer.base.name} has teams that are not bots ({', '.join(people)}); an "
+                               "exam's source seasons are bot seasons (each team a policy), candidates answer "
+                               "their states in `ffbench exam run`"], str(p), "exam spec")
+    return spec, layers
+
+
+# ------------------------------------------------------------------------------------------------ building
+class _Source(Engine):
+    """A source season: an ordinary run (into the suite's ``sources/``) that also keeps each decision's view as the
+    agent saw it, in its own key order."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.captured: list[dict[str, Any]] = []
+
+    def decision_sink(self, state):
+        write = super().decision_sink(state)
+
+        def sink(record: dict, view_json) -> None:
+            self.captured.append({"decision": record["decision"], "team": record["team"], "agent": record["agent"],
+                                  "week": record["week"], "view": json.loads(json.dumps(record["view"], default=str))})
+            write(record, view_json)
+        return sink
+
+
+class _Truth:
+    """What really happened in a source season, as a skill scores by it (never shown to an agent)."""
+
+    def __init__(self, eng: Engine):
+        self.eng = eng
+
+    def points(self, w: int) -> dict[str, float]:
+        return self.eng.actual.get(w, {})
+
+    def played(self, w: int) -> frozenset[str] | None:
+        """Who played in week ``w`` (an FPL formation's automatic substitutions), None where subs do not apply."""
+        return self.eng.appeared.get(w, frozenset()) if self.eng.league.roster.auto_subs else None
+
+
+def _league(layer: Stratum, seed: int, name: str) -> League:
+    raw = load_yaml(layer.base)
+    return parse_config({**raw, "season": layer.season, "seed": seed, "name": name}, str(layer.base))
+
+
+def _state_id(team_season: str, skill: str, week: int) -> str:
+    return f"{team_season}-w{week:02d}-{skill}"
+
+
+def build_suite(spec_path: str | Path, out: str | Path, prepared_for=None) -> dict[str, Any]:
+    """Build the suite of ``spec_path`` into ``out`` (refused when ``out`` holds one); returns ``suite.json``."""
+    from ffbench_lib.data.prepare import prepared_for as prepare
+
+    prepared_for = prepared_for or prepare
+    spec, layers = load_spec(spec_path)
+    out = Path(out)
+    if (out / SUITE).exists():
+        raise SuiteError(f"{out / SUITE}: {out} holds an exam suite already; give another --out (a suite is frozen)")
+    states: list[dict[str, Any]] = []
+    leagues: dict[str, Any] = {}
+    with exclusive(out, "exam suite"):
+        for layer in layers:
+            for seed in spec.seeds:
+                source = f"{layer.label}-s{seed}"
+                league = _league(layer, seed, f"{spec.name}-{source}")
+                prepared = prepared_for(league)
+                eng = _Source(league, prepared, out / "sources" / layer.label / f"seed-{seed}", progress=False)
+                asyncio.run(eng.run())
+                leagues[source] = {"config": league.model_dump(mode="json"),
+                                   "run": f"sources/{layer.label}/seed-{seed}",
+                                   "data_fingerprint": prepared.manifest.get("fingerprint")}
+                truth = _Truth(eng)
+                for team in league.teams:
+                    mine = [r for r in eng.captured if r["team"] == team.name]
+                    team_season = f"{source}-{team.name}"
+                    for name, draw in spec.skills.items():
+                        sk = SKILLS[name]
+                        rng = random.Random(f"{spec.draw_seed}|{team_season}|{name}")
+                        for st in sk.draw(mine, truth, draw.per_team_season, rng):
+                            states.append({"state_id": _state_id(team_season, name, st["week"]), "skill": name,
+                                           "kind": sk.kind, "sport": layer.sport,
+                                           "season": league.sport_spec.season_name(layer.season),
+                                           "week": st["week"], "team_season": team_season, "source": source,
+                                           "source_agent": mine[0]["agent"] if mine else None,
+                                           "view": st["view"], "truth": st["truth"]})
+        text = "".join(json.dumps(s, ensure_ascii=False) + "\n" for s in states)
+        write_text(out / STATES, text)
+        counts: dict[str, int] = {}
+        for s in states:
+            counts[s["skill"]] = counts.get(s["skill"], 0) + 1
+        meta = {"format": FORMAT, "version": VERSION, "name": spec.name,
+                "states_sha256": hashlib.sha256(text.encode("utf-8")).hexdigest(), "states": len(states),
+                "by_skill": counts, "spec": spec.model_dump(mode="json"), "sources": leagues}
+        write_json(out / SUITE, meta)  # last: a folder without it is no suite
+    return meta
+
+
+def load_suite(folder: str | Path) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """``suite.json`` and the states, the states checked against its hash: an edited or cut suite is refused."""
+    folder = Path(folder)
+    f = folder / SUITE
+    if not f.is_file():
+        raise SuiteError(f"{folder}: not an exam suite (no {SUITE}); build one with `ffbench exam build SPEC --out DIR`")
+    try:
+        meta = json.loads(f.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        raise SuiteError(f"{f}: not readable as JSON; the suite is damaged: build it again") from None
+    if not isinstance(meta, dict) or meta.get("format") != FORMAT:
+        raise SuiteError(f"{f}: not an ffbench exam suite (format {FORMAT}); build one with `ffbench exam build`")
+    if meta.get("version") != VERSION:
+        raise SuiteError(f"{f}: suite format version {meta.get('version')}, this ffbench reads version {VERSION}; "
+                         "build the suite again")
+    try:
+        data = (folder / STATES).read_bytes()
+    except OSError:
+        raise SuiteError(f"{folder / STATES}: missing or unreadable; the suite is damaged: build it again") from None
+    if hashlib.sha256(data).hexdigest() != meta.get("states_sha256"):
+        raise SuiteError(f"{folder / STATES}: its SHA-256 is not the one {SUITE} records: the states were edited or "
+                         "cut; a suite is frozen: build it again (or restore its states)")
+    states = [json.loads(line) for line in data.decode("utf-8").splitlines() if line.strip()]
+    return meta, states
+
+
+# ------------------------------------------------------------------------------------------------ candidates
+class Candidate(BaseModel):
+    """One candidate: a name (its rows' ``agent``) and an agent spec as a league's team has it (bots and models)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    name: Annotated[str, Field(min_length=1, max_length=40)]
+    agent: Annotated[BotAgent | LLMAgent, Field(discriminator="kind")]
+
+
+class CandidatesSpec(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    candidates: list[Candidate] = Field(min_length=1)
+    llm: LLMSettings = Field(default_factory=LLMSettings, description="as a league's llm: cache, budget, retries")
+    seed: int = Field(0, ge=0, description="the candidates' seed (a random bot's draws)")
+
+    @model_validator(mode="after")
+    def _unique(self) -> "CandidatesSpec":
+        names = [c.name for c in self.candidates]
+        twice = sorted({n for n in names if names.count(n) > 1})
+        if twice:
+            raise ValueError(f"candidates: {', '.join(twice)} named twice; give each candidate its own name")
+        return self
+
+
+def load_candidates(path: str | Path) -> CandidatesSpec:
+    p = Path(path)
+    data = load_yaml(p, "exam candidates file")
+    if not isinstance(data, dict):
+        raise ConfigError([f"(top level): expected a mapping with candidates, got {type(data).__name__}"], str(p),
+                          "exam candidates file")
+    try:
+        return CandidatesSpec.model_validate(data)
+    except ValidationError as exc:
+        raise ConfigError(format_validation_error(exc), str(p), "exam candidates file") from None
+
+
+# ------------------------------------------------------------------------------------------------ running
+async def _answer(agent: Agent, state: dict) -> tuple[Any, list[str]]:
+    """An answer and its problems, as the season loop asks a seat: a seat's failure is an invalid answer (the
+    skill's rules then repair it), except the errors that must stop the exam (a fatal provider error, a replay
+    miss)."""
+    from ffbench_lib.core.secrets import scrub
+
+    _STATE.set(state["state_id"])
+    try:
+        got = await agent.decide(state["kind"], state["view"])
+    except (FatalLLMError, ReplayMiss):
+        raise
+    except Exception as exc:  # noqa: BLE001 - recorded, and the rules repair the answer
+        return None, [scrub(f"agent error: {type(exc).__name__}: {exc}")]
+    return (got.answer, list(got.problems)) if isinstance(got, Answered) else (got, [])
+
+
+def run_exam(suite_dir: str | Path, candidates_path: str | Path, out: str | Path) -> pd.DataFrame:
+    """Every candidate answers every state of the suite; the results (:data:`COLUMNS`) also go to
+    ``out/exam_results.parquet`` (and ``out/exam.json``). ``out`` holding results is refused."""
+    meta, states = load_suite(suite_dir)
+    cands = load_candidates(candidates_path)
+    out = Path(out)
+    if (out / RESULTS).exists():
+        raise SuiteError(f"{out / RESULTS}: {out} holds exam results already; give another --out")
+    check_cache_for(cands.candidates, cands.llm)
+    agents = {c.name: build_agent(c, cands.seed, where=f"candidates[{i}].agent") for i, c in enumerate(cands.candidates)}
+    rows: list[dict[str, Any]] = []
+    rundir = RunDir(out)
+    budget = Budget(cands.llm.budget_usd)
+    with rundir.exclusive():
+        bind_agents(agents, cands.llm, budget,
+                    lambda record: rundir.append("llm_calls.jsonl", {"exam": meta["name"], "state_id": _STATE.get(),
+                                                                     **record}))
+        answers = asyncio.run(_ask_all(agents, states, budget))
+        for (name, state), (answer, problems) in zip(((n, s) for n in agents for s in states), answers):
+            scored = SKILLS[state["skill"]].score(state, answer)
+            rows.append({"suite": meta["name"], "state_id": state["state_id"], "skill": state["skill"],
+                         "sport": state["sport"], "season": str(state["season"]), "week": state["week"],
+                         "team_season": state["team_season"], "source_agent": state["source_agent"], "agent": name,
+                         "agent_id": agents[name].agent_id, "answer": json.dumps(answer, sort_keys=True, default=str),
+                         "applied": json.dumps(scored.applied, sort_keys=True, default=str),
+                         "decided_by": scored.decided_by, "problems": "; ".join([*problems, *scored.problems]) or None,
+                         "score": scored.score, "best_possible": scored.best_possible, "regret": scored.regret,
+                         "roster": scored.extra.get("roster", []), "started": scored.extra.get("started", [])})
+        df = pd.DataFrame(rows, columns=COLUMNS)
+        write_parquet(out / RESULTS, df)
+        write_json(out / RESULTS_META, {"suite": meta["name"], "suite_sha256": meta["states_sha256"],
+                                        "suite_dir": str(Path(suite_dir)), "states": len(states),
+                                        "candidates": [c.model_dump(mode="json") for c in cands.candidates],
+                                        "cost_usd": round(budget.spent_usd, 6)})
+    return df
+
+
+async def _ask_all(agents: dict[str, Agent], states: list[dict], budget: Budget) -> list[tuple[Any, list[str]]]:
+    """Every candidate's answer to every state, candidate by candidate; a candidate's states at once (its calls
+    limited by its client like a season's teams)."""
+    out: list[tuple[Any, list[str]]] = []
+    try:
+        for agent in agents.values():
+            out += await asyncio.gather(*(_answer(agent, s) for s in states))
+            if budget.exceeded:
+                raise SuiteError(f"llm.budget_usd {budget.limit_usd} spent after candidate {agent.agent_id}; raise "
+                                 "the budget (the answers so far are in the replay cache: a rerun replays them)")
+    finally:
+        for agent in agents.values():
+            await agent.aclose()
+    return out
+
+
+def summary(df: pd.DataFrame) -> pd.DataFrame:
+    """Per skill and candidate: states, mean score, mean regret, the share the rules repaired."""
+    g = df.groupby(["skill", "agent"], as_index=False).agg(states=("state_id", "size"), score=("score", "mean"),
+                                                            regret=("regret", "mean"),
+                                                            repaired=("decided_by", lambda s: float((s != "agent").mean())))
+    return g.round({"score": 2, "regret": 2, "repaired": 3})

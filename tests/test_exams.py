@@ -1,0 +1,265 @@
+"""Exams (``ffbench exam build`` / ``ffbench exam run``): states drawn from bot seasons, frozen and hashed, each view
+the season's own; every candidate answers every state through the season's agents (LLMs through litellm, the
+ledger and the replay cache); start/sit scored exactly (a brute force agrees on small rosters) and equal to the
+season metric's regret of the same team-week; bad input refused with one line (exit 2)."""
+from __future__ import annotations
+
+import asyncio
+import itertools
+import json
+import random
+
+import pandas as pd
+import pytest
+import yaml
+
+from engine_helpers import REPO
+from ffbench_lib.agents.bots import make_bot
+from ffbench_lib.agents.prompts import messages
+from ffbench_lib.analysis.metrics import load_runs, start_sit
+from ffbench_lib.cli import main as cli
+from ffbench_lib.config.league import Roster
+from ffbench_lib.game.skills import SKILLS, stratified
+from ffbench_lib.runs.exam import COLUMNS, RESULTS, STATES, SUITE, build_suite, load_suite, run_exam
+from ffbench_lib.sport.lineup import hindsight_points
+
+START_SIT = SKILLS["start_sit"]
+
+
+# ------------------------------------------------------------------------------------------------ scoring
+def brute_force(positions: dict[str, str], points: dict[str, float], roster: Roster) -> float:
+    """The best points over every legal assignment of players to the starting slots, by enumeration: each player
+    at most once, a slot's positions only, a formation's most-per-position, and every slot filled that can be (a
+    lineup may not leave a slot empty while an eligible player sits, even one who scored below zero)."""
+    slots = [slot for slot, n in roster.slot_counts().items() for _ in range(n)]
+    ok = roster.slot_positions()
+    found: dict[int, float] = {}  # slots filled -> the best points with that many
+    ids = list(positions) + [None] * len(slots)
+    for pick in itertools.permutations(ids, len(slots)):
+        if any(p is not None and positions[p] not in ok[s] for p, s in zip(pick, slots)):
+            continue
+        chosen = [p for p in pick if p is not None]
+        if len(set(chosen)) < len(chosen):
+            continue
+        if roster.most and any(sum(positions[p] == pos for p in chosen) > m for pos, m in roster.most.items()):
+            continue
+        found[len(chosen)] = max(found.get(len(chosen), -1e9), sum(points[p] for p in chosen))
+    return found[max(found)]
+
+
+@pytest.mark.parametrize("case", range(40))
+def test_the_start_sit_oracle_is_the_brute_force_best_on_small_rosters(case):
+    rng = random.Random(case)
+    if case % 3 == 2:  # a formation (FPL): each position's least in its slots, at most ``most`` in all
+        roster = Roster.model_validate({"sport": "fpl", "GK": 1, "DEF": 1, "MID": 1, "FWD": 1, "FLEX": 2, "BENCH": 3,
+                                        "most": {"GK": 1, "DEF": 2, "MID": 2, "FWD": 2}})
+        kinds = ["GK", "DEF", "MID", "FWD"]
+    else:  # NFL slots, with and without FLEX
+        roster = Roster.model_validate({"QB": 1, "RB": 1, "WR": 1, "TE": 0, "K": 0, "DST": 0, "FLEX": 1 - case % 3,
+                                        "BENCH": 3, "caps": {"TE": 0, "K": 0, "DST": 0}})
+        kinds = ["QB", "RB", "WR"]
+    pool = [f"p{i}" for i in range(rng.randint(3, 7))]
+    positions = {p: rng.choice(kinds) for p in pool}
+    points = {p: round(rng.uniform(-2, 30), 1) for p in pool}
+    got = hindsight_points(positions, points, roster.slot_counts(), roster.slot_positions(), roster.most)
+    assert got == pytest.approx(brute_force(positions, points, roster))
+
+
+def test_every_legal_lineup_scores_its_starters_and_the_oracles_has_no_regret(synthetic_suite):
+    """On states of a played season: a random legal lineup scores exactly its starters' points, never above the best
+    possible; the hindsight-optimal lineup as an answer has regret 0; no answer is repaired, and says so."""
+    from ffbench_lib.game.decisions import roster_from_rules
+    from ffbench_lib.sport.lineup import best_lineup
+
+    root, _ = synthetic_suite
+    _, states = load_suite(root / "suite")
+    for state in states[:6]:
+        points = state["truth"]["points"]
+        for i in range(10):
+            answer = asyncio.run(make_bot("random", f"r{i}", i).decide("set_lineup", state["view"]))
+            s = START_SIT.score(state, answer)
+            assert s.decided_by == "agent" and s.score == round(sum(points[p] for p in s.extra["started"]), 2)
+            assert s.score <= s.best_possible and s.regret >= 0
+        roster = roster_from_rules(state["view"]["rules"])
+        oracle = best_lineup({p["id"]: p["pos"] for p in state["view"]["players"]}, points, roster.slot_counts(),
+                             roster.slot_positions())
+        s = START_SIT.score(state, {"lineup": oracle})
+        assert s.decided_by == "agent" and s.regret == 0
+        s = START_SIT.score(state, None)  # no answer: the rules repair it (the engine's policy), and say so
+        assert s.decided_by == "fallback" and s.problems and s.score <= s.best_possible
+
+
+def test_week_bins_draw_early_middle_and_late_weeks():
+    rng = random.Random(1)
+    for _ in range(50):
+        got = stratified(list(range(1, 18)), 3, rng)
+        assert len(got) == 3 and got == sorted(got) and got[0] <= 6 and 6 <= got[1] <= 12 and got[2] >= 12
+    assert stratified([4, 2], 3, rng) == [2, 4]
+
+
+# ------------------------------------------------------------------------------------------------ suites
+def spec_file(tmp_path, **changes) -> str:
+    spec = {"name": "t-exam", "base": str(REPO / "params" / "demo.yaml"), "seasons": [2024], "seeds": [1],
+            "skills": {"start_sit": {"per_team_season": 2}}, **changes}
+    f = tmp_path / "spec.yaml"
+    f.write_text(yaml.safe_dump(spec))
+    return str(f)
+
+
+@pytest.fixture(scope="module")
+def synthetic_suite(prepared_2024, tmp_path_factory):
+    root = tmp_path_factory.mktemp("exam")
+    spec = spec_file(root)
+    build_suite(spec, root / "suite", prepared_for=lambda league: prepared_2024)
+    return root, spec
+
+
+def test_a_suite_is_frozen_its_views_are_the_seasons_and_it_builds_the_same_twice(synthetic_suite, prepared_2024,
+                                                                                tmp_path):
+    root, spec = synthetic_suite
+    meta, states = load_suite(root / "suite")
+    assert meta["states"] == len(states) == 10 * 2 and meta["by_skill"] == {"start_sit": 20}
+    assert {s["source_agent"] for s in states} == {"bot:adp", "bot:vorp", "bot:recent_form", "bot:random"}
+    recorded = {(r["team"], r["week"]): r for r in map(json.loads, (root / "suite" / "sources" / "nfl-2024" / "seed-1"
+                                                                     / "decisions.jsonl").open())
+                if r["decision"] == "set_lineup"}
+    for s in states:
+        rec = recorded[(s["team_season"].removeprefix("nfl-2024-s1-"), s["week"])]
+        assert s["view"] == rec["view"]  # the view the season logged (decisions.jsonl sorts its keys) ...
+        assert messages("set_lineup", s["view"]) == messages("set_lineup", rec["view"])  # ... and its prompt
+        assert "truth" not in json.dumps(s["view"]) and set(s["truth"]["points"]) == {p["id"] for p in s["view"]["players"]}
+    again = tmp_path / "again"
+    build_suite(spec, again, prepared_for=lambda league: prepared_2024)
+    assert (again / STATES).read_bytes() == (root / "suite" / STATES).read_bytes()
+
+
+def test_bots_answer_every_state_and_the_regret_is_the_season_metrics(synthetic_suite, tmp_path):
+    root, _ = synthetic_suite
+    df = run_exam(root / "suite", REPO / "params" / "exam_bots.yaml", tmp_path / "res")
+    assert list(df.columns) == COLUMNS and len(df) == 4 * 20
+    back = pd.read_parquet(tmp_path / "res" / RESULTS)
+    lists = ["roster", "started"]
+    assert back.drop(columns=lists).equals(df.drop(columns=lists))
+    assert all(back[c].map(list).tolist() == df[c].tolist() for c in lists)
+    p = df.pivot_table(index="state_id", columns="agent", values="regret")
+    assert (p["adp"] == p["vorp"]).all()  # one lineup policy: identical answers on every state
+    assert (df["decided_by"] == "agent").all() and (df["regret"] >= 0).all()
+    # the exam's regret of a state is the season metric's for the same team-week (its own policy answering)
+    meta, states = load_suite(root / "suite")
+    ss = start_sit(load_runs(root / "suite" / meta["sources"]["nfl-2024-s1"]["run"]))
+    checked = 0
+    for s in states:
+        own = s["source_agent"].split(":")[1]
+        if own == "random":  # a random bot draws by its team name and seed
+            continue
+        row = ss[(ss["team"] == s["team_season"].removeprefix("nfl-2024-s1-")) & (ss["week"] == s["week"])].iloc[0]
+        got = df[(df["state_id"] == s["state_id"]) & (df["agent"] == own)].iloc[0]
+        assert (got["regret"], got["best_possible"]) == (row["left_on_table"], row["optimal_points"])
+        checked += 1
+    assert checked == 16  # 8 of the demo league's 10 teams play a deterministic bot, 2 states each
+
+
+def test_llm_candidates_answer_through_the_ledger_and_a_rerun_replays_from_the_cache(synthetic_suite, tmp_path):
+    from ffbench_lib.testing.fake_openai import FakeOpenAIServer
+
+    root, _ = synthetic_suite
+    cands = tmp_path / "cands.yaml"
+    with FakeOpenAIServer() as srv:
+        cands.write_text(yaml.safe_dump({
+            "candidates": [{"name": "fake", "agent": {"kind": "llm", "model": "openai/fake-0", "api_base": srv.api_base,
+                                                      "timeout_s": 30}}, {"name": "adp", "agent": {"kind": "bot", "strategy": "adp"}}],
+            "llm": {"cache_dir": str(tmp_path / "cache")}}))
+        live = run_exam(root / "suite", cands, tmp_path / "live")
+    calls = [json.loads(x) for x in (tmp_path / "live" / "llm_calls.jsonl").open()]
+    mine = live[live["agent"] == "fake"]
+    assert {c["state_id"] for c in calls} == set(mine["state_id"]) and len(mine) == 20  # the ledger names each state
+    assert not any(c["cache_hit"] for c in calls) and all(c["exam"] == "t-exam" for c in calls)
+    assert (mine["decided_by"] == "agent").mean() > 0.9
+    # the server is gone: a rerun replays every answer from the cache, byte for byte the same results
+    cfg = yaml.safe_load(cands.read_text())
+    cfg["llm"]["replay_only"] = True
+    cands.write_text(yaml.safe_dump(cfg))
+    replay = run_exam(root / "suite", cands, tmp_path / "replay")
+    assert replay.equals(live)
+    again = [json.loads(x) for x in (tmp_path / "replay" / "llm_calls.jsonl").open()]
+    assert len(again) == len(calls) and all(c["cache_hit"] for c in again)
+
+
+# ------------------------------------------------------------------------------------------------ refusals
+def _cli_error(capsys, argv) -> str:
+    capsys.readouterr()
+    assert cli(argv) == 2
+    cap = capsys.readouterr()
+    assert cap.err.startswith("error") and "Traceback" not in cap.err, cap.err
+    return cap.err
+
+
+@pytest.mark.parametrize("changes, says", [
+    ({"skills": {"draft_oracle": {}}}, "unknown skill(s) draft_oracle"),
+    ({"seasons": [2019]}, "seasons[0]: 2019 is no NFL season ffbench has data for"),
+    ({"seeds": [1, 1]}, "seeds: a seed is listed twice"),
+    ({"base": "nowhere.yaml"}, "league file"),
+    ({"skills": {"start_sit": {"per_team_season": 0}}}, "per_team_season"),
+    ({"seasons": {"nfl": [2024]}}, "base: give one league file with a list of seasons"),
+])
+def test_a_bad_spec_is_refused_naming_the_field(tmp_path, capsys, changes, says):
+    err = _cli_error(capsys, ["exam", "build", spec_file(tmp_path, **changes), "--out", str(tmp_path / "s")])
+    assert says in err and "spec.yaml" in err, err
+    assert not (tmp_path / "s" / SUITE).exists()
+
+
+def test_a_source_league_with_an_llm_team_is_refused(tmp_path, capsys):
+    league = yaml.safe_load((REPO / "params" / "demo.yaml").read_text())
+    league["teams"][0]["agent"] = {"kind": "llm", "model": "openai/gpt-4o"}
+    (tmp_path / "llm.yaml").write_text(yaml.safe_dump(league))
+    err = _cli_error(capsys, ["exam", "build", spec_file(tmp_path, base=str(tmp_path / "llm.yaml")), "--out",
+                              str(tmp_path / "s")])
+    assert "not bots" in err and "VORP-1" in err
+
+
+def test_an_edited_suite_a_bad_candidates_file_and_a_used_folder_are_refused(synthetic_suite, tmp_path, capsys):
+    import shutil
+
+    root, spec = synthetic_suite
+    copy = tmp_path / "suite"
+    shutil.copytree(root / "suite", copy)
+    with open(copy / STATES, "a") as fh:
+        fh.write("{}\n")
+    assert "SHA-256 is not the one suite.json records" in _cli_error(
+        capsys, ["exam", "run", str(copy), str(REPO / "params" / "exam_bots.yaml"), "--out", str(tmp_path / "r")])
+    bad = tmp_path / "c.yaml"
+    bad.write_text("candidates:\n  - {name: me, agent: {kind: human, name: me}}\n")
+    assert "candidates.0.agent" in _cli_error(capsys, ["exam", "run", str(root / "suite"), str(bad), "--out",
+                                                       str(tmp_path / "r")]).replace("[0]", ".0")
+    bad.write_text("candidates:\n  - {name: a, agent: {kind: bot, strategy: adp}}\n"
+                   "  - {name: a, agent: {kind: bot, strategy: vorp}}\n")
+    assert "a named twice" in _cli_error(capsys, ["exam", "run", str(root / "suite"), str(bad), "--out",
+                                                  str(tmp_path / "r")])
+    assert "holds an exam suite already" in _cli_error(capsys, ["exam", "build", spec, "--out", str(root / "suite")])
+    assert "not an exam suite" in _cli_error(capsys, ["exam", "run", str(tmp_path), str(bad), "--out",
+                                                      str(tmp_path / "r")])
+
+
+# ------------------------------------------------------------------------------------------------ real data
+def test_the_demo_suite_spans_two_nfl_seasons_and_a_premier_league_one(real_data_dir, fpl_data_dir, tmp_path):
+    """params/exam_suite.yaml on the real data: NFL 2023 and 2024 and FPL 2024-25; adp and vorp answer every
+    start/sit state alike, random is the worst, and each deterministic bot's regret of its own team-week is the
+    season metric's (an FPL bench's automatic substitutions included)."""
+    meta = build_suite(REPO / "params" / "exam_suite.yaml", tmp_path / "suite")
+    assert set(meta["sources"]) == {"nfl-2023-s1", "nfl-2024-s1", "fpl-2024-25-s1"}
+    df = run_exam(tmp_path / "suite", REPO / "params" / "exam_bots.yaml", tmp_path / "res")
+    assert set(df["sport"]) == {"nfl", "fpl"} and set(df["season"]) == {"2023", "2024", "2024-25"}
+    p = df.pivot_table(index="state_id", columns="agent", values="regret")
+    assert (p["adp"] - p["vorp"]).abs().max() == 0
+    means = df.groupby("agent")["regret"].mean()
+    assert means.idxmax() == "random"
+    _, states = load_suite(tmp_path / "suite")
+    checked = 0
+    for source, info in meta["sources"].items():
+        ss = start_sit(load_runs(tmp_path / "suite" / info["run"]))
+        for s in (s for s in states if s["source"] == source and not s["source_agent"].endswith("random")):
+            row = ss[(ss["team"] == s["team_season"].removeprefix(source + "-")) & (ss["week"] == s["week"])].iloc[0]
+            got = df[(df["state_id"] == s["state_id"]) & (df["agent"] == s["source_agent"].split(":")[1])].iloc[0]
+            assert (got["regret"], got["best_possible"]) == (row["left_on_table"], row["optimal_points"]), s["state_id"]
+            checked += 1
+    assert checked == 72
