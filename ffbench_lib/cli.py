@@ -414,6 +414,20 @@ def _cmd_power(args: argparse.Namespace) -> int:
 
     if args.out:
         _check_out_file(args.out, "--out", "power.csv")
+    from ffbench_lib.analysis import exams
+
+    if len(args.runs) == 1 and (Path(args.runs[0]) / exams.RESULTS).is_file():  # an exam's results: states needed
+        try:
+            plan = exams.power_plan(args.runs[0], alpha=args.alpha, target=args.power)
+        except ValueError as exc:
+            raise UsageError(str(exc)) from None
+        print(exams.format_plan(plan))
+        if args.out:
+            from ffbench_lib.core.atomic import write_csv
+
+            write_csv(args.out, plan)
+            print(f"written to {args.out}")
+        return 0
     try:
         with warnings.catch_warnings(record=True) as caught:  # printed as lines, not as Python warnings
             warnings.simplefilter("always")
@@ -461,8 +475,8 @@ def _cmd_page(args: argparse.Namespace) -> int:
 
     _check_out_file(args.out, "--out", "report.html")
     try:
-        out = build(args.runs, args.out)
-    except FileNotFoundError as exc:
+        out = build(args.runs, args.out, exam=args.exam)
+    except (FileNotFoundError, ValueError) as exc:
         raise UsageError(str(exc)) from None
     except NotebookError as exc:
         print(f"error: {exc}", file=sys.stderr)
@@ -721,6 +735,7 @@ def build_parser() -> argparse.ArgumentParser:
                                          "caveats) that opens offline")
     rep.add_argument("runs", nargs="+", help="a batch folder, run folders or globs")
     rep.add_argument("--out", required=True, help="the HTML file to write, e.g. report.html")
+    rep.add_argument("--exam", default=None, help="an `ffbench exam run` results folder: its section beside the runs'")
     rep.set_defaults(func=_cmd_page)
 
     mk = sub.add_parser("masking", help="masked runs: audit what their prompts reveal").add_subparsers(

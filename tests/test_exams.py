@@ -89,6 +89,38 @@ def test_every_legal_lineup_scores_its_starters_and_the_oracles_has_no_regret(sy
         assert s.decided_by == "fallback" and s.problems and s.score <= s.best_possible
 
 
+@pytest.mark.parametrize("case", range(12))
+def test_a_trade_scores_the_rest_of_season_value_of_the_roster_it_leaves(case):
+    """Accept scores the roster after the trade, reject (and a counter: the roster is held) the roster as it is,
+    each the sum over the remaining weeks of its brute-force best lineup; best possible: the better of the two."""
+    rng = random.Random(100 + case)
+    rules = {"roster_slots": {"QB": 1, "RB": 1, "WR": 1, "TE": 0, "K": 0, "DST": 0, "FLEX": 1}, "bench": 3,
+             "flex_positions": ["RB", "WR", "TE"], "caps": {"TE": 0, "K": 0, "DST": 0}}
+    roster = Roster.model_validate({"QB": 1, "RB": 1, "WR": 1, "TE": 0, "K": 0, "DST": 0, "FLEX": 1, "BENCH": 3,
+                                    "caps": {"TE": 0, "K": 0, "DST": 0}})
+    card = lambda i: {"id": f"p{i}", "pos": rng.choice(["QB", "RB", "WR"])}  # noqa: E731
+    mine, theirs = [card(i) for i in range(5)], [card(i) for i in range(5, 7)]
+    give = rng.sample(mine, len(theirs))
+    weeks = {str(w): {c["id"]: round(rng.uniform(0, 25), 1) for c in mine + theirs} for w in (5, 6, 7)}
+    view = {"decision": "trade_respond_to_offer", "week": 5, "team": "me", "rules": rules, "my_roster": mine,
+            "offer": {"from_team": "them", "you_give": give, "you_get": theirs}}
+    state = {"skill": "trade_acceptance", "kind": "respond_to_offer", "view": view, "truth": {"weeks": weeks}}
+    pos = {c["id"]: c["pos"] for c in mine + theirs}
+
+    def ros(ids):
+        return round(sum(brute_force({p: pos[p] for p in ids}, pts, roster) for pts in weeks.values()), 2)
+
+    keep = ros([c["id"] for c in mine])
+    after = ros([c["id"] for c in mine if c not in give] + [c["id"] for c in theirs])
+    skill = SKILLS["trade_acceptance"]
+    yes, no = skill.score(state, {"action": "accept"}), skill.score(state, {"action": "reject"})
+    assert (yes.score, no.score, yes.best_possible) == (pytest.approx(after), pytest.approx(keep),
+                                                        pytest.approx(max(keep, after)))
+    assert min(yes.regret, no.regret) == 0 and yes.decided_by == no.decided_by == "agent"
+    bad = skill.score(state, {"action": "maybe"})  # repaired to the default (reject), and marked
+    assert bad.decided_by == "fallback" and bad.score == no.score and bad.problems
+
+
 def test_week_bins_draw_early_middle_and_late_weeks():
     rng = random.Random(1)
     for _ in range(50):
@@ -99,7 +131,7 @@ def test_week_bins_draw_early_middle_and_late_weeks():
 
 # ------------------------------------------------------------------------------------------------ suites
 def spec_file(tmp_path, **changes) -> str:
-    spec = {"name": "t-exam", "base": str(REPO / "params" / "demo.yaml"), "seasons": [2024], "seeds": [1],
+    spec = {"name": "t-exam", "base": str(REPO / "params" / "demo.yaml"), "seasons": [2024], "seeds": [1, 2],
             "skills": {"start_sit": {"per_team_season": 2}}, **changes}
     f = tmp_path / "spec.yaml"
     f.write_text(yaml.safe_dump(spec))
@@ -118,13 +150,13 @@ def test_a_suite_is_frozen_its_views_are_the_seasons_and_it_builds_the_same_twic
                                                                                 tmp_path):
     root, spec = synthetic_suite
     meta, states = load_suite(root / "suite")
-    assert meta["states"] == len(states) == 10 * 2 and meta["by_skill"] == {"start_sit": 20}
+    assert meta["states"] == len(states) == 2 * 10 * 2 and meta["by_skill"] == {"start_sit": 40}
     assert {s["source_agent"] for s in states} == {"bot:adp", "bot:vorp", "bot:recent_form", "bot:random"}
-    recorded = {(r["team"], r["week"]): r for r in map(json.loads, (root / "suite" / "sources" / "nfl-2024" / "seed-1"
-                                                                     / "decisions.jsonl").open())
-                if r["decision"] == "set_lineup"}
+    recorded = {(f"nfl-2024-s{seed}-{r['team']}", r["week"]): r for seed in (1, 2) for r in map(
+        json.loads, (root / "suite" / "sources" / "nfl-2024" / f"seed-{seed}" / "decisions.jsonl").open())
+        if r["decision"] == "set_lineup"}
     for s in states:
-        rec = recorded[(s["team_season"].removeprefix("nfl-2024-s1-"), s["week"])]
+        rec = recorded[(s["team_season"], s["week"])]
         assert s["view"] == rec["view"]  # the view the season logged (decisions.jsonl sorts its keys) ...
         assert messages("set_lineup", s["view"]) == messages("set_lineup", rec["view"])  # ... and its prompt
         assert "truth" not in json.dumps(s["view"]) and set(s["truth"]["points"]) == {p["id"] for p in s["view"]["players"]}
@@ -136,7 +168,7 @@ def test_a_suite_is_frozen_its_views_are_the_seasons_and_it_builds_the_same_twic
 def test_bots_answer_every_state_and_the_regret_is_the_season_metrics(synthetic_suite, tmp_path):
     root, _ = synthetic_suite
     df = run_exam(root / "suite", REPO / "params" / "exam_bots.yaml", tmp_path / "res")
-    assert list(df.columns) == COLUMNS and len(df) == 4 * 20
+    assert list(df.columns) == COLUMNS and len(df) == 4 * 40
     back = pd.read_parquet(tmp_path / "res" / RESULTS)
     lists = ["roster", "started"]
     assert back.drop(columns=lists).equals(df.drop(columns=lists))
@@ -146,17 +178,19 @@ def test_bots_answer_every_state_and_the_regret_is_the_season_metrics(synthetic_
     assert (df["decided_by"] == "agent").all() and (df["regret"] >= 0).all()
     # the exam's regret of a state is the season metric's for the same team-week (its own policy answering)
     meta, states = load_suite(root / "suite")
-    ss = start_sit(load_runs(root / "suite" / meta["sources"]["nfl-2024-s1"]["run"]))
-    checked = 0
+    checked, metric = 0, {}
     for s in states:
         own = s["source_agent"].split(":")[1]
         if own == "random":  # a random bot draws by its team name and seed
             continue
-        row = ss[(ss["team"] == s["team_season"].removeprefix("nfl-2024-s1-")) & (ss["week"] == s["week"])].iloc[0]
+        if s["source"] not in metric:
+            metric[s["source"]] = start_sit(load_runs(root / "suite" / meta["sources"][s["source"]]["run"]))
+        ss = metric[s["source"]]
+        row = ss[(ss["team"] == s["team_season"].removeprefix(s["source"] + "-")) & (ss["week"] == s["week"])].iloc[0]
         got = df[(df["state_id"] == s["state_id"]) & (df["agent"] == own)].iloc[0]
         assert (got["regret"], got["best_possible"]) == (row["left_on_table"], row["optimal_points"])
         checked += 1
-    assert checked == 16  # 8 of the demo league's 10 teams play a deterministic bot, 2 states each
+    assert checked == 32  # 8 of the demo league's 10 teams play a deterministic bot, 2 states a season each
 
 
 def test_llm_candidates_answer_through_the_ledger_and_a_rerun_replays_from_the_cache(synthetic_suite, tmp_path):
@@ -172,7 +206,7 @@ def test_llm_candidates_answer_through_the_ledger_and_a_rerun_replays_from_the_c
         live = run_exam(root / "suite", cands, tmp_path / "live")
     calls = [json.loads(x) for x in (tmp_path / "live" / "llm_calls.jsonl").open()]
     mine = live[live["agent"] == "fake"]
-    assert {c["state_id"] for c in calls} == set(mine["state_id"]) and len(mine) == 20  # the ledger names each state
+    assert {c["state_id"] for c in calls} == set(mine["state_id"]) and len(mine) == 40  # the ledger names each state
     assert not any(c["cache_hit"] for c in calls) and all(c["exam"] == "t-exam" for c in calls)
     assert (mine["decided_by"] == "agent").mean() > 0.9
     # the server is gone: a rerun replays every answer from the cache, byte for byte the same results
@@ -242,24 +276,142 @@ def test_an_edited_suite_a_bad_candidates_file_and_a_used_folder_are_refused(syn
 
 # ------------------------------------------------------------------------------------------------ real data
 def test_the_demo_suite_spans_two_nfl_seasons_and_a_premier_league_one(real_data_dir, fpl_data_dir, tmp_path):
-    """params/exam_suite.yaml on the real data: NFL 2023 and 2024 and FPL 2024-25; adp and vorp answer every
-    start/sit state alike, random is the worst, and each deterministic bot's regret of its own team-week is the
-    season metric's (an FPL bench's automatic substitutions included)."""
-    meta = build_suite(REPO / "params" / "exam_suite.yaml", tmp_path / "suite")
-    assert set(meta["sources"]) == {"nfl-2023-s1", "nfl-2024-s1", "fpl-2024-25-s1"}
+    """params/exam_suite.yaml on the real data: NFL 2023 and 2024 and FPL 2024-25 (one seed); adp and vorp answer
+    every start/sit state alike, random is the worst; each deterministic bot's regret of its own team-week is the
+    season metric's (an FPL bench's automatic substitutions included), and on its own trade offers it answers as it
+    did in the season (the states are the season's views)."""
+    spec = yaml.safe_load((REPO / "params" / "exam_suite.yaml").read_text())
+    spec["base"] = {k: str(REPO / "params" / v) for k, v in spec["base"].items()}
+    spec["seeds"] = [1]  # the file's own seasons and skills, one seed (half the time)
+    (tmp_path / "spec.yaml").write_text(yaml.safe_dump(spec))
+    meta = build_suite(tmp_path / "spec.yaml", tmp_path / "suite")
+    assert {s.rsplit("-s", 1)[0] for s in meta["sources"]} == {"nfl-2023", "nfl-2024", "fpl-2024-25"}
     df = run_exam(tmp_path / "suite", REPO / "params" / "exam_bots.yaml", tmp_path / "res")
     assert set(df["sport"]) == {"nfl", "fpl"} and set(df["season"]) == {"2023", "2024", "2024-25"}
-    p = df.pivot_table(index="state_id", columns="agent", values="regret")
+    assert set(df["skill"]) == {"start_sit", "trade_acceptance"}
+    assert df.groupby("agent")["state_id"].nunique().eq(meta["states"]).all()  # one id per state
+    lineups = df[df["skill"] == "start_sit"]
+    p = lineups.pivot_table(index="state_id", columns="agent", values="regret")
     assert (p["adp"] - p["vorp"]).abs().max() == 0
-    means = df.groupby("agent")["regret"].mean()
-    assert means.idxmax() == "random"
+    assert lineups.groupby("agent")["regret"].mean().idxmax() == "random"
     _, states = load_suite(tmp_path / "suite")
-    checked = 0
+    checked = replayed = 0
     for source, info in meta["sources"].items():
-        ss = start_sit(load_runs(tmp_path / "suite" / info["run"]))
+        run = tmp_path / "suite" / info["run"]
+        ss = start_sit(load_runs(run))
+        logged = {(r["team"], r["week"], json.dumps(r["view"], sort_keys=True)): r["applied"] for r in
+                  map(json.loads, (run / "decisions.jsonl").open()) if r["decision"] == "respond_to_offer"}
         for s in (s for s in states if s["source"] == source and not s["source_agent"].endswith("random")):
-            row = ss[(ss["team"] == s["team_season"].removeprefix(source + "-")) & (ss["week"] == s["week"])].iloc[0]
+            team = s["team_season"].removeprefix(source + "-")
             got = df[(df["state_id"] == s["state_id"]) & (df["agent"] == s["source_agent"].split(":")[1])].iloc[0]
-            assert (got["regret"], got["best_possible"]) == (row["left_on_table"], row["optimal_points"]), s["state_id"]
-            checked += 1
-    assert checked == 72
+            if s["skill"] == "start_sit":
+                row = ss[(ss["team"] == team) & (ss["week"] == s["week"])].iloc[0]
+                assert (got["regret"], got["best_possible"]) == (row["left_on_table"], row["optimal_points"])
+                checked += 1
+            else:
+                assert json.loads(got["applied"]) == logged[(team, s["week"], json.dumps(s["view"], sort_keys=True))]
+                replayed += 1
+    assert checked == 72 and replayed > 10
+
+
+# ------------------------------------------------------------------------------------------------ analysis
+def test_the_two_way_clustered_mean_is_the_t_interval_without_clusters_and_wider_with_them():
+    import numpy as np
+    from scipy import stats as st
+
+    from ffbench_lib.core.stats import twoway_cluster_mean, twoway_cluster_test
+
+    rng = np.random.default_rng(3)
+    x = rng.normal(2.0, 3.0, 60)
+    own = twoway_cluster_mean(x, range(60), [f"w{i}" for i in range(60)])  # every state its own cluster both ways
+    assert own["se"] == pytest.approx(x.std(ddof=1) / np.sqrt(60))
+    lo, hi = st.t.interval(0.95, 59, loc=x.mean(), scale=x.std(ddof=1) / np.sqrt(60))
+    assert (own["low"], own["high"]) == (pytest.approx(lo), pytest.approx(hi))
+    # a shared shock per week: clustering by week widens the interval (never narrower than one way)
+    weeks = np.repeat(np.arange(10), 6)
+    y = x + rng.normal(0, 5, 10)[weeks]
+    both = twoway_cluster_mean(y, range(60), weeks)
+    iid = twoway_cluster_mean(y, range(60), range(60))
+    assert both["se"] > iid["se"] and both["df"] == 9
+    assert twoway_cluster_test(np.zeros(8), range(8), range(8))["p"] == 1.0
+
+
+def test_the_analysis_pairs_states_finds_identical_policies_and_plans_states_against_seasons(synthetic_suite,
+                                                                                           tmp_path, capsys):
+    from ffbench_lib.analysis.exams import load_results, pair_tests, power_plan, skill_table
+
+    root, _ = synthetic_suite
+    run_exam(root / "suite", REPO / "params" / "exam_bots.yaml", tmp_path / "res")
+    df = load_results(tmp_path / "res")
+    table = skill_table(df)
+    assert set(table["agent"]) == {"adp", "vorp", "recent_form", "random"} and (table["low"] <= table["regret"]).all()
+    pairs = pair_tests(df).set_index(["a", "b"])
+    same = pairs.loc[("adp", "vorp")]
+    assert same["identical"] == 1.0 and same["diff"] == 0 and same["p"] == 1.0
+    assert (pairs["p_holm"] >= pairs["p"]).all()
+    assert pairs.loc[("random", "vorp"), "diff"] > 0  # random regrets more than vorp on the same states
+    plan = power_plan(tmp_path / "res")
+    first = plan[(plan["better"].isin(["adp", "vorp"])) & (plan["worse"].isin(["adp", "vorp"]))].iloc[0]
+    assert pd.isna(first["states_needed"]) and first["season_seeds_needed"] >= 2  # seasons see only the rosters
+    assert cli(["power", str(tmp_path / "res")]) == 0
+    out = capsys.readouterr().out
+    assert "the same answer on every state: nothing to separate" in out and "a season separates them by their rosters" in out
+    (tmp_path / "bad").mkdir()
+    (tmp_path / "bad" / RESULTS).write_text("not parquet")
+    err = _cli_error(capsys, ["power", str(tmp_path / "bad")])
+    assert "not readable as parquet" in err
+
+
+def test_the_exam_notebook_runs_on_results_and_builds_them_when_missing(synthetic_suite, prepared_2024, data_dir,
+                                                                      tmp_path):
+    from analysis_helpers import errors
+    from ffbench_lib.runs.notebooks import execute
+
+    root, spec = synthetic_suite
+    res = tmp_path / "res"
+    run_exam(root / "suite", REPO / "params" / "exam_bots.yaml", res)
+    out = tmp_path / "analysis"
+    nb = execute("12_exams.ipynb", tmp_path / "12.ipynb", {"results": str(res), "suite": str(root / "suite"),
+                                                             "out": str(out)}, timeout_s=600)
+    assert errors(nb) == []
+    for f in ("exam_skills.csv", "exam_pairs.csv", "exam_power.csv", "exam_regret.png", "exam_regret.svg"):
+        assert (out / f).is_file(), f
+    assert set(pd.read_csv(out / "exam_skills.csv")["agent"]) == {"adp", "vorp", "recent_form", "random"}
+    # no results yet: the notebook builds the suite from its spec and runs the candidates (the synthetic season)
+    fresh = tmp_path / "fresh"
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("FFBENCH_DATA_DIR", str(data_dir))
+        nb = execute("12_exams.ipynb", tmp_path / "12b.ipynb", {"results": str(fresh / "res"),
+                                                                  "suite": str(fresh / "suite"), "spec": spec,
+                                                                  "out": str(tmp_path / "analysis2")}, timeout_s=600)
+    assert errors(nb) == [] and (fresh / "res" / RESULTS).is_file() and (fresh / "suite" / SUITE).is_file()
+
+
+@pytest.mark.slow
+def test_the_exam_notebook_with_its_defaults_as_jupyterlab_opens_it(real_data_dir, fpl_data_dir, tmp_path):
+    """Kernel in notebooks/, parameters as written: the demo suite is built under the project's outputs/ from
+    params/exam_suite.yaml (both sports), the four bots answer it, and the tables and figure are written."""
+    from analysis_helpers import run_as_in_jupyterlab
+    from project_copy import copy_project
+
+    project = copy_project(tmp_path / "ffbench")
+    run_as_in_jupyterlab(project, "12_exams", real_data_dir)
+    assert (project / "outputs" / "exams" / "demo" / SUITE).is_file()
+    skills = pd.read_csv(project / "outputs" / "analysis" / "exam_skills.csv")
+    assert set(skills["skill"]) == {"start_sit", "trade_acceptance"} and (project / "outputs" / "analysis" /
+                                                                         "exam_regret.png").is_file()
+
+
+def test_the_report_shows_the_exam_beside_the_runs_and_refuses_a_folder_without_results(synthetic_suite, tmp_path,
+                                                                                       capsys):
+    root, _ = synthetic_suite
+    res = tmp_path / "res"
+    run_exam(root / "suite", REPO / "params" / "exam_bots.yaml", res)
+    page = tmp_path / "report.html"
+    assert cli(["report", str(root / "suite" / "sources" / "nfl-2024"), "--out", str(page), "--exam", str(res)]) == 0
+    text = page.read_text()
+    assert "Exams: the same states for every candidate" in text and "hindsight-optimal lineup of the same roster" in text
+    assert "The same answer on every state: adp and vorp (start_sit)" in text
+    err = _cli_error(capsys, ["report", str(root / "suite" / "sources" / "nfl-2024"), "--out",
+                              str(tmp_path / "r2.html"), "--exam", str(tmp_path)])
+    assert "no exam results" in err and not (tmp_path / "r2.html").exists()

@@ -515,3 +515,52 @@ def study_seeds_needed(effect: float, between: float, within: float, strata: int
         else:
             lo = mid
     return hi
+
+
+# ------------------------------------------------------------------------------------------------ exams
+def twoway_cluster_mean(values, a, b, confidence: float = 0.95) -> dict:
+    """The mean of ``values`` with a confidence interval robust to clustering in two crossed ways (an exam's states
+    share a team-season ``a`` and a week ``b``: Cameron, Gelbach and Miller 2011): the variance of the mean is
+    V_a + V_b - V_ab, each a cluster-robust variance (sum over clusters of the squared summed residuals over n^2,
+    times G/(G-1)), floored at the larger one-way variance (never narrower than clustering one way). A t interval
+    on min(G_a, G_b) - 1 degrees of freedom. ``se`` times sqrt(n) is the effective per-state standard deviation
+    (the design effect included) that power calculations take."""
+    x = np.asarray(values, dtype=float)
+    n = len(x)
+    if n == 0:
+        return {"n": 0, "mean": float("nan"), "se": float("nan"), "low": float("nan"), "high": float("nan"),
+                "df": 0, "clusters_a": 0, "clusters_b": 0}
+    mean = float(x.mean())
+    e = x - mean
+
+    def one_way(keys) -> tuple[float, int]:
+        sums = pd.Series(e).groupby(pd.Series(list(keys)), sort=False).sum().to_numpy()
+        g = len(sums)
+        return (float((sums ** 2).sum()) / n ** 2 * (g / (g - 1) if g > 1 else float("nan"))), g
+
+    va, ga = one_way(a)
+    vb, gb = one_way(b)
+    vab, _ = one_way(zip(a, b))
+    var = max(va + vb - vab, va, vb)
+    se = float(np.sqrt(var)) if np.isfinite(var) else float("nan")
+    df = min(ga, gb) - 1
+    if df < 1 or not np.isfinite(se):
+        return {"n": n, "mean": mean, "se": se, "low": float("nan"), "high": float("nan"), "df": df,
+                "clusters_a": ga, "clusters_b": gb}
+    half = float(stats.t.ppf(0.5 + confidence / 2, df)) * se
+    return {"n": n, "mean": mean, "se": se, "low": mean - half, "high": mean + half, "df": df, "clusters_a": ga,
+            "clusters_b": gb}
+
+
+def twoway_cluster_test(diffs, a, b) -> dict:
+    """A paired test of mean ``diffs`` = 0 with the two-way clustered standard error of
+    :func:`twoway_cluster_mean` (t on min(G_a, G_b) - 1 degrees of freedom); ``p`` NaN when it cannot be tested,
+    1 when every difference is 0."""
+    r = twoway_cluster_mean(diffs, a, b)
+    d = np.asarray(diffs, dtype=float)
+    if len(d) and np.all(d == 0):
+        return {**r, "t": 0.0, "p": 1.0}
+    if not (r["df"] >= 1 and np.isfinite(r["se"]) and r["se"] > 0):
+        return {**r, "t": float("nan"), "p": float("nan")}
+    t = r["mean"] / r["se"]
+    return {**r, "t": float(t), "p": float(2 * stats.t.sf(abs(t), r["df"]))}

@@ -108,5 +108,46 @@ class StartSit(Skill):
                       {"roster": sorted(positions), "started": sorted(started)})
 
 
+@skill
+class TradeAcceptance(Skill):
+    """Trade acceptance: accept or reject an offer another team made (a counter counts as not accepting: the exam
+    holds the roster fixed). Score: the rest-of-season value of the roster the answer leaves, the summed points of
+    its hindsight-optimal lineup each week from the trade's week to the season's end, no other move made; best
+    possible: the better of accepting and keeping."""
+
+    name = "trade_acceptance"
+    kind = "respond_to_offer"
+
+    def draw(self, records: list[dict], truth: Any, n: int, rng: random.Random) -> list[dict]:
+        offers = [r for r in records if r["decision"] == self.kind]
+        out = []
+        for i in stratified(list(range(len(offers))), n, rng):
+            view = offers[i]["view"]
+            w = offers[i]["week"]
+            ids = [c["id"] for c in view["my_roster"]] + [c["id"] for c in view["offer"]["you_get"]]
+            out.append({"week": w, "view": view, "truth": {"weeks": {
+                str(x): {p: float(truth.points(x).get(p, 0.0)) for p in ids} for x in range(w, truth.weeks + 1)}}})
+        return out
+
+    def score(self, state: dict, answer: Any) -> Scored:
+        view, truth = state["view"], state["truth"]
+        roster = roster_from_rules(view["rules"])
+        counts, slots = roster.slot_counts(), roster.slot_positions()
+        mine = [c["id"] for c in view["my_roster"]]
+        give = {c["id"] for c in view["offer"]["you_give"]}
+        get = [c["id"] for c in view["offer"]["you_get"]]
+        positions = {c["id"]: c["pos"] for c in (*view["my_roster"], *view["offer"]["you_get"])}
+
+        def rest_of_season(ids: list[str]) -> float:
+            held = {p: positions[p] for p in ids}
+            return round(sum(hindsight_points(held, pts, counts, slots, roster.most) for pts in truth["weeks"].values()), 2)
+
+        keep, accept = rest_of_season(mine), rest_of_season([p for p in mine if p not in give] + get)
+        out = REGISTRY[self.kind].resolve(answer, view)
+        action = out.value[0]
+        return Scored(out.applied, out.decided_by, tuple(out.problems), accept if action == "accept" else keep,
+                      max(keep, accept), {"action": action, "accept_value": accept, "keep_value": keep})
+
+
 def skill_names() -> Iterable[str]:
     return tuple(SKILLS)

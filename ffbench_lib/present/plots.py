@@ -823,3 +823,26 @@ def by_season(table: pd.DataFrame, palette: dict[str, str], info: pd.DataFrame |
     sns.despine(fig)
     fig.tight_layout()
     return fig
+
+
+def exam_regret(table: pd.DataFrame) -> plt.Figure:
+    """An exam's candidates skill by skill (:func:`ffbench_lib.analysis.exams.skill_table`): each candidate's mean
+    regret per state with its interval clustered by team-season and week, best at the top (one panel per skill:
+    regrets of two skills share no scale)."""
+    skills = list(dict.fromkeys(table["skill"]))
+    fig, axes = plt.subplots(1, len(skills), figsize=(4.2 * len(skills) + 1, 0.5 * table["agent"].nunique() + 1.6),
+                             squeeze=False)
+    for ax, skill in zip(axes[0], skills):
+        rows = table[table["skill"] == skill].reset_index(drop=True)
+        y = np.arange(len(rows))[::-1]
+        ax.errorbar(rows["regret"], y, xerr=[rows["regret"] - rows["low"].fillna(rows["regret"]),
+                                             rows["high"].fillna(rows["regret"]) - rows["regret"]],
+                    fmt="o", capsize=3, color="0.25")
+        ax.set_yticks(y, rows["agent"])
+        ax.set(xlabel="mean regret per state (points below the best possible)",
+               title=f"{skill.replace('_', ' ')} (n={int(rows['states'].max())} states)")
+    fig.supxlabel("95% t-intervals clustered two ways (by team-season and by real week); the same states for "
+                  "every candidate", fontsize=9)
+    sns.despine(fig)
+    fig.tight_layout()
+    return fig

@@ -424,6 +424,36 @@ def seasons(r: Report, alpha: float = 0.05):
     return _html("\n".join(out))
 
 
+def exam_section(results, alpha: float = 0.05):
+    """An exam's results (``ffbench exam run``'s folder) beside the seasons: per skill each candidate's mean regret
+    on the same states with its clustered interval, the rule each skill is scored by, the pairs that differ (Holm
+    within a skill) and those that answered alike, and the figure; nothing without results."""
+    from ffbench_lib.analysis import exams
+
+    if not results:
+        return _html("")
+    df = exams.load_results(results)
+    table = exams.skill_table(df)
+    pairs = exams.pair_tests(df, alpha)
+    out = ["<h2>Exams: the same states for every candidate</h2>",
+           f"<p>Suite {esc(df['suite'].iloc[0])}: {df['state_id'].nunique()} states from "
+           f"{df['team_season'].nunique()} team-seasons ({esc(', '.join(sorted(df['season'].unique())))}), each "
+           "answered by every candidate, so a difference is the candidates', not their rosters'. Intervals: 95% t, "
+           "clustered by team-season and by real week.</p><ul>"]
+    out += [f"<li>{esc(exams.SKILL_RULES.get(k, k))}</li>" for k in sorted(df["skill"].unique())]
+    out.append("</ul>")
+    out.append(_table(table[["skill", "agent", "states", "score", "regret", "low", "high", "repaired"]]))
+    found = [f"{r.a} vs {r.b} ({r.skill}: {r.diff:+.2f} per state, p_holm {r.p_holm:.3g})"
+             for r in pairs.itertuples() if r.significant]
+    alike = [f"{r.a} and {r.b} ({r.skill})" for r in pairs.itertuples() if r.identical == 1.0]
+    out.append(f"<p>Pairs that differ at alpha {alpha} (Holm within a skill): "
+               f"{esc('; '.join(found)) if found else 'none'}.</p>")
+    if alike:
+        out.append(f"<p>The same answer on every state: {esc('; '.join(alike))}.</p>")
+    out.append(png(plots.exam_regret(table)).data)
+    return _html("\n".join(out))
+
+
 def _people(r: Report) -> list[str]:
     """A caveat per person's team: a person replaying a past season may remember it (no model-like result); a
     seat played on autopilot is a bot's answers, not a person's."""
@@ -476,7 +506,7 @@ def _stage(text: str, progress: bool, start: float) -> None:
         print(f"report: {text} ({time.monotonic() - start:.0f} s)", file=sys.stderr, flush=True)
 
 
-def build(runs, out: str | Path, progress: bool | None = None) -> Path:
+def build(runs, out: str | Path, progress: bool | None = None, exam: str | Path | None = None) -> Path:
     """Execute notebook 11 on ``runs`` and write the page to ``out``. Bad runs are refused before the kernel
     starts (FileNotFoundError naming them); a page that would need the network is never written. The notebook
     runs in a temporary folder beside ``out``, always removed: when it fails, its executed copy (with the
@@ -492,6 +522,10 @@ def build(runs, out: str | Path, progress: bool | None = None) -> Path:
 
     from ffbench_lib.records.load import RunFiles
 
+    if exam is not None:
+        from ffbench_lib.analysis.exams import load_results
+
+        load_results(exam)  # refused (ValueError naming the file) before the kernel starts
     paths = [str(p.resolve()) for p in metrics.expand_paths(runs)]
     if not any(RunFiles(p).meta().status == "complete" for p in paths):
         raise FileNotFoundError(f"no complete runs in {runs!r} ({len(paths)} run folder(s), none finished): "
@@ -506,7 +540,8 @@ def build(runs, out: str | Path, progress: bool | None = None) -> Path:
            start)
     try:
         try:
-            execute(NOTEBOOK, nb, {"runs": paths, "out": str(out.resolve())}, timeout_s=900,
+            execute(NOTEBOOK, nb, {"runs": paths, "out": str(out.resolve()),
+                                   "exam": str(Path(exam).resolve()) if exam else None}, timeout_s=900,
                     progress_bar=progress)
         except NotebookError as exc:
             if nb.exists():

@@ -32,6 +32,7 @@ from ffbench_lib.config.batch import SeasonName
 from ffbench_lib.config.errors import ConfigError, format_validation_error
 from ffbench_lib.config.league import BotAgent, League, LLMAgent, LLMSettings
 from ffbench_lib.config.load import load_yaml, parse_config
+from ffbench_lib.core.aio import run_sync
 from ffbench_lib.core.atomic import write_json, write_parquet, write_text
 from ffbench_lib.game.seat import Answered
 from ffbench_lib.game.skills import SKILLS
@@ -45,10 +46,11 @@ FORMAT = "ffbench-exam-suite"
 #: the suite format's version: a suite of another version is refused (rebuild it)
 VERSION = 1
 SUITE, STATES, RESULTS, RESULTS_META = "suite.json", "states.jsonl", "exam_results.parquet", "exam.json"
-#: exam_results.parquet's columns, in order (``roster``/``started``: start/sit's lists of player ids, else empty)
+#: exam_results.parquet's columns, in order (``roster``/``started``: start/sit's lists of player ids, else empty;
+#: ``detail``: the skill's own numbers as JSON, e.g. a trade's value accepted and kept)
 COLUMNS = ["suite", "state_id", "skill", "sport", "season", "week", "team_season", "source_agent", "agent",
            "agent_id", "answer", "applied", "decided_by", "problems", "score", "best_possible", "regret", "roster",
-           "started"]
+           "started", "detail"]
 
 
 #: the state a candidate's call answers (each answer is its own task, so its ledger line names its state)
@@ -159,6 +161,10 @@ class _Truth:
     def points(self, w: int) -> dict[str, float]:
         return self.eng.actual.get(w, {})
 
+    @property
+    def weeks(self) -> int:
+        return self.eng.league.weeks
+
     def played(self, w: int) -> frozenset[str] | None:
         """Who played in week ``w`` (an FPL formation's automatic substitutions), None where subs do not apply."""
         return self.eng.appeared.get(w, frozenset()) if self.eng.league.roster.auto_subs else None
@@ -169,8 +175,9 @@ def _league(layer: Stratum, seed: int, name: str) -> League:
     return parse_config({**raw, "season": layer.season, "seed": seed, "name": name}, str(layer.base))
 
 
-def _state_id(team_season: str, skill: str, week: int) -> str:
-    return f"{team_season}-w{week:02d}-{skill}"
+def _state_id(team_season: str, skill: str, week: int, nth: int) -> str:
+    """``nfl-2024-s1-VORP-1-w05-start_sit``; a second state of the same week (two offers) ends ``-2``."""
+    return f"{team_season}-w{week:02d}-{skill}" + (f"-{nth}" if nth > 1 else "")
 
 
 def build_suite(spec_path: str | Path, out: str | Path, prepared_for=None) -> dict[str, Any]:
@@ -191,7 +198,7 @@ def build_suite(spec_path: str | Path, out: str | Path, prepared_for=None) -> di
                 league = _league(layer, seed, f"{spec.name}-{source}")
                 prepared = prepared_for(league)
                 eng = _Source(league, prepared, out / "sources" / layer.label / f"seed-{seed}", progress=False)
-                asyncio.run(eng.run())
+                run_sync(eng.run())
                 leagues[source] = {"config": league.model_dump(mode="json"),
                                    "run": f"sources/{layer.label}/seed-{seed}",
                                    "data_fingerprint": prepared.manifest.get("fingerprint")}
@@ -202,13 +209,19 @@ def build_suite(spec_path: str | Path, out: str | Path, prepared_for=None) -> di
                     for name, draw in spec.skills.items():
                         sk = SKILLS[name]
                         rng = random.Random(f"{spec.draw_seed}|{team_season}|{name}")
+                        seen: dict[int, int] = {}
                         for st in sk.draw(mine, truth, draw.per_team_season, rng):
-                            states.append({"state_id": _state_id(team_season, name, st["week"]), "skill": name,
+                            seen[st["week"]] = seen.get(st["week"], 0) + 1
+                            states.append({"state_id": _state_id(team_season, name, st["week"], seen[st["week"]]),
+                                           "skill": name,
                                            "kind": sk.kind, "sport": layer.sport,
                                            "season": league.sport_spec.season_name(layer.season),
                                            "week": st["week"], "team_season": team_season, "source": source,
                                            "source_agent": mine[0]["agent"] if mine else None,
                                            "view": st["view"], "truth": st["truth"]})
+        ids = [s["state_id"] for s in states]
+        if len(set(ids)) != len(ids):  # a result row names its state: two states of one id would be one
+            raise AssertionError(f"exam build: duplicate state ids {sorted({i for i in ids if ids.count(i) > 1})[:3]}")
         text = "".join(json.dumps(s, ensure_ascii=False) + "\n" for s in states)
         write_text(out / STATES, text)
         counts: dict[str, int] = {}
@@ -319,7 +332,7 @@ def run_exam(suite_dir: str | Path, candidates_path: str | Path, out: str | Path
         bind_agents(agents, cands.llm, budget,
                     lambda record: rundir.append("llm_calls.jsonl", {"exam": meta["name"], "state_id": _STATE.get(),
                                                                      **record}))
-        answers = asyncio.run(_ask_all(agents, states, budget))
+        answers = run_sync(_ask_all(agents, states, budget))
         for (name, state), (answer, problems) in zip(((n, s) for n in agents for s in states), answers):
             scored = SKILLS[state["skill"]].score(state, answer)
             rows.append({"suite": meta["name"], "state_id": state["state_id"], "skill": state["skill"],
@@ -329,7 +342,9 @@ def run_exam(suite_dir: str | Path, candidates_path: str | Path, out: str | Path
                          "applied": json.dumps(scored.applied, sort_keys=True, default=str),
                          "decided_by": scored.decided_by, "problems": "; ".join([*problems, *scored.problems]) or None,
                          "score": scored.score, "best_possible": scored.best_possible, "regret": scored.regret,
-                         "roster": scored.extra.get("roster", []), "started": scored.extra.get("started", [])})
+                         "roster": scored.extra.get("roster", []), "started": scored.extra.get("started", []),
+                         "detail": json.dumps({k: v for k, v in scored.extra.items() if k not in ("roster", "started")},
+                                              sort_keys=True)})
         df = pd.DataFrame(rows, columns=COLUMNS)
         write_parquet(out / RESULTS, df)
         write_json(out / RESULTS_META, {"suite": meta["name"], "suite_sha256": meta["states_sha256"],

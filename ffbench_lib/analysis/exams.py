@@ -1,0 +1,214 @@
+"""Exam results (``exam_results.parquet`` of ``ffbench exam run``): per skill and candidate the mean regret with an
+interval clustered two ways (by team-season and by real week: :func:`~ffbench_lib.core.stats.twoway_cluster_mean`),
+paired tests between candidates on the same states (Holm within a skill), the share of identical answers, and the
+states a pair needs, beside the seeds the same pair needs in full seasons (the suite's own source seasons as the
+pilot: start/sit's regret per team-week).
+
+A state's rows are paired across candidates: every candidate answered the same view, so a difference is the
+candidates', not their rosters'."""
+from __future__ import annotations
+
+import json
+import math
+from itertools import combinations
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from ffbench_lib.core import stats
+
+RESULTS = "exam_results.parquet"
+META = "exam.json"
+#: what each skill's score is, said wherever its results are shown (the rule is game/skills.py's)
+SKILL_RULES = {
+    "start_sit": "start/sit: the points the lineup's starters scored that week (an FPL bench's automatic "
+                 "substitutions applied) against the hindsight-optimal lineup of the same roster",
+    "trade_acceptance": "trade acceptance: the rest-of-season value (each week's hindsight-optimal lineup, no other "
+                        "move) of the roster the answer leaves, accepting or keeping it (a counter keeps it), "
+                        "against the better of the two",
+}
+#: the columns the analysis reads (``ffbench_lib.runs.exam.COLUMNS`` writes them all)
+NEEDED = ("suite", "state_id", "skill", "sport", "season", "week", "team_season", "agent", "agent_id", "applied",
+          "decided_by", "score", "best_possible", "regret")
+
+
+def load_results(path: str | Path) -> pd.DataFrame:
+    """An exam's results (a results folder or its parquet file); ValueError naming the file otherwise."""
+    p = Path(path)
+    f = p / RESULTS if p.is_dir() else p
+    if not f.is_file():
+        raise ValueError(f"{f}: no exam results; run `ffbench exam run SUITE CANDIDATES --out DIR` first")
+    try:
+        df = pd.read_parquet(f)
+    except Exception as exc:  # noqa: BLE001 - any unreadable file is the same answer for the user
+        raise ValueError(f"{f}: not readable as parquet ({type(exc).__name__}); run the exam again") from None
+    missing = [c for c in NEEDED if c not in df.columns]
+    if missing:
+        raise ValueError(f"{f}: not exam results (no column {', '.join(missing)}); give a folder `ffbench exam run` "
+                         "wrote")
+    return df
+
+
+def _week(df: pd.DataFrame) -> pd.Series:
+    """The real week a state belongs to (its sport, season and week): states of one week share its surprises."""
+    return df["sport"].astype(str) + "-" + df["season"].astype(str) + "-w" + df["week"].astype(str)
+
+
+def skill_table(df: pd.DataFrame, confidence: float = 0.95) -> pd.DataFrame:
+    """Per skill and candidate: states, mean score, mean regret with its two-way clustered interval, the share the
+    rules repaired; best (lowest mean regret) first within a skill."""
+    rows = []
+    for (skill, agent), g in df.groupby(["skill", "agent"], sort=True):
+        r = stats.twoway_cluster_mean(g["regret"], g["team_season"], _week(g), confidence)
+        rows.append({"skill": skill, "agent": agent, "states": len(g), "score": round(float(g["score"].mean()), 2),
+                     "regret": round(r["mean"], 2), "low": round(r["low"], 2), "high": round(r["high"], 2),
+                     "repaired": round(float((g["decided_by"] != "agent").mean()), 3),
+                     "team_seasons": r["clusters_a"], "weeks": r["clusters_b"]})
+    out = pd.DataFrame(rows)
+    return out.sort_values(["skill", "regret", "agent"], kind="stable").reset_index(drop=True) if len(out) else out
+
+
+def _paired(df: pd.DataFrame, skill: str, a: str, b: str) -> pd.DataFrame:
+    g = df[df["skill"] == skill]
+    x = g[g["agent"] == a].set_index("state_id")
+    y = g[g["agent"] == b].set_index("state_id")
+    common = x.index.intersection(y.index)
+    return pd.DataFrame({"d": x.loc[common, "regret"] - y.loc[common, "regret"],
+                         "same": x.loc[common, "applied"] == y.loc[common, "applied"],
+                         "team_season": x.loc[common, "team_season"], "week": _week(x.loc[common])})
+
+
+def pair_tests(df: pd.DataFrame, alpha: float = 0.05) -> pd.DataFrame:
+    """Every pair of candidates within a skill on the states both answered: the mean regret difference (a - b:
+    below 0, a regrets less), its two-way clustered interval and p, Holm-adjusted within the skill, and the share
+    of states where both applied the very same answer."""
+    rows = []
+    for skill in sorted(df["skill"].unique()):
+        agents = sorted(df.loc[df["skill"] == skill, "agent"].unique())
+        mine = []
+        for a, b in combinations(agents, 2):
+            p = _paired(df, skill, a, b)
+            t = stats.twoway_cluster_test(p["d"], p["team_season"], p["week"])
+            mine.append({"skill": skill, "a": a, "b": b, "states": len(p), "diff": round(t["mean"], 2),
+                         "low": round(t["low"], 2) if np.isfinite(t["low"]) else np.nan,
+                         "high": round(t["high"], 2) if np.isfinite(t["high"]) else np.nan, "p": t["p"],
+                         "identical": round(float(p["same"].mean()), 3) if len(p) else np.nan})
+        adj = stats.holm([r["p"] for r in mine])
+        for r, q in zip(mine, adj):
+            r["p_holm"] = q
+            r["significant"] = bool(q <= alpha) if np.isfinite(q) else False
+        rows += mine
+    return pd.DataFrame(rows)
+
+
+def states_needed(df: pd.DataFrame, alpha: float = 0.05, target: float = 0.8) -> pd.DataFrame:
+    """Per skill, each adjacent pair of the regret ranking: the states an exam needs to separate them at ``target``
+    power (a paired t-test at alpha over the skill's adjacent pairs, on the pilot's effect and its effective
+    per-state standard deviation: the two-way clustered standard error times the square root of the states, so
+    the clustering's design effect counts), and its calls (both candidates answer every state). None where the
+    pair answered every state alike (no difference to find) or more than 10,000 states would be needed."""
+    table = skill_table(df)
+    rows = []
+    for skill, g in table.groupby("skill", sort=True):
+        ranked = list(g["agent"])
+        m = max(len(ranked) - 1, 1)
+        for a, b in zip(ranked, ranked[1:]):
+            p = _paired(df, skill, a, b)
+            t = stats.twoway_cluster_mean(p["d"], p["team_season"], p["week"])
+            sd = t["se"] * math.sqrt(len(p)) if np.isfinite(t["se"]) else float("nan")
+            n = stats.seeds_needed(abs(t["mean"]), sd, alpha, m, target) if len(p) and not np.all(p["d"] == 0) else None
+            rows.append({"skill": skill, "better": a, "worse": b, "effect": round(-t["mean"], 3) + 0.0,
+                         "sd_per_state": round(sd, 3) if np.isfinite(sd) else np.nan, "pilot_states": len(p),
+                         "states_needed": n, "exam_calls": 2 * n if n else None,
+                         "identical": round(float(p["same"].mean()), 3) if len(p) else np.nan})
+    return pd.DataFrame(rows)
+
+
+def season_seeds_needed(runs, pairs: pd.DataFrame, ids: dict[str, str], alpha: float = 0.05,
+                        target: float = 0.8) -> pd.DataFrame:
+    """The same start/sit pairs in full seasons, from the suite's source seasons (``runs``, loaded by
+    :func:`~ffbench_lib.analysis.metrics.load_runs`) as the pilot: each candidate's (its ``ids``: name -> agent id)
+    mean regret per team-week in each season, paired by season; the seeds needed at ``target`` power and their
+    lineup calls (every week, every team the two play). A pair whose agents do not both play the source seasons
+    has none."""
+    from ffbench_lib.analysis import metrics
+
+    ss = metrics.start_sit(runs)
+    per_run = ss.groupby(["run_id", "agent"])["left_on_table"].mean().unstack()
+    weeks = ss.groupby("run_id")["week"].nunique().mean()
+    teams = ss.groupby(["run_id", "agent"])["team"].nunique().groupby("agent").mean()
+    out = []
+    lineup = pairs[pairs["skill"] == "start_sit"]
+    m = max(len(lineup), 1)
+    for r in lineup.itertuples(index=False):
+        a, b = ids.get(r.better), ids.get(r.worse)
+        if a not in per_run or b not in per_run:
+            out.append({"better": r.better, "worse": r.worse, "season_seeds_needed": None, "season_calls": None})
+            continue
+        d = (per_run[a] - per_run[b]).dropna().to_numpy()
+        sd = float(np.std(d, ddof=1)) if len(d) > 1 else float("nan")
+        n = stats.seeds_needed(abs(float(d.mean())), sd, alpha, m, target) if len(d) > 1 and np.any(d != 0) else None
+        calls = int(round(n * weeks * (teams[a] + teams[b]))) if n else None
+        out.append({"better": r.better, "worse": r.worse, "season_seeds_needed": n, "season_calls": calls,
+                    "season_pilot_seeds": len(d)})
+    return pd.DataFrame(out)
+
+
+def power_plan(results_dir: str | Path, alpha: float = 0.05, target: float = 0.8) -> pd.DataFrame:
+    """:func:`states_needed` of an exam's results, with start/sit's full-season seeds beside it when the suite's
+    source seasons are where ``exam.json`` says (``ratio``: season calls per exam call)."""
+    from ffbench_lib.analysis import metrics
+
+    df = load_results(results_dir)
+    plan = states_needed(df, alpha, target)
+    meta_f = Path(results_dir) / META
+    suite_dir = None
+    if meta_f.is_file():
+        try:
+            suite_dir = Path(json.loads(meta_f.read_text(encoding="utf-8")).get("suite_dir", ""))
+        except (OSError, ValueError, AttributeError):
+            suite_dir = None
+    sources = []
+    if suite_dir is not None and (suite_dir / "suite.json").is_file():
+        suite = json.loads((suite_dir / "suite.json").read_text(encoding="utf-8"))
+        sources = [suite_dir / s["run"] for s in suite.get("sources", {}).values() if (suite_dir / s["run"]).is_dir()]
+    if not sources or plan.empty:
+        return plan.assign(season_seeds_needed=None, season_calls=None, ratio=None)
+    ids = dict(zip(df["agent"], df["agent_id"]))
+    seasons = season_seeds_needed(metrics.load_runs(sources), plan, ids, alpha, target)
+    out = plan.merge(seasons, on=["better", "worse"], how="left") if len(seasons) else plan.assign(
+        season_seeds_needed=None, season_calls=None)
+    out["ratio"] = [round(s / e, 1) if s and e and not pd.isna(s) and not pd.isna(e) else None
+                    for s, e in zip(out["season_calls"], out["exam_calls"])]
+    return out
+
+
+def _n(x) -> int | None:
+    return None if x is None or pd.isna(x) else int(x)
+
+
+def format_plan(plan: pd.DataFrame) -> str:
+    """The exam's power plan as ``ffbench power`` prints it."""
+    lines = ["exam: states needed to separate each adjacent pair of a skill's ranking (80% power, alpha 0.05 over "
+             "the skill's adjacent pairs, from the pilot's effect and its spread clustered by team-season and week)"]
+    for r in plan.itertuples(index=False):
+        states, seeds = _n(r.states_needed), _n(getattr(r, "season_seeds_needed", None))
+        if states:
+            need = f"{states} states ({2 * states} calls)"
+        elif r.identical == 1.0:
+            need = "the same answer on every state: nothing to separate"
+        elif r.effect == 0:
+            need = "the same regret on every state: nothing to separate"
+        else:
+            need = "more than 10,000 states"
+        line = f"  {r.skill}: {r.better} over {r.worse} by {r.effect:+.2f} regret per state: {need}"
+        if r.skill != "start_sit":
+            line += "; full seasons: not estimated (a team meets a trade offer or two a season)"
+        elif seeds:
+            calls = _n(r.season_calls)
+            line += f"; full seasons: {seeds} seeds ({calls} lineup calls"
+            line += f", {calls / (2 * states):.1f}x the exam's)" if states else (
+                ": a season separates them by their rosters)" if r.identical == 1.0 else ")")
+        lines.append(line)
+    return "\n".join(lines)
