@@ -19,6 +19,7 @@ from ffbench_lib.agents.prompts import messages
 from ffbench_lib.analysis.metrics import load_runs, start_sit
 from ffbench_lib.cli import main as cli
 from ffbench_lib.config.league import Roster
+from ffbench_lib.config.load import load_config
 from ffbench_lib.game.skills import SKILLS, stratified
 from ffbench_lib.runs.exam import COLUMNS, RESULTS, STATES, SUITE, build_suite, load_suite, run_exam
 from ffbench_lib.sport.lineup import hindsight_points
@@ -73,7 +74,7 @@ def test_every_legal_lineup_scores_its_starters_and_the_oracles_has_no_regret(sy
 
     root, _ = synthetic_suite
     _, states = load_suite(root / "suite")
-    for state in states[:6]:
+    for state in [s for s in states if s["skill"] == "start_sit"][:6]:
         points = state["truth"]["points"]
         for i in range(10):
             answer = asyncio.run(make_bot("random", f"r{i}", i).decide("set_lineup", state["view"]))
@@ -121,6 +122,49 @@ def test_a_trade_scores_the_rest_of_season_value_of_the_roster_it_leaves(case):
     assert bad.decided_by == "fallback" and bad.score == no.score and bad.problems
 
 
+def test_a_draft_pick_scores_the_picks_points_above_replacement_and_the_best_on_the_board(synthetic_suite,
+                                                                                          prepared_2024):
+    """Every legal board player named first scores his own value, the best of them is the best possible; an illegal
+    first name is skipped (the next legal one is the pick) and an empty answer repaired, and said; the replacement
+    level is the (teams x starting slots + 1)-th best season at the position, recomputed from the weekly data."""
+    root, _ = synthetic_suite
+    meta, states = load_suite(root / "suite", )
+    skill = SKILLS["draft_pick"]
+    drafts = [s for s in states if s["skill"] == "draft_pick"]
+    assert drafts and {s["round"] for s in drafts} >= {1} and all(s["week"] is None for s in drafts)
+    assert any(s["truth"]["taken_before_turn"] for s in drafts)  # on-deck boards: the previous pick still shown
+    for state in drafts[:8]:
+        par, legal = state["truth"]["par"], set(state["view"]["legal_positions"])
+        taken = set(state["truth"]["taken_before_turn"])
+        cards = [c for cs in state["view"]["available"].values() for c in cs if c["id"] not in taken]
+        ok = [c["id"] for c in cards if c["pos"] in legal]
+        if taken:  # shown on deck, drafted before the turn: dropped, and said; alone, the repair
+            gone = skill.score(state, {"shortlist": [*taken][:1] + ok[:1]})
+            assert gone.extra["pick"] == ok[0] and any("taken while on deck" in x for x in gone.problems)
+            alone = skill.score(state, {"shortlist": [*taken][:1]})
+            assert alone.decided_by == "fallback" and "drafted before the turn" in alone.problems[0]
+        scores = {p: skill.score(state, {"shortlist": [p]}) for p in ok}
+        assert all(sc.score == round(par[p], 2) and sc.decided_by == "agent" for p, sc in scores.items())
+        assert max(sc.score for sc in scores.values()) == scores[ok[0]].best_possible
+        assert min(sc.regret for sc in scores.values()) == 0
+        bad = [c["id"] for c in cards if c["pos"] not in legal]
+        if bad:
+            sc = skill.score(state, {"shortlist": [bad[0], ok[-1]]})
+            assert sc.extra["pick"] == ok[-1] and sc.problems
+        assert skill.score(state, {"shortlist": []}).decided_by == "fallback"
+    # the replacement level, independently: season points per player of the prepared weekly rows
+    league = yaml.safe_load((REPO / "params" / "demo.yaml").read_text())
+    w = prepared_2024.weekly
+    w = w[w["week"] <= league["weeks"]].sort_values("week").groupby(["player_id", "week"]).last().reset_index()
+    season = w.groupby("player_id")["fantasy_points"].sum()
+    pos = w.groupby("player_id")["position"].last()
+    wr = season[pos == "WR"].sort_values(ascending=False)
+    level = wr.iloc[len(league["teams"]) * league["roster"]["WR"]]
+    some = next(s for s in drafts if any(c["pos"] == "WR" for c in s["view"]["available"].get("WR", [])))
+    pid = some["view"]["available"]["WR"][0]["id"]
+    assert some["truth"]["par"][pid] == pytest.approx(season[pid] - level, abs=0.01)
+
+
 def test_week_bins_draw_early_middle_and_late_weeks():
     rng = random.Random(1)
     for _ in range(50):
@@ -132,7 +176,7 @@ def test_week_bins_draw_early_middle_and_late_weeks():
 # ------------------------------------------------------------------------------------------------ suites
 def spec_file(tmp_path, **changes) -> str:
     spec = {"name": "t-exam", "base": str(REPO / "params" / "demo.yaml"), "seasons": [2024], "seeds": [1, 2],
-            "skills": {"start_sit": {"per_team_season": 2}}, **changes}
+            "skills": {"start_sit": {"per_team_season": 2}, "draft_pick": {"per_team_season": 2}}, **changes}
     f = tmp_path / "spec.yaml"
     f.write_text(yaml.safe_dump(spec))
     return str(f)
@@ -150,16 +194,24 @@ def test_a_suite_is_frozen_its_views_are_the_seasons_and_it_builds_the_same_twic
                                                                                 tmp_path):
     root, spec = synthetic_suite
     meta, states = load_suite(root / "suite")
-    assert meta["states"] == len(states) == 2 * 10 * 2 and meta["by_skill"] == {"start_sit": 40}
+    assert meta["states"] == len(states) == 80 and meta["by_skill"] == {"start_sit": 40, "draft_pick": 40}
     assert {s["source_agent"] for s in states} == {"bot:adp", "bot:vorp", "bot:recent_form", "bot:random"}
-    recorded = {(f"nfl-2024-s{seed}-{r['team']}", r["week"]): r for seed in (1, 2) for r in map(
-        json.loads, (root / "suite" / "sources" / "nfl-2024" / f"seed-{seed}" / "decisions.jsonl").open())
-        if r["decision"] == "set_lineup"}
+    recorded: dict[tuple, dict] = {}
+    for seed in (1, 2):
+        for r in map(json.loads, (root / "suite" / "sources" / "nfl-2024" / f"seed-{seed}" / "decisions.jsonl").open()):
+            at = r["week"] if r["decision"] == "set_lineup" else r["view"].get("round")
+            recorded.setdefault((f"nfl-2024-s{seed}-{r['team']}", r["decision"], at), r)  # a round's first ask
+    holdable = list(load_config(REPO / "params" / "demo.yaml").roster.holdable)
     for s in states:
-        rec = recorded[(s["team_season"], s["week"])]
+        rec = recorded[(s["team_season"], s["kind"], s["week"] if s["week"] is not None else s["round"])]
         assert s["view"] == rec["view"]  # the view the season logged (decisions.jsonl sorts its keys) ...
-        assert messages("set_lineup", s["view"]) == messages("set_lineup", rec["view"])  # ... and its prompt
-        assert "truth" not in json.dumps(s["view"]) and set(s["truth"]["points"]) == {p["id"] for p in s["view"]["players"]}
+        assert "truth" not in json.dumps(s["view"])
+        if s["skill"] == "start_sit":
+            assert messages("set_lineup", s["view"]) == messages("set_lineup", rec["view"])  # ... and its prompt
+            assert set(s["truth"]["points"]) == {p["id"] for p in s["view"]["players"]}
+        else:  # ... in the season's own key order: the board by position as the league lists them, not sorted
+            assert list(s["view"]["available"]) == holdable != sorted(holdable)
+            assert messages("draft_shortlist", s["view"]) != messages("draft_shortlist", rec["view"])
     again = tmp_path / "again"
     build_suite(spec, again, prepared_for=lambda league: prepared_2024)
     assert (again / STATES).read_bytes() == (root / "suite" / STATES).read_bytes()
@@ -168,20 +220,21 @@ def test_a_suite_is_frozen_its_views_are_the_seasons_and_it_builds_the_same_twic
 def test_bots_answer_every_state_and_the_regret_is_the_season_metrics(synthetic_suite, tmp_path):
     root, _ = synthetic_suite
     df = run_exam(root / "suite", REPO / "params" / "exam_bots.yaml", tmp_path / "res")
-    assert list(df.columns) == COLUMNS and len(df) == 4 * 40
+    assert list(df.columns) == COLUMNS and len(df) == 4 * 80
     back = pd.read_parquet(tmp_path / "res" / RESULTS)
     lists = ["roster", "started"]
     assert back.drop(columns=lists).equals(df.drop(columns=lists))
     assert all(back[c].map(list).tolist() == df[c].tolist() for c in lists)
-    p = df.pivot_table(index="state_id", columns="agent", values="regret")
+    p = df[df["skill"] == "start_sit"].pivot_table(index="state_id", columns="agent", values="regret")
     assert (p["adp"] == p["vorp"]).all()  # one lineup policy: identical answers on every state
     assert (df["decided_by"] == "agent").all() and (df["regret"] >= 0).all()
+    assert df[df["skill"] == "draft_pick"].groupby("agent")["regret"].mean().idxmin() == "adp"
     # the exam's regret of a state is the season metric's for the same team-week (its own policy answering)
     meta, states = load_suite(root / "suite")
     checked, metric = 0, {}
     for s in states:
         own = s["source_agent"].split(":")[1]
-        if own == "random":  # a random bot draws by its team name and seed
+        if own == "random" or s["skill"] != "start_sit":  # a random bot draws by its team name and seed
             continue
         if s["source"] not in metric:
             metric[s["source"]] = start_sit(load_runs(root / "suite" / meta["sources"][s["source"]]["run"]))
@@ -206,7 +259,7 @@ def test_llm_candidates_answer_through_the_ledger_and_a_rerun_replays_from_the_c
         live = run_exam(root / "suite", cands, tmp_path / "live")
     calls = [json.loads(x) for x in (tmp_path / "live" / "llm_calls.jsonl").open()]
     mine = live[live["agent"] == "fake"]
-    assert {c["state_id"] for c in calls} == set(mine["state_id"]) and len(mine) == 40  # the ledger names each state
+    assert {c["state_id"] for c in calls} == set(mine["state_id"]) and len(mine) == 80  # the ledger names each state
     assert not any(c["cache_hit"] for c in calls) and all(c["exam"] == "t-exam" for c in calls)
     assert (mine["decided_by"] == "agent").mean() > 0.9
     # the server is gone: a rerun replays every answer from the cache, byte for byte the same results
@@ -278,8 +331,8 @@ def test_an_edited_suite_a_bad_candidates_file_and_a_used_folder_are_refused(syn
 def test_the_demo_suite_spans_two_nfl_seasons_and_a_premier_league_one(real_data_dir, fpl_data_dir, tmp_path):
     """params/exam_suite.yaml on the real data: NFL 2023 and 2024 and FPL 2024-25 (one seed); adp and vorp answer
     every start/sit state alike, random is the worst; each deterministic bot's regret of its own team-week is the
-    season metric's (an FPL bench's automatic substitutions included), and on its own trade offers it answers as it
-    did in the season (the states are the season's views)."""
+    season metric's (an FPL bench's automatic substitutions included), and on its own trade offers and draft boards
+    it answers as it did in the season (the states are the season's views)."""
     spec = yaml.safe_load((REPO / "params" / "exam_suite.yaml").read_text())
     spec["base"] = {k: str(REPO / "params" / v) for k, v in spec["base"].items()}
     spec["seeds"] = [1]  # the file's own seasons and skills, one seed (half the time)
@@ -288,19 +341,22 @@ def test_the_demo_suite_spans_two_nfl_seasons_and_a_premier_league_one(real_data
     assert {s.rsplit("-s", 1)[0] for s in meta["sources"]} == {"nfl-2023", "nfl-2024", "fpl-2024-25"}
     df = run_exam(tmp_path / "suite", REPO / "params" / "exam_bots.yaml", tmp_path / "res")
     assert set(df["sport"]) == {"nfl", "fpl"} and set(df["season"]) == {"2023", "2024", "2024-25"}
-    assert set(df["skill"]) == {"start_sit", "trade_acceptance"}
+    assert set(df["skill"]) == {"start_sit", "trade_acceptance", "draft_pick"}
     assert df.groupby("agent")["state_id"].nunique().eq(meta["states"]).all()  # one id per state
+    draft = df[df["skill"] == "draft_pick"].groupby("agent")["regret"].mean()
+    assert draft.idxmin() == "adp" and draft.idxmax() == "random"  # the order of full seasons' points
     lineups = df[df["skill"] == "start_sit"]
     p = lineups.pivot_table(index="state_id", columns="agent", values="regret")
     assert (p["adp"] - p["vorp"]).abs().max() == 0
     assert lineups.groupby("agent")["regret"].mean().idxmax() == "random"
     _, states = load_suite(tmp_path / "suite")
-    checked = replayed = 0
+    checked, replayed = 0, {}
     for source, info in meta["sources"].items():
         run = tmp_path / "suite" / info["run"]
         ss = start_sit(load_runs(run))
         logged = {(r["team"], r["week"], json.dumps(r["view"], sort_keys=True)): r["applied"] for r in
-                  map(json.loads, (run / "decisions.jsonl").open()) if r["decision"] == "respond_to_offer"}
+                  map(json.loads, (run / "decisions.jsonl").open())
+                  if r["decision"] in ("respond_to_offer", "draft_shortlist")}
         for s in (s for s in states if s["source"] == source and not s["source_agent"].endswith("random")):
             team = s["team_season"].removeprefix(source + "-")
             got = df[(df["state_id"] == s["state_id"]) & (df["agent"] == s["source_agent"].split(":")[1])].iloc[0]
@@ -310,8 +366,9 @@ def test_the_demo_suite_spans_two_nfl_seasons_and_a_premier_league_one(real_data
                 checked += 1
             else:
                 assert json.loads(got["applied"]) == logged[(team, s["week"], json.dumps(s["view"], sort_keys=True))]
-                replayed += 1
-    assert checked == 72 and replayed > 10
+                replayed[s["skill"]] = replayed.get(s["skill"], 0) + 1
+    # 8 deterministic teams of 10 in each of the 3 seasons, 3 states each; every offer they met
+    assert checked == 72 and replayed["draft_pick"] == 72 and replayed["trade_acceptance"] > 10
 
 
 # ------------------------------------------------------------------------------------------------ analysis
@@ -344,8 +401,12 @@ def test_the_analysis_pairs_states_finds_identical_policies_and_plans_states_aga
     run_exam(root / "suite", REPO / "params" / "exam_bots.yaml", tmp_path / "res")
     df = load_results(tmp_path / "res")
     table = skill_table(df)
-    assert set(table["agent"]) == {"adp", "vorp", "recent_form", "random"} and (table["low"] <= table["regret"]).all()
-    pairs = pair_tests(df).set_index(["a", "b"])
+    assert set(table["agent"]) == {"adp", "vorp", "recent_form", "random"}
+    lineups, drafts = table[table["skill"] == "start_sit"], table[table["skill"] == "draft_pick"]
+    assert (lineups["low"] <= lineups["regret"]).all() and (lineups["regret"] <= lineups["high"]).all()
+    assert drafts["low"].isna().all()  # one real season: every pick's outcome shares it, so no interval
+    pairs = pair_tests(df)
+    pairs = pairs[pairs["skill"] == "start_sit"].set_index(["a", "b"])
     same = pairs.loc[("adp", "vorp")]
     assert same["identical"] == 1.0 and same["diff"] == 0 and same["p"] == 1.0
     assert (pairs["p_holm"] >= pairs["p"]).all()
@@ -398,7 +459,7 @@ def test_the_exam_notebook_with_its_defaults_as_jupyterlab_opens_it(real_data_di
     run_as_in_jupyterlab(project, "12_exams", real_data_dir)
     assert (project / "outputs" / "exams" / "demo" / SUITE).is_file()
     skills = pd.read_csv(project / "outputs" / "analysis" / "exam_skills.csv")
-    assert set(skills["skill"]) == {"start_sit", "trade_acceptance"} and (project / "outputs" / "analysis" /
+    assert set(skills["skill"]) == {"start_sit", "trade_acceptance", "draft_pick"} and (project / "outputs" / "analysis" /
                                                                          "exam_regret.png").is_file()
 
 

@@ -27,6 +27,16 @@ SKILL_RULES = {
     "trade_acceptance": "trade acceptance: the rest-of-season value (each week's hindsight-optimal lineup, no other "
                         "move) of the roster the answer leaves, accepting or keeping it (a counter keeps it), "
                         "against the better of the two",
+    "draft_pick": "draft pick: the pick's season points above his position's replacement level (the season of the "
+                  "player ranked teams x starting slots + 1 there) against the best on the board; caveat: a pick's "
+                  "value to one roster also depends on the rest of the roster and on later picks, and points above "
+                  "replacement rank the bots as full seasons do where a roster-fit rule did not",
+}
+#: skills whose full-season seeds the plan does not estimate, and why
+NO_SEASON_ESTIMATE = {
+    "trade_acceptance": "a team meets a trade offer or two a season",
+    "draft_pick": "a season measures a draft only through its season points: `ffbench power` on the suite's "
+                  "sources/ gives those seeds",
 }
 #: the columns the analysis reads (``ffbench_lib.runs.exam.COLUMNS`` writes them all)
 NEEDED = ("suite", "state_id", "skill", "sport", "season", "week", "team_season", "agent", "agent_id", "applied",
@@ -51,8 +61,10 @@ def load_results(path: str | Path) -> pd.DataFrame:
 
 
 def _week(df: pd.DataFrame) -> pd.Series:
-    """The real week a state belongs to (its sport, season and week): states of one week share its surprises."""
-    return df["sport"].astype(str) + "-" + df["season"].astype(str) + "-w" + df["week"].astype(str)
+    """The real week a state belongs to (its sport, season and week: states of one week share its surprises); a
+    draft state's is its season's draft (the season's surprises are every pick's)."""
+    week = df["week"].map(lambda w: "draft" if w is None or pd.isna(w) else f"w{int(w)}")
+    return df["sport"].astype(str) + "-" + df["season"].astype(str) + "-" + week
 
 
 def skill_table(df: pd.DataFrame, confidence: float = 0.95) -> pd.DataFrame:
@@ -203,8 +215,8 @@ def format_plan(plan: pd.DataFrame) -> str:
         else:
             need = "more than 10,000 states"
         line = f"  {r.skill}: {r.better} over {r.worse} by {r.effect:+.2f} regret per state: {need}"
-        if r.skill != "start_sit":
-            line += "; full seasons: not estimated (a team meets a trade offer or two a season)"
+        if r.skill in NO_SEASON_ESTIMATE:
+            line += f"; full seasons: not estimated ({NO_SEASON_ESTIMATE[r.skill]})"
         elif seeds:
             calls = _n(r.season_calls)
             line += f"; full seasons: {seeds} seeds ({calls} lineup calls"

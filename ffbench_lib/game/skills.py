@@ -10,7 +10,7 @@ A state's truth never reaches an agent: :meth:`Skill.view` is the state's view a
 from __future__ import annotations
 
 import random
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, ClassVar, Iterable
 
 from ffbench_lib.game.decisions import REGISTRY, roster_from_rules
@@ -147,6 +147,61 @@ class TradeAcceptance(Skill):
         action = out.value[0]
         return Scored(out.applied, out.decided_by, tuple(out.problems), accept if action == "accept" else keep,
                       max(keep, accept), {"action": action, "accept_value": accept, "keep_value": keep})
+
+
+@skill
+class DraftPick(Skill):
+    """Draft pick: name the players you would take from the board (a shortlist); the pick is its first legal entry.
+    Score: the pick's season points above his position's replacement level (the season of the player ranked
+    teams x starting slots + 1 at the position, flex aside); best possible: the best such value on the board at a
+    position the team may draft. The caveat (:data:`DRAFT_CAVEAT`) goes wherever the result is shown."""
+
+    name = "draft_pick"
+    kind = "draft_shortlist"
+
+    def draw(self, records: list[dict], truth: Any, n: int, rng: random.Random) -> list[dict]:
+        mine = [r for r in records if r["decision"] == self.kind]
+        by_round: dict[int, dict] = {}
+        for r in mine:  # a round's first ask (asked on deck, before the previous pick: that pick's board)
+            by_round.setdefault(r["view"]["round"], r)
+        out = []
+        par = truth.above_replacement()
+        for rnd in stratified(list(by_round), n, rng):
+            r = by_round[rnd]
+            view = r["view"]
+            ids = [c["id"] for cs in view["available"].values() for c in cs]
+            gone = truth.drafted_before(r["pick"])
+            out.append({"week": None, "round": rnd, "view": view, "truth": {
+                "par": {p: par.get(p, 0.0) for p in ids}, "taken_before_turn": sorted(p for p in ids if p in gone)}})
+        return out
+
+    def score(self, state: dict, answer: Any) -> Scored:
+        """Judged as the season judges a shortlist at the team's turn: players the view showed on deck but others
+        drafted before the turn are dropped (not the answer's mistake); a shortlist left empty is the repair (a
+        season would ask again, with the board then), marked."""
+        from types import SimpleNamespace
+
+        from ffbench_lib.game.phases.draft import judge_shortlist
+
+        view, par = state["view"], state["truth"]["par"]
+        taken = set(state["truth"].get("taken_before_turn", ()))
+        out, notes = judge_shortlist(SimpleNamespace(drafted=lambda: taken), view, answer)
+        if out is None:  # every shortlisted player went before the turn: the repair on the board then
+            out, notes = judge_shortlist(SimpleNamespace(drafted=lambda: taken), view, None)
+            notes = ["every shortlisted player was drafted before the turn (a season asks again)"] + notes
+            out = replace(out, decided_by="fallback")
+        legal = set(view["legal_positions"])
+        cards = [c for cs in view["available"].values() for c in cs if c["id"] not in taken]
+        pick = out.value[0] if out.value else None
+        best = max((par[c["id"]] for c in cards if c["pos"] in legal), default=0.0)
+        return Scored(out.applied, out.decided_by, tuple(notes + list(out.problems)), round(par.get(pick, 0.0), 2),
+                      round(best, 2), {"pick": pick})
+
+
+#: what a draft pick's score leaves out, said wherever the result is shown
+DRAFT_CAVEAT = ("a pick's value to one roster also depends on the rest of the roster and on later picks; points "
+                "above replacement rank the bots as full seasons do, a roster-fit rule did not (the issue's pilot), "
+                "and a pick barely correlates with another pick's outcome, so an exam saves little over seasons here")
 
 
 def skill_names() -> Iterable[str]:

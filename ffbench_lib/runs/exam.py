@@ -48,7 +48,7 @@ VERSION = 1
 SUITE, STATES, RESULTS, RESULTS_META = "suite.json", "states.jsonl", "exam_results.parquet", "exam.json"
 #: exam_results.parquet's columns, in order (``roster``/``started``: start/sit's lists of player ids, else empty;
 #: ``detail``: the skill's own numbers as JSON, e.g. a trade's value accepted and kept)
-COLUMNS = ["suite", "state_id", "skill", "sport", "season", "week", "team_season", "source_agent", "agent",
+COLUMNS = ["suite", "state_id", "skill", "sport", "season", "week", "round", "team_season", "source_agent", "agent",
            "agent_id", "answer", "applied", "decided_by", "problems", "score", "best_possible", "regret", "roster",
            "started", "detail"]
 
@@ -147,7 +147,8 @@ class _Source(Engine):
 
         def sink(record: dict, view_json) -> None:
             self.captured.append({"decision": record["decision"], "team": record["team"], "agent": record["agent"],
-                                  "week": record["week"], "view": json.loads(json.dumps(record["view"], default=str))})
+                                  "week": record["week"], "pick": record["pick"],
+                                  "view": json.loads(json.dumps(record["view"], default=str))})
             write(record, view_json)
         return sink
 
@@ -155,8 +156,14 @@ class _Source(Engine):
 class _Truth:
     """What really happened in a source season, as a skill scores by it (never shown to an agent)."""
 
-    def __init__(self, eng: Engine):
+    def __init__(self, eng: Engine, final):
         self.eng = eng
+        #: pick -> the player drafted with it (the season's draft_picks)
+        self.picks = {r["pick"]: r["player_id"] for r in final.tables.get("draft_picks", [])}
+
+    def drafted_before(self, pick: int) -> set[str]:
+        """The players drafted with the picks before ``pick`` (an on-deck board still shows the last of them)."""
+        return {p for k, p in self.picks.items() if k < pick}
 
     def points(self, w: int) -> dict[str, float]:
         return self.eng.actual.get(w, {})
@@ -164,6 +171,26 @@ class _Truth:
     @property
     def weeks(self) -> int:
         return self.eng.league.weeks
+
+    def above_replacement(self) -> dict[str, float]:
+        """player -> his season's points above his position's replacement level (the season of the player ranked
+        teams x starting slots + 1 there), over every player who played (kept: one pass per source season)."""
+        if not hasattr(self, "_par"):
+            lg, pos = self.eng.league, self.eng.catalog.position
+            season: dict[str, float] = {}
+            for w in range(1, lg.weeks + 1):
+                for p, pts in self.points(w).items():
+                    season[p] = season.get(p, 0.0) + float(pts)
+            by_pos: dict[str, list[float]] = {}
+            for p, v in season.items():
+                by_pos.setdefault(pos.get(p), []).append(v)
+            level = {}
+            for position, vals in by_pos.items():
+                vals.sort(reverse=True)
+                k = len(lg.teams) * max(lg.roster.starting(position) if position else 0, 1)
+                level[position] = vals[k] if k < len(vals) else 0.0
+            self._par = {p: round(v - level[pos.get(p)], 2) for p, v in season.items()}
+        return self._par
 
     def played(self, w: int) -> frozenset[str] | None:
         """Who played in week ``w`` (an FPL formation's automatic substitutions), None where subs do not apply."""
@@ -175,9 +202,11 @@ def _league(layer: Stratum, seed: int, name: str) -> League:
     return parse_config({**raw, "season": layer.season, "seed": seed, "name": name}, str(layer.base))
 
 
-def _state_id(team_season: str, skill: str, week: int, nth: int) -> str:
-    """``nfl-2024-s1-VORP-1-w05-start_sit``; a second state of the same week (two offers) ends ``-2``."""
-    return f"{team_season}-w{week:02d}-{skill}" + (f"-{nth}" if nth > 1 else "")
+def _state_id(team_season: str, skill: str, week: int | None, nth: int, rnd: int | None = None) -> str:
+    """``nfl-2024-s1-VORP-1-w05-start_sit`` (a draft state: ``-r03-``); a second state of the same week (two
+    offers) ends ``-2``."""
+    at = f"w{week:02d}" if week is not None else f"r{rnd:02d}"
+    return f"{team_season}-{at}-{skill}" + (f"-{nth}" if nth > 1 else "")
 
 
 def build_suite(spec_path: str | Path, out: str | Path, prepared_for=None) -> dict[str, Any]:
@@ -198,22 +227,24 @@ def build_suite(spec_path: str | Path, out: str | Path, prepared_for=None) -> di
                 league = _league(layer, seed, f"{spec.name}-{source}")
                 prepared = prepared_for(league)
                 eng = _Source(league, prepared, out / "sources" / layer.label / f"seed-{seed}", progress=False)
-                run_sync(eng.run())
+                final = run_sync(eng.run())
                 leagues[source] = {"config": league.model_dump(mode="json"),
                                    "run": f"sources/{layer.label}/seed-{seed}",
                                    "data_fingerprint": prepared.manifest.get("fingerprint")}
-                truth = _Truth(eng)
+                truth = _Truth(eng, final)
                 for team in league.teams:
                     mine = [r for r in eng.captured if r["team"] == team.name]
                     team_season = f"{source}-{team.name}"
                     for name, draw in spec.skills.items():
                         sk = SKILLS[name]
                         rng = random.Random(f"{spec.draw_seed}|{team_season}|{name}")
-                        seen: dict[int, int] = {}
+                        seen: dict[Any, int] = {}
                         for st in sk.draw(mine, truth, draw.per_team_season, rng):
-                            seen[st["week"]] = seen.get(st["week"], 0) + 1
-                            states.append({"state_id": _state_id(team_season, name, st["week"], seen[st["week"]]),
-                                           "skill": name,
+                            at = (st["week"], st.get("round"))
+                            seen[at] = seen.get(at, 0) + 1
+                            states.append({"state_id": _state_id(team_season, name, st["week"], seen[at],
+                                                                 st.get("round")),
+                                           "skill": name, "round": st.get("round"),
                                            "kind": sk.kind, "sport": layer.sport,
                                            "season": league.sport_spec.season_name(layer.season),
                                            "week": st["week"], "team_season": team_season, "source": source,
@@ -337,6 +368,7 @@ def run_exam(suite_dir: str | Path, candidates_path: str | Path, out: str | Path
             scored = SKILLS[state["skill"]].score(state, answer)
             rows.append({"suite": meta["name"], "state_id": state["state_id"], "skill": state["skill"],
                          "sport": state["sport"], "season": str(state["season"]), "week": state["week"],
+                         "round": state.get("round"),
                          "team_season": state["team_season"], "source_agent": state["source_agent"], "agent": name,
                          "agent_id": agents[name].agent_id, "answer": json.dumps(answer, sort_keys=True, default=str),
                          "applied": json.dumps(scored.applied, sort_keys=True, default=str),
