@@ -510,9 +510,13 @@ def _cmd_exam_build(args: argparse.Namespace) -> int:
 
 def _cmd_exam_run(args: argparse.Namespace) -> int:
     """Every candidate answers every state of a suite (``runs.exam``)."""
-    from ffbench_lib.runs.exam import RESULTS, run_exam, summary
+    from ffbench_lib.runs.exam import RESULTS, BudgetSpent, run_exam, summary
 
-    df = run_exam(args.suite, args.candidates, args.out)
+    try:
+        df = run_exam(args.suite, args.candidates, args.out)
+    except BudgetSpent as exc:
+        print(f"stopped: {exc}", file=sys.stderr)
+        return 3
     print(summary(df).to_string(index=False))
     print(f"{len(df)} answers written to {Path(args.out) / RESULTS}")
     return 0

@@ -295,6 +295,25 @@ def test_a_bad_spec_is_refused_naming_the_field(tmp_path, capsys, changes, says)
     assert not (tmp_path / "s" / SUITE).exists()
 
 
+def test_a_spec_whose_skills_draw_no_state_is_refused(prepared_2024, tmp_path, capsys):
+    league = yaml.safe_load((REPO / "params" / "demo.yaml").read_text())
+    league["trades"] = {"weeks": []}
+    (tmp_path / "notrades.yaml").write_text(yaml.safe_dump(league))
+    spec = spec_file(tmp_path, base=str(tmp_path / "notrades.yaml"), skills={"trade_acceptance": {}})
+    with pytest.raises(Exception, match="the skills drew no state"):
+        build_suite(spec, tmp_path / "s", prepared_for=lambda league: prepared_2024)
+    assert not (tmp_path / "s" / SUITE).exists()
+
+
+def test_a_bad_base_league_is_named_not_the_spec(tmp_path, capsys):
+    league = yaml.safe_load((REPO / "params" / "demo.yaml").read_text())
+    league["bogus_field"] = 1
+    (tmp_path / "bad_league.yaml").write_text(yaml.safe_dump(league))
+    err = _cli_error(capsys, ["exam", "build", spec_file(tmp_path, base=str(tmp_path / "bad_league.yaml")), "--out",
+                              str(tmp_path / "s")])
+    assert "bad_league.yaml" in err and "bogus_field" in err and "spec.yaml" not in err
+
+
 def test_a_source_league_with_an_llm_team_is_refused(tmp_path, capsys):
     league = yaml.safe_load((REPO / "params" / "demo.yaml").read_text())
     league["teams"][0]["agent"] = {"kind": "llm", "model": "openai/gpt-4o"}
@@ -323,6 +342,13 @@ def test_an_edited_suite_a_bad_candidates_file_and_a_used_folder_are_refused(syn
     assert "a named twice" in _cli_error(capsys, ["exam", "run", str(root / "suite"), str(bad), "--out",
                                                   str(tmp_path / "r")])
     assert "holds an exam suite already" in _cli_error(capsys, ["exam", "build", spec, "--out", str(root / "suite")])
+    half = tmp_path / "half"  # an interrupted build: its sources, no suite.json
+    (half / "sources").mkdir(parents=True)
+    assert "holds an interrupted build" in _cli_error(capsys, ["exam", "build", spec, "--out", str(half)])
+    (tmp_path / "file").write_text("x")
+    assert "is a file" in _cli_error(capsys, ["exam", "build", spec, "--out", str(tmp_path / "file")])
+    assert "is a file" in _cli_error(capsys, ["exam", "run", str(root / "suite"), str(REPO / "params" / "exam_bots.yaml"),
+                                              "--out", str(tmp_path / "file")])
     assert "not an exam suite" in _cli_error(capsys, ["exam", "run", str(tmp_path), str(bad), "--out",
                                                       str(tmp_path / "r")])
 
@@ -343,12 +369,13 @@ def test_the_demo_suite_spans_two_nfl_seasons_and_a_premier_league_one(real_data
     assert set(df["sport"]) == {"nfl", "fpl"} and set(df["season"]) == {"2023", "2024", "2024-25"}
     assert set(df["skill"]) == {"start_sit", "trade_acceptance", "draft_pick"}
     assert df.groupby("agent")["state_id"].nunique().eq(meta["states"]).all()  # one id per state
-    draft = df[df["skill"] == "draft_pick"].groupby("agent")["regret"].mean()
-    assert draft.idxmin() == "adp" and draft.idxmax() == "random"  # the order of full seasons' points
+    draft = df[(df["skill"] == "draft_pick") & (df["sport"] == "nfl")].groupby("agent")["regret"].mean()
+    assert draft.idxmin() == "adp" and draft["vorp"] < draft[["random", "recent_form"]].min()  # full seasons' order
     lineups = df[df["skill"] == "start_sit"]
     p = lineups.pivot_table(index="state_id", columns="agent", values="regret")
     assert (p["adp"] - p["vorp"]).abs().max() == 0
-    assert lineups.groupby("agent")["regret"].mean().idxmax() == "random"
+    nfl = lineups[lineups["sport"] == "nfl"].groupby("agent")["regret"].mean()
+    assert nfl.idxmax() == "random"  # the worst NFL lineups (in the Premier League the policies are near one)
     _, states = load_suite(tmp_path / "suite")
     checked, replayed = 0, {}
     for source, info in meta["sources"].items():
@@ -404,7 +431,12 @@ def test_the_analysis_pairs_states_finds_identical_policies_and_plans_states_aga
     assert set(table["agent"]) == {"adp", "vorp", "recent_form", "random"}
     lineups, drafts = table[table["skill"] == "start_sit"], table[table["skill"] == "draft_pick"]
     assert (lineups["low"] <= lineups["regret"]).all() and (lineups["regret"] <= lineups["high"]).all()
-    assert drafts["low"].isna().all()  # one real season: every pick's outcome shares it, so no interval
+    assert drafts["low"].isna().all()  # one real season: every pick's outcome shares it, so no interval ...
+    assert drafts["note"].str.startswith("no interval: 1 real-season (or week) cluster(s)").all()  # ... and it says so
+    from ffbench_lib.analysis.exams import format_plan, states_needed
+    draft_plan = states_needed(df[df["skill"] == "draft_pick"])
+    assert not draft_plan["estimable"].any() and "cannot be estimated" in format_plan(draft_plan)
+    assert "one candidate: no pair to separate" in format_plan(states_needed(df[df["agent"] == "adp"]))
     pairs = pair_tests(df)
     pairs = pairs[pairs["skill"] == "start_sit"].set_index(["a", "b"])
     same = pairs.loc[("adp", "vorp")]
@@ -472,7 +504,57 @@ def test_the_report_shows_the_exam_beside_the_runs_and_refuses_a_folder_without_
     assert cli(["report", str(root / "suite" / "sources" / "nfl-2024"), "--out", str(page), "--exam", str(res)]) == 0
     text = page.read_text()
     assert "Exams: the same states for every candidate" in text and "hindsight-optimal lineup of the same roster" in text
-    assert "The same answer on every state: adp and vorp (start_sit)" in text
+    assert "The same answer on every state: adp and vorp (start_sit, nfl)" in text
     err = _cli_error(capsys, ["report", str(root / "suite" / "sources" / "nfl-2024"), "--out",
                               str(tmp_path / "r2.html"), "--exam", str(tmp_path)])
     assert "no exam results" in err and not (tmp_path / "r2.html").exists()
+
+
+def test_a_dead_model_is_refused_not_ranked_as_the_engines_fallback(synthetic_suite, tmp_path, capsys):
+    """Every call fails (nothing listens): every answer is the rules' repair, so the candidate would score exactly as
+    the projection bot; like a season's fallback guard, the exam refuses it (exit 2) and writes no results."""
+    root, _ = synthetic_suite
+    cands = tmp_path / "dead.yaml"
+    cands.write_text(yaml.safe_dump({
+        "candidates": [{"name": "dead", "agent": {"kind": "llm", "model": "openai/fake-0",
+                                                  "api_base": "http://127.0.0.1:9/v1", "timeout_s": 5}}],
+        "llm": {"cache_dir": str(tmp_path / "cache"), "retries": 0, "max_reasks": 0}}))
+    err = _cli_error(capsys, ["exam", "run", str(root / "suite"), str(cands), "--out", str(tmp_path / "r")])
+    assert "the rules repaired 80 of its 80 answers" in err and "max_fallback_rate" in err
+    assert not (tmp_path / "r" / RESULTS).exists()
+
+
+def test_the_budget_bounds_the_spend_across_attempts_into_one_folder(synthetic_suite, tmp_path, capsys):
+    from ffbench_lib.runs.exam import BATCH
+    from ffbench_lib.testing.fake_openai import FakeOpenAIServer
+
+    root, _ = synthetic_suite
+    cands, out = tmp_path / "c.yaml", tmp_path / "r"
+
+    def write(budget):
+        cands.write_text(yaml.safe_dump({
+            "candidates": [{"name": "fake", "agent": {"kind": "llm", "model": "openai/fake-0", "api_base": srv.api_base,
+                                                      "timeout_s": 30, "input_cost_per_token": 1e-6,
+                                                      "output_cost_per_token": 1e-6}}],
+            "llm": {"cache_dir": str(tmp_path / "cache"), "budget_usd": budget}}))
+
+    def live_calls():
+        return [json.loads(x) for x in (out / "llm_calls.jsonl").open() if not json.loads(x)["cache_hit"]]
+
+    with FakeOpenAIServer() as srv:
+        write(0.01)
+        assert cli(["exam", "run", str(root / "suite"), str(cands), "--out", str(out)]) == 3
+        assert "llm.budget_usd 0.01 spent" in capsys.readouterr().err and not (out / RESULTS).exists()
+        first = live_calls()
+        spent = sum(c["cost_usd"] for c in first)
+        # checked before each batch of BATCH states: only the last batch began under the limit and passed it
+        assert spent >= 0.01 and len(first) < 80 and len(first) % BATCH == 0
+        assert sum(c["cost_usd"] for c in first[:-BATCH]) < 0.01
+        # the same folder again: the earlier attempt's spend counts, so nothing more is called
+        assert cli(["exam", "run", str(root / "suite"), str(cands), "--out", str(out)]) == 3
+        assert len(live_calls()) == len(first)
+        write(100)  # a larger budget: the answers so far replay from the cache, the rest are called
+        assert cli(["exam", "run", str(root / "suite"), str(cands), "--out", str(out)]) == 0
+    meta = json.loads((out / "exam.json").read_text())
+    assert meta["cost_usd"] == pytest.approx(sum(c["cost_usd"] for c in live_calls()), abs=1e-6)
+    assert meta["cost_usd_earlier_attempts"] == pytest.approx(spent, abs=1e-6)

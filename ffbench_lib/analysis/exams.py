@@ -60,49 +60,66 @@ def load_results(path: str | Path) -> pd.DataFrame:
     return df
 
 
+#: skills whose score sums a whole season's outcomes (a trade's rest of season, a pick's season): their states
+#: share the real season, not one week, and cluster by it
+SEASON_SCORED = frozenset({"trade_acceptance", "draft_pick"})
+
+
 def _week(df: pd.DataFrame) -> pd.Series:
-    """The real week a state belongs to (its sport, season and week: states of one week share its surprises); a
-    draft state's is its season's draft (the season's surprises are every pick's)."""
-    week = df["week"].map(lambda w: "draft" if w is None or pd.isna(w) else f"w{int(w)}")
-    return df["sport"].astype(str) + "-" + df["season"].astype(str) + "-" + week
+    """The second cluster of a state: its real week (sport, season, week: states of one week share its surprises),
+    or for a skill scored over a season (:data:`SEASON_SCORED`) its real season."""
+    whole = df["skill"].isin(SEASON_SCORED) | df["week"].isna()
+    week = df["week"].map(lambda w: "" if w is None or pd.isna(w) else f"-w{int(w)}")
+    return df["sport"].astype(str) + "-" + df["season"].astype(str) + week.where(~whole, "")
+
+
+def _note(r: dict) -> str | None:
+    if np.isfinite(r["low"]):
+        return None
+    return (f"no interval: {r['clusters_b']} real-season (or week) cluster(s) and {r['clusters_a']} team-season(s); "
+            "an interval needs 2 or more of each")
 
 
 def skill_table(df: pd.DataFrame, confidence: float = 0.95) -> pd.DataFrame:
-    """Per skill and candidate: states, mean score, mean regret with its two-way clustered interval, the share the
-    rules repaired; best (lowest mean regret) first within a skill."""
+    """Per skill, sport and candidate (regrets of two sports share no scale): states, mean score, mean regret with
+    its two-way clustered interval (``note`` says why there is none), the share the rules repaired; best (lowest
+    mean regret) first."""
     rows = []
-    for (skill, agent), g in df.groupby(["skill", "agent"], sort=True):
+    for (skill, sport, agent), g in df.groupby(["skill", "sport", "agent"], sort=True):
         r = stats.twoway_cluster_mean(g["regret"], g["team_season"], _week(g), confidence)
-        rows.append({"skill": skill, "agent": agent, "states": len(g), "score": round(float(g["score"].mean()), 2),
-                     "regret": round(r["mean"], 2), "low": round(r["low"], 2), "high": round(r["high"], 2),
+        rows.append({"skill": skill, "sport": sport, "agent": agent, "states": len(g),
+                     "score": round(float(g["score"].mean()), 2), "regret": round(r["mean"], 2),
+                     "low": round(r["low"], 2), "high": round(r["high"], 2),
                      "repaired": round(float((g["decided_by"] != "agent").mean()), 3),
-                     "team_seasons": r["clusters_a"], "weeks": r["clusters_b"]})
+                     "team_seasons": r["clusters_a"], "clusters": r["clusters_b"], "note": _note(r)})
     out = pd.DataFrame(rows)
-    return out.sort_values(["skill", "regret", "agent"], kind="stable").reset_index(drop=True) if len(out) else out
+    return out.sort_values(["skill", "sport", "regret", "agent"], kind="stable").reset_index(drop=True) if len(out) \
+        else out
 
 
-def _paired(df: pd.DataFrame, skill: str, a: str, b: str) -> pd.DataFrame:
-    g = df[df["skill"] == skill]
+def _paired(df: pd.DataFrame, skill: str, sport: str, a: str, b: str) -> pd.DataFrame:
+    g = df[(df["skill"] == skill) & (df["sport"] == sport)]
     x = g[g["agent"] == a].set_index("state_id")
     y = g[g["agent"] == b].set_index("state_id")
     common = x.index.intersection(y.index)
     return pd.DataFrame({"d": x.loc[common, "regret"] - y.loc[common, "regret"],
                          "same": x.loc[common, "applied"] == y.loc[common, "applied"],
-                         "team_season": x.loc[common, "team_season"], "week": _week(x.loc[common])})
+                         "team_season": x.loc[common, "team_season"], "week": _week(x.loc[common].reset_index())
+                         .set_axis(common)})
 
 
 def pair_tests(df: pd.DataFrame, alpha: float = 0.05) -> pd.DataFrame:
-    """Every pair of candidates within a skill on the states both answered: the mean regret difference (a - b:
-    below 0, a regrets less), its two-way clustered interval and p, Holm-adjusted within the skill, and the share
-    of states where both applied the very same answer."""
+    """Every pair of candidates within a skill and sport on the states both answered: the mean regret difference
+    (a - b: below 0, a regrets less), its two-way clustered interval and p, Holm-adjusted within the skill and sport,
+    and the share of states where both applied the very same answer."""
     rows = []
-    for skill in sorted(df["skill"].unique()):
-        agents = sorted(df.loc[df["skill"] == skill, "agent"].unique())
+    for (skill, sport), part in df.groupby(["skill", "sport"], sort=True):
+        agents = sorted(part["agent"].unique())
         mine = []
         for a, b in combinations(agents, 2):
-            p = _paired(df, skill, a, b)
+            p = _paired(df, skill, sport, a, b)
             t = stats.twoway_cluster_test(p["d"], p["team_season"], p["week"])
-            mine.append({"skill": skill, "a": a, "b": b, "states": len(p), "diff": round(t["mean"], 2),
+            mine.append({"skill": skill, "sport": sport, "a": a, "b": b, "states": len(p), "diff": round(t["mean"], 2),
                          "low": round(t["low"], 2) if np.isfinite(t["low"]) else np.nan,
                          "high": round(t["high"], 2) if np.isfinite(t["high"]) else np.nan, "p": t["p"],
                          "identical": round(float(p["same"].mean()), 3) if len(p) else np.nan})
@@ -115,31 +132,34 @@ def pair_tests(df: pd.DataFrame, alpha: float = 0.05) -> pd.DataFrame:
 
 
 def states_needed(df: pd.DataFrame, alpha: float = 0.05, target: float = 0.8) -> pd.DataFrame:
-    """Per skill, each adjacent pair of the regret ranking: the states an exam needs to separate them at ``target``
-    power (a paired t-test at alpha over the skill's adjacent pairs, on the pilot's effect and its effective
-    per-state standard deviation: the two-way clustered standard error times the square root of the states, so
-    the clustering's design effect counts), and its calls (both candidates answer every state). None where the
-    pair answered every state alike (no difference to find) or more than 10,000 states would be needed."""
+    """Per skill and sport, each adjacent pair of the regret ranking: the states an exam needs to separate them at
+    ``target`` power (a paired t-test at alpha over the adjacent pairs, on the pilot's effect and its effective
+    per-state standard deviation: the two-way clustered standard error times the square root of the states, so the
+    clustering's design effect counts), and its calls (both candidates answer every state). None where the pair
+    answered every state alike (``identical`` 1), where the pilot cannot estimate the spread (``estimable`` False:
+    its states fall in one cluster), or where more than 10,000 states would be needed."""
     table = skill_table(df)
     rows = []
-    for skill, g in table.groupby("skill", sort=True):
+    for (skill, sport), g in table.groupby(["skill", "sport"], sort=True):
         ranked = list(g["agent"])
         m = max(len(ranked) - 1, 1)
         for a, b in zip(ranked, ranked[1:]):
-            p = _paired(df, skill, a, b)
+            p = _paired(df, skill, sport, a, b)
             t = stats.twoway_cluster_mean(p["d"], p["team_season"], p["week"])
             sd = t["se"] * math.sqrt(len(p)) if np.isfinite(t["se"]) else float("nan")
-            n = stats.seeds_needed(abs(t["mean"]), sd, alpha, m, target) if len(p) and not np.all(p["d"] == 0) else None
-            rows.append({"skill": skill, "better": a, "worse": b, "effect": round(-t["mean"], 3) + 0.0,
+            same = bool(len(p)) and bool(np.all(p["d"] == 0))
+            estimable = same or (t["df"] >= 1 and np.isfinite(sd))
+            n = stats.seeds_needed(abs(t["mean"]), sd, alpha, m, target) if len(p) and not same and estimable else None
+            rows.append({"skill": skill, "sport": sport, "better": a, "worse": b, "effect": round(-t["mean"], 3) + 0.0,
                          "sd_per_state": round(sd, 3) if np.isfinite(sd) else np.nan, "pilot_states": len(p),
-                         "states_needed": n, "exam_calls": 2 * n if n else None,
+                         "estimable": estimable, "states_needed": n, "exam_calls": 2 * n if n else None,
                          "identical": round(float(p["same"].mean()), 3) if len(p) else np.nan})
     return pd.DataFrame(rows)
 
 
 def season_seeds_needed(runs, pairs: pd.DataFrame, ids: dict[str, str], alpha: float = 0.05,
                         target: float = 0.8) -> pd.DataFrame:
-    """The same start/sit pairs in full seasons, from the suite's source seasons (``runs``, loaded by
+    """The same start/sit pairs in full seasons, from the suite's source seasons of one sport (``runs``, loaded by
     :func:`~ffbench_lib.analysis.metrics.load_runs`) as the pilot: each candidate's (its ``ids``: name -> agent id)
     mean regret per team-week in each season, paired by season; the seeds needed at ``target`` power and their
     lineup calls (every week, every team the two play). A pair whose agents do not both play the source seasons
@@ -151,25 +171,26 @@ def season_seeds_needed(runs, pairs: pd.DataFrame, ids: dict[str, str], alpha: f
     weeks = ss.groupby("run_id")["week"].nunique().mean()
     teams = ss.groupby(["run_id", "agent"])["team"].nunique().groupby("agent").mean()
     out = []
-    lineup = pairs[pairs["skill"] == "start_sit"]
-    m = max(len(lineup), 1)
-    for r in lineup.itertuples(index=False):
+    m = max(len(pairs), 1)
+    for r in pairs.itertuples(index=False):
         a, b = ids.get(r.better), ids.get(r.worse)
         if a not in per_run or b not in per_run:
-            out.append({"better": r.better, "worse": r.worse, "season_seeds_needed": None, "season_calls": None})
+            out.append({"sport": r.sport, "better": r.better, "worse": r.worse, "season_seeds_needed": None,
+                        "season_calls": None, "season_pilot_seeds": 0})
             continue
         d = (per_run[a] - per_run[b]).dropna().to_numpy()
         sd = float(np.std(d, ddof=1)) if len(d) > 1 else float("nan")
         n = stats.seeds_needed(abs(float(d.mean())), sd, alpha, m, target) if len(d) > 1 and np.any(d != 0) else None
         calls = int(round(n * weeks * (teams[a] + teams[b]))) if n else None
-        out.append({"better": r.better, "worse": r.worse, "season_seeds_needed": n, "season_calls": calls,
-                    "season_pilot_seeds": len(d)})
+        out.append({"sport": r.sport, "better": r.better, "worse": r.worse, "season_seeds_needed": n,
+                    "season_calls": calls, "season_pilot_seeds": len(d)})
     return pd.DataFrame(out)
 
 
 def power_plan(results_dir: str | Path, alpha: float = 0.05, target: float = 0.8) -> pd.DataFrame:
-    """:func:`states_needed` of an exam's results, with start/sit's full-season seeds beside it when the suite's
-    source seasons are where ``exam.json`` says (``ratio``: season calls per exam call)."""
+    """:func:`states_needed` of an exam's results, with start/sit's full-season seeds beside it (per sport, from
+    that sport's source seasons) when the suite is where ``exam.json`` says (``ratio``: season calls per exam
+    call)."""
     from ffbench_lib.analysis import metrics
 
     df = load_results(results_dir)
@@ -181,16 +202,21 @@ def power_plan(results_dir: str | Path, alpha: float = 0.05, target: float = 0.8
             suite_dir = Path(json.loads(meta_f.read_text(encoding="utf-8")).get("suite_dir", ""))
         except (OSError, ValueError, AttributeError):
             suite_dir = None
-    sources = []
-    if suite_dir is not None and (suite_dir / "suite.json").is_file():
-        suite = json.loads((suite_dir / "suite.json").read_text(encoding="utf-8"))
-        sources = [suite_dir / s["run"] for s in suite.get("sources", {}).values() if (suite_dir / s["run"]).is_dir()]
-    if not sources or plan.empty:
-        return plan.assign(season_seeds_needed=None, season_calls=None, ratio=None)
+    none = plan.assign(season_seeds_needed=None, season_calls=None, ratio=None)
+    if suite_dir is None or not (suite_dir / "suite.json").is_file() or plan.empty:
+        return none
+    suite = json.loads((suite_dir / "suite.json").read_text(encoding="utf-8"))
     ids = dict(zip(df["agent"], df["agent_id"]))
-    seasons = season_seeds_needed(metrics.load_runs(sources), plan, ids, alpha, target)
-    out = plan.merge(seasons, on=["better", "worse"], how="left") if len(seasons) else plan.assign(
-        season_seeds_needed=None, season_calls=None)
+    found = []
+    for sport in sorted(plan["sport"].unique()):
+        runs = [suite_dir / s["run"] for s in suite.get("sources", {}).values()
+                if s.get("config", {}).get("sport", "nfl") == sport and (suite_dir / s["run"]).is_dir()]
+        mine = plan[(plan["skill"] == "start_sit") & (plan["sport"] == sport)]
+        if runs and len(mine):
+            found.append(season_seeds_needed(metrics.load_runs(runs), mine, ids, alpha, target))
+    if not found:
+        return none
+    out = plan.merge(pd.concat(found), on=["sport", "better", "worse"], how="left")
     out["ratio"] = [round(s / e, 1) if s and e and not pd.isna(s) and not pd.isna(e) else None
                     for s, e in zip(out["season_calls"], out["exam_calls"])]
     return out
@@ -202,8 +228,11 @@ def _n(x) -> int | None:
 
 def format_plan(plan: pd.DataFrame) -> str:
     """The exam's power plan as ``ffbench power`` prints it."""
-    lines = ["exam: states needed to separate each adjacent pair of a skill's ranking (80% power, alpha 0.05 over "
-             "the skill's adjacent pairs, from the pilot's effect and its spread clustered by team-season and week)"]
+    lines = ["exam: states needed to separate each adjacent pair of a skill's ranking, per sport (80% power, alpha "
+             "0.05 over the adjacent pairs, from the pilot's effect and its spread clustered by team-season and by "
+             "real week, or real season for a skill scored over one)"]
+    if plan.empty:
+        return "\n".join(lines + ["  one candidate: no pair to separate"])
     for r in plan.itertuples(index=False):
         states, seeds = _n(r.states_needed), _n(getattr(r, "season_seeds_needed", None))
         if states:
@@ -212,15 +241,19 @@ def format_plan(plan: pd.DataFrame) -> str:
             need = "the same answer on every state: nothing to separate"
         elif r.effect == 0:
             need = "the same regret on every state: nothing to separate"
+        elif not r.estimable:
+            need = "cannot be estimated (the pilot's states fall in one real week or season: add seasons)"
         else:
             need = "more than 10,000 states"
-        line = f"  {r.skill}: {r.better} over {r.worse} by {r.effect:+.2f} regret per state: {need}"
+        line = f"  {r.skill} ({r.sport}): {r.better} over {r.worse} by {r.effect:+.2f} regret per state: {need}"
         if r.skill in NO_SEASON_ESTIMATE:
             line += f"; full seasons: not estimated ({NO_SEASON_ESTIMATE[r.skill]})"
         elif seeds:
             calls = _n(r.season_calls)
             line += f"; full seasons: {seeds} seeds ({calls} lineup calls"
-            line += f", {calls / (2 * states):.1f}x the exam's)" if states else (
+            line += f", {calls / (2 * states):.2g}x the exam's)" if states else (
                 ": a season separates them by their rosters)" if r.identical == 1.0 else ")")
+        elif getattr(r, "season_pilot_seeds", 0) == 1:
+            line += "; full seasons: not estimated (one source season of this sport)"
         lines.append(line)
     return "\n".join(lines)

@@ -826,23 +826,29 @@ def by_season(table: pd.DataFrame, palette: dict[str, str], info: pd.DataFrame |
 
 
 def exam_regret(table: pd.DataFrame) -> plt.Figure:
-    """An exam's candidates skill by skill (:func:`ffbench_lib.analysis.exams.skill_table`): each candidate's mean
-    regret per state with its interval clustered by team-season and week, best at the top (one panel per skill:
-    regrets of two skills share no scale)."""
-    skills = list(dict.fromkeys(table["skill"]))
-    fig, axes = plt.subplots(1, len(skills), figsize=(4.2 * len(skills) + 1, 0.5 * table["agent"].nunique() + 1.6),
+    """An exam's candidates skill by skill and sport by sport (:func:`ffbench_lib.analysis.exams.skill_table`):
+    each candidate's mean regret per state with its interval clustered by team-season and by real week (or season),
+    best at the top (one panel per skill and sport: their regrets share no scale; a panel without an interval says
+    why in its title)."""
+    panels = list(dict.fromkeys(zip(table["skill"], table["sport"])))
+    cols = min(len(panels), 3)
+    rows_n = -(-len(panels) // cols)
+    fig, axes = plt.subplots(rows_n, cols, figsize=(4.2 * cols + 1, (0.45 * table["agent"].nunique() + 1.4) * rows_n),
                              squeeze=False)
-    for ax, skill in zip(axes[0], skills):
-        rows = table[table["skill"] == skill].reset_index(drop=True)
+    for ax in axes.flat[len(panels):]:
+        ax.set_visible(False)
+    for ax, (skill, sport) in zip(axes.flat, panels):
+        rows = table[(table["skill"] == skill) & (table["sport"] == sport)].reset_index(drop=True)
         y = np.arange(len(rows))[::-1]
         ax.errorbar(rows["regret"], y, xerr=[rows["regret"] - rows["low"].fillna(rows["regret"]),
                                              rows["high"].fillna(rows["regret"]) - rows["regret"]],
                     fmt="o", capsize=3, color="0.25")
         ax.set_yticks(y, rows["agent"])
-        ax.set(xlabel="mean regret per state (points below the best possible)",
-               title=f"{skill.replace('_', ' ')} (n={int(rows['states'].max())} states)")
-    fig.supxlabel("95% t-intervals clustered two ways (by team-season and by real week); the same states for "
-                  "every candidate", fontsize=9)
+        none = rows["low"].isna().all()
+        ax.set(xlabel="mean regret per state", title=f"{skill.replace('_', ' ')}, {sport} (n={int(rows['states'].max())})"
+                                                       + ("\nno interval: one real season" if none else ""))
+    fig.supxlabel("points below the best possible; 95% t-intervals clustered two ways (team-season, and real week or "
+                  "season); the same states for every candidate", fontsize=9)
     sns.despine(fig)
     fig.tight_layout()
     return fig

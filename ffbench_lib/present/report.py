@@ -438,15 +438,19 @@ def exam_section(results, alpha: float = 0.05):
     out = ["<h2>Exams: the same states for every candidate</h2>",
            f"<p>Suite {esc(df['suite'].iloc[0])}: {df['state_id'].nunique()} states from "
            f"{df['team_season'].nunique()} team-seasons ({esc(', '.join(sorted(df['season'].unique())))}), each "
-           "answered by every candidate, so a difference is the candidates', not their rosters'. Intervals: 95% t, "
-           "clustered by team-season and by real week.</p><ul>"]
+           "answered by every candidate, so a difference is the candidates', not their rosters'. Per skill and sport "
+           "(their regrets share no scale); intervals: 95% t, clustered by team-season and by real week (or real "
+           "season for a skill scored over one).</p><ul>"]
     out += [f"<li>{esc(exams.SKILL_RULES.get(k, k))}</li>" for k in sorted(df["skill"].unique())]
     out.append("</ul>")
-    out.append(_table(table[["skill", "agent", "states", "score", "regret", "low", "high", "repaired"]]))
-    found = [f"{r.a} vs {r.b} ({r.skill}: {r.diff:+.2f} per state, p_holm {r.p_holm:.3g})"
+    out.append(_table(table[["skill", "sport", "agent", "states", "score", "regret", "low", "high", "repaired"]]))
+    notes = sorted({f"{r.skill} ({r.sport}): {r.note}" for r in table.itertuples() if isinstance(r.note, str)})
+    if notes:
+        out.append(f"<p>{esc('; '.join(notes))}.</p>")
+    found = [f"{r.a} vs {r.b} ({r.skill}, {r.sport}: {r.diff:+.2f} per state, p_holm {r.p_holm:.3g})"
              for r in pairs.itertuples() if r.significant]
-    alike = [f"{r.a} and {r.b} ({r.skill})" for r in pairs.itertuples() if r.identical == 1.0]
-    out.append(f"<p>Pairs that differ at alpha {alpha} (Holm within a skill): "
+    alike = [f"{r.a} and {r.b} ({r.skill}, {r.sport})" for r in pairs.itertuples() if r.identical == 1.0]
+    out.append(f"<p>Pairs that differ at alpha {alpha} (Holm within a skill and sport): "
                f"{esc('; '.join(found)) if found else 'none'}.</p>")
     if alike:
         out.append(f"<p>The same answer on every state: {esc('; '.join(alike))}.</p>")

@@ -31,7 +31,7 @@ from ffbench_lib.agents.wiring import bind_agents, build_agent, check_cache_for
 from ffbench_lib.config.batch import SeasonName
 from ffbench_lib.config.errors import ConfigError, format_validation_error
 from ffbench_lib.config.league import BotAgent, League, LLMAgent, LLMSettings
-from ffbench_lib.config.load import load_yaml, parse_config
+from ffbench_lib.config.load import load_config, load_yaml, parse_config
 from ffbench_lib.core.aio import run_sync
 from ffbench_lib.core.atomic import write_json, write_parquet, write_text
 from ffbench_lib.game.seat import Answered
@@ -122,9 +122,11 @@ def load_spec(path: str | Path) -> tuple[ExamSpec, list[Stratum]]:
     try:
         layers = strata(spec, bases[None] if None in bases else bases)  # type: ignore[arg-type]
     except ConfigError as exc:
+        if exc.source:  # a base league's own error names its file
+            raise
         raise ConfigError(exc.problems, str(p), "exam spec") from None
     for layer in layers:
-        league = parse_config(load_yaml(layer.base))
+        league = load_config(layer.base)  # its errors name the base file
         people = [t.name for t in league.teams if t.agent.kind != "bot"]
         if people:
             raise ConfigError([f"base: {layer.base.name} has teams that are not bots ({', '.join(people)}); an "
@@ -216,11 +218,16 @@ def build_suite(spec_path: str | Path, out: str | Path, prepared_for=None) -> di
     prepared_for = prepared_for or prepare
     spec, layers = load_spec(spec_path)
     out = Path(out)
-    if (out / SUITE).exists():
-        raise SuiteError(f"{out / SUITE}: {out} holds an exam suite already; give another --out (a suite is frozen)")
+    if out.exists() and not out.is_dir():
+        raise SuiteError(f"{out}: is a file; give a folder for the suite (--out)")
     states: list[dict[str, Any]] = []
     leagues: dict[str, Any] = {}
     with exclusive(out, "exam suite"):
+        if (out / SUITE).exists():
+            raise SuiteError(f"{out / SUITE}: {out} holds an exam suite already; give another --out (a suite is frozen)")
+        if (out / "sources").exists():
+            raise SuiteError(f"{out / 'sources'}: {out} holds an interrupted build (its source seasons, no {SUITE}); "
+                             "remove the folder, or give another --out")
         for layer in layers:
             for seed in spec.seeds:
                 source = f"{layer.label}-s{seed}"
@@ -250,6 +257,9 @@ def build_suite(spec_path: str | Path, out: str | Path, prepared_for=None) -> di
                                            "week": st["week"], "team_season": team_season, "source": source,
                                            "source_agent": mine[0]["agent"] if mine else None,
                                            "view": st["view"], "truth": st["truth"]})
+        if not states:
+            raise SuiteError(f"{spec_path}: the skills drew no state from the source seasons (a skill whose decision "
+                             "the league never asks: trades or waivers off?); no suite written")
         ids = [s["state_id"] for s in states]
         if len(set(ids)) != len(ids):  # a result row names its state: two states of one id would be one
             raise AssertionError(f"exam build: duplicate state ids {sorted({i for i in ids if ids.count(i) > 1})[:3]}")
@@ -350,20 +360,28 @@ def run_exam(suite_dir: str | Path, candidates_path: str | Path, out: str | Path
     """Every candidate answers every state of the suite; the results (:data:`COLUMNS`) also go to
     ``out/exam_results.parquet`` (and ``out/exam.json``). ``out`` holding results is refused."""
     meta, states = load_suite(suite_dir)
+    if not states:
+        raise SuiteError(f"{Path(suite_dir) / STATES}: the suite holds no state; build one whose skills draw states")
     cands = load_candidates(candidates_path)
     out = Path(out)
-    if (out / RESULTS).exists():
-        raise SuiteError(f"{out / RESULTS}: {out} holds exam results already; give another --out")
-    check_cache_for(cands.candidates, cands.llm)
+    if out.exists() and not out.is_dir():
+        raise SuiteError(f"{out}: is a file; give a folder for the results (--out)")
+    try:
+        check_cache_for(cands.candidates, cands.llm)
+    except ConfigError as exc:
+        raise ConfigError(exc.problems, str(candidates_path), "exam candidates file") from None
     agents = {c.name: build_agent(c, cands.seed, where=f"candidates[{i}].agent") for i, c in enumerate(cands.candidates)}
     rows: list[dict[str, Any]] = []
     rundir = RunDir(out)
-    budget = Budget(cands.llm.budget_usd)
-    with rundir.exclusive():
+    with rundir.exclusive():  # one writer: the checks below and every write hold the folder's lock
+        if (out / RESULTS).exists():
+            raise SuiteError(f"{out / RESULTS}: {out} holds exam results already; give another --out")
+        earlier = _ledger_cost(out / "llm_calls.jsonl")  # an attempt stopped at the budget: its spend counts
+        budget = Budget(cands.llm.budget_usd, earlier)
         bind_agents(agents, cands.llm, budget,
                     lambda record: rundir.append("llm_calls.jsonl", {"exam": meta["name"], "state_id": _STATE.get(),
                                                                      **record}))
-        answers = run_sync(_ask_all(agents, states, budget))
+        answers = run_sync(_ask_all(agents, states, budget, cands))
         for (name, state), (answer, problems) in zip(((n, s) for n in agents for s in states), answers):
             scored = SKILLS[state["skill"]].score(state, answer)
             rows.append({"suite": meta["name"], "state_id": state["state_id"], "skill": state["skill"],
@@ -378,28 +396,76 @@ def run_exam(suite_dir: str | Path, candidates_path: str | Path, out: str | Path
                          "detail": json.dumps({k: v for k, v in scored.extra.items() if k not in ("roster", "started")},
                                               sort_keys=True)})
         df = pd.DataFrame(rows, columns=COLUMNS)
+        _guard(df, cands)  # a model the rules mostly answered for would be ranked as the engine's fallback
         write_parquet(out / RESULTS, df)
         write_json(out / RESULTS_META, {"suite": meta["name"], "suite_sha256": meta["states_sha256"],
                                         "suite_dir": str(Path(suite_dir)), "states": len(states),
                                         "candidates": [c.model_dump(mode="json") for c in cands.candidates],
-                                        "cost_usd": round(budget.spent_usd, 6)})
+                                        "cost_usd": round(budget.spent_usd, 6),
+                                        "cost_usd_earlier_attempts": round(earlier, 6)})
     return df
 
 
-async def _ask_all(agents: dict[str, Agent], states: list[dict], budget: Budget) -> list[tuple[Any, list[str]]]:
-    """Every candidate's answer to every state, candidate by candidate; a candidate's states at once (its calls
-    limited by its client like a season's teams)."""
+#: states asked at once per candidate (a budget is checked between batches: at most this many calls overshoot it)
+BATCH = 8
+
+
+class BudgetSpent(SuiteError):
+    """``llm.budget_usd`` spent before every answer was in (``ffbench exam run`` exits 3, as a season does)."""
+
+
+def _ledger_cost(ledger: Path) -> float:
+    """What the live calls of earlier attempts into the same folder cost (their ``cost_usd``; replays cost nothing)."""
+    if not ledger.is_file():
+        return 0.0
+    total = 0.0
+    for line in ledger.read_text(encoding="utf-8", errors="replace").splitlines():
+        try:
+            rec = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(rec, dict) and not rec.get("cache_hit"):
+            total += float(rec.get("cost_usd") or 0.0)
+    return total
+
+
+async def _ask_all(agents: dict[str, Agent], states: list[dict], budget: Budget,
+                   cands: CandidatesSpec) -> list[tuple[Any, list[str]]]:
+    """Every candidate's answer to every state, candidate by candidate, :data:`BATCH` states at once; the budget is
+    checked before each batch."""
     out: list[tuple[Any, list[str]]] = []
     try:
         for agent in agents.values():
-            out += await asyncio.gather(*(_answer(agent, s) for s in states))
-            if budget.exceeded:
-                raise SuiteError(f"llm.budget_usd {budget.limit_usd} spent after candidate {agent.agent_id}; raise "
-                                 "the budget (the answers so far are in the replay cache: a rerun replays them)")
+            for i in range(0, len(states), BATCH):
+                if budget.exceeded:
+                    raise BudgetSpent(
+                        f"llm.budget_usd {budget.limit_usd} spent (${budget.spent_usd:.4f}, earlier attempts into this "
+                        f"folder included) before candidate {agent.agent_id} answered every state; raise the budget "
+                        "and run again into the same --out (answers so far are in the replay cache: a rerun replays "
+                        "them at no cost)")
+                out += await asyncio.gather(*(_answer(agent, s) for s in states[i:i + BATCH]))
     finally:
         for agent in agents.values():
             await agent.aclose()
     return out
+
+
+def _guard(df: pd.DataFrame, cands: CandidatesSpec) -> None:
+    """An LLM candidate whose answers the rules repaired above ``llm.max_fallback_rate`` (past
+    ``fallback_min_decisions``) is refused, as a season stops such a team: its regret would be the engine's."""
+    limit = cands.llm.max_fallback_rate
+    if limit is None:
+        return
+    llm = {c.name for c in cands.candidates if c.agent.kind == "llm"}
+    for name, g in df[df["agent"].isin(llm)].groupby("agent"):
+        n, fb = len(g), int((g["decided_by"] != "agent").sum())
+        if n >= cands.llm.fallback_min_decisions and fb / n > limit:
+            first = next((x for x in g["problems"] if x), "")
+            raise SuiteError(f"candidate {name}: the rules repaired {fb} of its {n} answers ({fb / n:.0%} > "
+                             f"llm.max_fallback_rate {limit:.0%}), so its results would measure the engine's fallback, "
+                             f"not the model (first problem: {first[:200]}); no results written: fix the model or its "
+                             "server (answers in llm.cache_dir are replayed: clear them if the server was at fault), "
+                             "or raise llm.max_fallback_rate")
 
 
 def summary(df: pd.DataFrame) -> pd.DataFrame:
