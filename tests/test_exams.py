@@ -165,6 +165,51 @@ def test_a_draft_pick_scores_the_picks_points_above_replacement_and_the_best_on_
     assert some["truth"]["par"][pid] == pytest.approx(season[pid] - level, abs=0.01)
 
 
+@pytest.mark.parametrize("case", range(8))
+def test_a_waiver_claim_scores_the_rest_of_season_value_of_the_roster_its_top_claim_leaves(case):
+    """Drawn from a window's view (every legal single move valued once by brute force here too): the top legal claim
+    is the move, no claim keeps the roster, the best over all moves is the best possible; an illegal claim is
+    skipped (the next is the move), marked."""
+    rng = random.Random(200 + case)
+    rules = {"roster_slots": {"QB": 1, "RB": 1, "WR": 1, "TE": 0, "K": 0, "DST": 0, "FLEX": 1}, "bench": 1,
+             "flex_positions": ["RB", "WR", "TE"], "caps": {"TE": 0, "K": 0, "DST": 0}}
+    roster = Roster.model_validate({"QB": 1, "RB": 1, "WR": 1, "TE": 0, "K": 0, "DST": 0, "FLEX": 1, "BENCH": 1,
+                                    "caps": {"TE": 0, "K": 0, "DST": 0}})
+    card = lambda i, pos: {"id": f"p{i}", "pos": pos}  # noqa: E731
+    mine = [card(0, "QB"), card(1, "RB"), card(2, "WR"), card(3, rng.choice(["RB", "WR"])), card(4, "QB")]
+    free = {"RB": [card(5, "RB")], "WR": [card(6, "WR"), card(7, "WR")], "QB": [card(8, "QB")]}
+    view = {"decision": "waivers", "week": 6, "team": "me", "rules": rules, "mode": "rolling", "budget_left": None,
+            "max_claims": 2, "my_roster": mine, "free_agents": free}
+    pts = {w: {f"p{i}": round(rng.uniform(0, 25), 1) for i in range(9)} for w in (6, 7, 8)}
+
+    class Truth:
+        weeks = 8
+
+        def points(self, w):
+            return pts[w]
+
+    skill = SKILLS["waiver_choice"]
+    state = {"skill": "waiver_choice", "kind": "waiver_claims",
+             **skill.draw([{"decision": "waiver_claims", "week": 6, "view": view}], Truth(), 1, rng)[0]}
+    pos = {c["id"]: c["pos"] for c in mine + [c for cs in free.values() for c in cs]}
+
+    def ros(ids):
+        return round(sum(brute_force({p: pos[p] for p in ids}, pts[w], roster) for w in (6, 7, 8)), 2)
+
+    keep = ros([c["id"] for c in mine])
+    moves = {(a, d): ros([c["id"] for c in mine if c["id"] != d] + [a]) for a in ("p5", "p6", "p7", "p8")
+             for d in ("p0", "p1", "p2", "p3", "p4")}
+    legal = {m: v for m, v in moves.items() if skill.score(state, {"claims": [{"add": m[0], "drop": m[1]}]}).decided_by == "agent"}
+    assert legal and len(legal) < len(moves)  # dropping the only QB for a WR is no legal move
+    for (a, d), v in legal.items():
+        assert skill.score(state, {"claims": [{"add": a, "drop": d}]}).score == pytest.approx(v)
+    nothing = skill.score(state, {"claims": []})
+    assert nothing.score == pytest.approx(keep) and nothing.best_possible == pytest.approx(max([keep, *legal.values()]))
+    (a, d), v = next(iter(legal.items()))
+    skipped = skill.score(state, {"claims": [{"add": "p0", "drop": "p1"}, {"add": a, "drop": d}]})
+    assert skipped.score == pytest.approx(v) and skipped.decided_by == "fallback" and skipped.problems
+
+
 def test_week_bins_draw_early_middle_and_late_weeks():
     rng = random.Random(1)
     for _ in range(50):
@@ -367,7 +412,8 @@ def test_the_demo_suite_spans_two_nfl_seasons_and_a_premier_league_one(real_data
     assert {s.rsplit("-s", 1)[0] for s in meta["sources"]} == {"nfl-2023", "nfl-2024", "fpl-2024-25"}
     df = run_exam(tmp_path / "suite", REPO / "params" / "exam_bots.yaml", tmp_path / "res")
     assert set(df["sport"]) == {"nfl", "fpl"} and set(df["season"]) == {"2023", "2024", "2024-25"}
-    assert set(df["skill"]) == {"start_sit", "trade_acceptance", "draft_pick"}
+    assert set(df["skill"]) == {"start_sit", "trade_acceptance", "draft_pick", "waiver_choice"}
+    assert set(df.loc[df["skill"] == "waiver_choice", "sport"]) == {"fpl"}  # the demo NFL league has waivers off
     assert df.groupby("agent")["state_id"].nunique().eq(meta["states"]).all()  # one id per state
     draft = df[(df["skill"] == "draft_pick") & (df["sport"] == "nfl")].groupby("agent")["regret"].mean()
     assert draft.idxmin() == "adp" and draft["vorp"] < draft[["random", "recent_form"]].min()  # full seasons' order
@@ -383,7 +429,7 @@ def test_the_demo_suite_spans_two_nfl_seasons_and_a_premier_league_one(real_data
         ss = start_sit(load_runs(run))
         logged = {(r["team"], r["week"], json.dumps(r["view"], sort_keys=True)): r["applied"] for r in
                   map(json.loads, (run / "decisions.jsonl").open())
-                  if r["decision"] in ("respond_to_offer", "draft_shortlist")}
+                  if r["decision"] in ("respond_to_offer", "draft_shortlist", "waiver_claims")}
         for s in (s for s in states if s["source"] == source and not s["source_agent"].endswith("random")):
             team = s["team_season"].removeprefix(source + "-")
             got = df[(df["state_id"] == s["state_id"]) & (df["agent"] == s["source_agent"].split(":")[1])].iloc[0]
@@ -396,6 +442,7 @@ def test_the_demo_suite_spans_two_nfl_seasons_and_a_premier_league_one(real_data
                 replayed[s["skill"]] = replayed.get(s["skill"], 0) + 1
     # 8 deterministic teams of 10 in each of the 3 seasons, 3 states each; every offer they met
     assert checked == 72 and replayed["draft_pick"] == 72 and replayed["trade_acceptance"] > 10
+    assert replayed["waiver_choice"] == 24  # FPL's 8 deterministic teams, 3 windows each
 
 
 # ------------------------------------------------------------------------------------------------ analysis
@@ -491,7 +538,7 @@ def test_the_exam_notebook_with_its_defaults_as_jupyterlab_opens_it(real_data_di
     run_as_in_jupyterlab(project, "12_exams", real_data_dir)
     assert (project / "outputs" / "exams" / "demo" / SUITE).is_file()
     skills = pd.read_csv(project / "outputs" / "analysis" / "exam_skills.csv")
-    assert set(skills["skill"]) == {"start_sit", "trade_acceptance", "draft_pick"} and (project / "outputs" / "analysis" /
+    assert set(skills["skill"]) == {"start_sit", "trade_acceptance", "draft_pick", "waiver_choice"} and (project / "outputs" / "analysis" /
                                                                          "exam_regret.png").is_file()
 
 
@@ -558,3 +605,34 @@ def test_the_budget_bounds_the_spend_across_attempts_into_one_folder(synthetic_s
     meta = json.loads((out / "exam.json").read_text())
     assert meta["cost_usd"] == pytest.approx(sum(c["cost_usd"] for c in live_calls()), abs=1e-6)
     assert meta["cost_usd_earlier_attempts"] == pytest.approx(spent, abs=1e-6)
+
+
+def test_a_masked_exam_shows_pseudonyms_and_scores_real_players(synthetic_suite, prepared_2024, data_dir, tmp_path):
+    """information.masking in the candidates file: a model reads each source season's pseudonyms (no real name or id
+    in any prompt), its answers map back to real players and score as usual; protected numbers are refused."""
+    from ffbench_lib.config.errors import ConfigError
+    from ffbench_lib.runs.exam import load_candidates
+    from ffbench_lib.testing.fake_openai import FakeOpenAIServer
+
+    root, _ = synthetic_suite
+    _, states = load_suite(root / "suite")
+    cands = tmp_path / "c.yaml"
+    with FakeOpenAIServer() as srv, pytest.MonkeyPatch.context() as mp:
+        mp.setenv("FFBENCH_DATA_DIR", str(data_dir))
+        cands.write_text(yaml.safe_dump({
+            "candidates": [{"name": "fake", "agent": {"kind": "llm", "model": "openai/fake-0", "api_base": srv.api_base,
+                                                      "timeout_s": 30}}],
+            "llm": {"cache_dir": str(tmp_path / "cache")}, "information": {"masking": "players_and_teams"}}))
+        df = run_exam(root / "suite", cands, tmp_path / "r")
+    calls = [json.loads(x) for x in (tmp_path / "r" / "llm_calls.jsonl").open()]
+    text = "\n".join(m["content"] for c in calls for m in c["messages"])
+    names = {p["name"] for s in states if s["skill"] == "start_sit" for p in s["view"]["players"]}
+    ids = {p["id"] for s in states if s["skill"] == "start_sit" for p in s["view"]["players"]}
+    assert len(names) > 50 and not [n for n in names if n in text] and not [i for i in ids if i in text]
+    assert "RB-" in text and (df["decided_by"] == "agent").mean() > 0.9
+    started = {p for lst in df.loc[df["skill"] == "start_sit", "started"] for p in lst}
+    assert started and started <= ids  # real ids back
+    cands.write_text(yaml.safe_dump({"candidates": [{"name": "a", "agent": {"kind": "bot", "strategy": "adp"}}],
+                                     "information": {"masking": "players_and_teams", "numbers": "protected"}}))
+    with pytest.raises(ConfigError, match="not available in exams yet"):
+        load_candidates(cands)

@@ -27,6 +27,9 @@ SKILL_RULES = {
     "trade_acceptance": "trade acceptance: the rest-of-season value (each week's hindsight-optimal lineup, no other "
                         "move) of the roster the answer leaves, accepting or keeping it (a counter keeps it), "
                         "against the better of the two",
+    "waiver_choice": "waiver choice: the rest-of-season value of the roster the top legal claim leaves (the exam "
+                     "holds the roster and has no other claimant; a bid is not scored) against the best single move "
+                     "the view allows, or none",
     "draft_pick": "draft pick: the pick's season points above his position's replacement level (the season of the "
                   "player ranked teams x starting slots + 1 there) against the best on the board; caveat: a pick's "
                   "value to one roster also depends on the rest of the roster and on later picks, and points above "
@@ -35,6 +38,7 @@ SKILL_RULES = {
 #: skills whose full-season seeds the plan does not estimate, and why
 NO_SEASON_ESTIMATE = {
     "trade_acceptance": "a team meets a trade offer or two a season",
+    "waiver_choice": "a season's waiver moves change the roster every later state sees",
     "draft_pick": "a season measures a draft only through its season points: `ffbench power` on the suite's "
                   "sources/ gives those seeds",
 }
@@ -62,7 +66,7 @@ def load_results(path: str | Path) -> pd.DataFrame:
 
 #: skills whose score sums a whole season's outcomes (a trade's rest of season, a pick's season): their states
 #: share the real season, not one week, and cluster by it
-SEASON_SCORED = frozenset({"trade_acceptance", "draft_pick"})
+SEASON_SCORED = frozenset({"trade_acceptance", "waiver_choice", "draft_pick"})
 
 
 def _week(df: pd.DataFrame) -> pd.Series:

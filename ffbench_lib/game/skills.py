@@ -108,6 +108,14 @@ class StartSit(Skill):
                       {"roster": sorted(positions), "started": sorted(started)})
 
 
+def rest_of_season(ids: Iterable[str], positions: dict[str, str], weeks: Iterable[dict[str, float]], roster) -> float:
+    """A roster's rest-of-season value, the exams' one rule for a move: the summed points of its hindsight-optimal
+    lineup each remaining week (``weeks``: each week's points), no other move made."""
+    held = {p: positions[p] for p in ids}
+    counts, slots = roster.slot_counts(), roster.slot_positions()
+    return round(sum(hindsight_points(held, pts, counts, slots, roster.most) for pts in weeks), 2)
+
+
 @skill
 class TradeAcceptance(Skill):
     """Trade acceptance: accept or reject an offer another team made (a counter counts as not accepting: the exam
@@ -132,21 +140,63 @@ class TradeAcceptance(Skill):
     def score(self, state: dict, answer: Any) -> Scored:
         view, truth = state["view"], state["truth"]
         roster = roster_from_rules(view["rules"])
-        counts, slots = roster.slot_counts(), roster.slot_positions()
         mine = [c["id"] for c in view["my_roster"]]
         give = {c["id"] for c in view["offer"]["you_give"]}
         get = [c["id"] for c in view["offer"]["you_get"]]
         positions = {c["id"]: c["pos"] for c in (*view["my_roster"], *view["offer"]["you_get"])}
-
-        def rest_of_season(ids: list[str]) -> float:
-            held = {p: positions[p] for p in ids}
-            return round(sum(hindsight_points(held, pts, counts, slots, roster.most) for pts in truth["weeks"].values()), 2)
-
-        keep, accept = rest_of_season(mine), rest_of_season([p for p in mine if p not in give] + get)
+        weeks = list(truth["weeks"].values())
+        keep = rest_of_season(mine, positions, weeks, roster)
+        accept = rest_of_season([p for p in mine if p not in give] + get, positions, weeks, roster)
         out = REGISTRY[self.kind].resolve(answer, view)
         action = out.value[0]
         return Scored(out.applied, out.decided_by, tuple(out.problems), accept if action == "accept" else keep,
                       max(keep, accept), {"action": action, "accept_value": accept, "keep_value": keep})
+
+
+@skill
+class WaiverChoice(Skill):
+    """Waiver choice: claims on the free agents shown; the exam holds the roster and has no other claimant, so the
+    top legal claim is the move (a bid is not scored). Score: the rest-of-season value
+    (:func:`rest_of_season`) of the roster it leaves (no claim: the roster as it is); best possible: the best over
+    every legal single move the view allows (add a shown free agent, drop a roster player) and no move, each
+    valued once when the state is drawn."""
+
+    name = "waiver_choice"
+    kind = "waiver_claims"
+
+    def draw(self, records: list[dict], truth: Any, n: int, rng: random.Random) -> list[dict]:
+        from ffbench_lib.game.decisions.waiver_claims import legal_swaps
+
+        windows = [r for r in records if r["decision"] == self.kind]
+        out = []
+        for i in stratified(list(range(len(windows))), n, rng):
+            view, w = windows[i]["view"], windows[i]["week"]
+            roster = roster_from_rules(view["rules"])
+            mine = [c["id"] for c in view["my_roster"]]
+            free = [c["id"] for cs in view["free_agents"].values() for c in cs]
+            positions = {c["id"]: c["pos"] for c in view["my_roster"]}
+            positions.update({c["id"]: c["pos"] for cs in view["free_agents"].values() for c in cs})
+            weeks = [{p: float(truth.points(x).get(p, 0.0)) for p in positions} for x in range(w, truth.weeks + 1)]
+            values = {_move(None, None): rest_of_season(mine, positions, weeks, roster)}
+            for add, drop in legal_swaps(mine, positions, free, roster):
+                values[_move(add, drop)] = rest_of_season([p for p in mine if p != drop] + [add], positions, weeks,
+                                                          roster)
+            out.append({"week": w, "view": view, "truth": {"values": values}})
+        return out
+
+    def score(self, state: dict, answer: Any) -> Scored:
+        values = state["truth"]["values"]
+        out = REGISTRY[self.kind].resolve(answer, state["view"])
+        top = out.value[0] if out.value else None
+        move = _move(top["add"], top["drop"]) if top else _move(None, None)
+        return Scored(out.applied, out.decided_by, tuple(out.problems), values[move], max(values.values()),
+                      {"add": top["add"] if top else None, "drop": top["drop"] if top else None,
+                       "keep_value": values[_move(None, None)]})
+
+
+def _move(add: str | None, drop: str | None) -> str:
+    """A waiver move as a truth key: ``add|drop`` (``|`` alone: no move)."""
+    return f"{add or ''}|{drop or ''}"
 
 
 @skill

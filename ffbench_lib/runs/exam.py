@@ -30,11 +30,11 @@ from ffbench_lib.agents.base import Agent
 from ffbench_lib.agents.wiring import bind_agents, build_agent, check_cache_for
 from ffbench_lib.config.batch import SeasonName
 from ffbench_lib.config.errors import ConfigError, format_validation_error
-from ffbench_lib.config.league import BotAgent, League, LLMAgent, LLMSettings
+from ffbench_lib.config.league import BotAgent, Information, League, LLMAgent, LLMSettings
 from ffbench_lib.config.load import load_config, load_yaml, parse_config
 from ffbench_lib.core.aio import run_sync
 from ffbench_lib.core.atomic import write_json, write_parquet, write_text
-from ffbench_lib.game.seat import Answered
+from ffbench_lib.game.seat import Answered, StopRun
 from ffbench_lib.game.skills import SKILLS
 from ffbench_lib.llm.cache import ReplayMiss
 from ffbench_lib.llm.client import Budget, FatalLLMError
@@ -81,6 +81,9 @@ class ExamSpec(BaseModel):
     seeds: list[Annotated[int, Field(ge=0)]] = Field(min_length=1, description="source seasons per season")
     skills: dict[str, SkillDraw] = Field(min_length=1, description="skill -> how many states to draw")
     draw_seed: int = Field(0, ge=0, description="the seed of the draw of states")
+    overrides: dict[str, Any] = Field(default_factory=dict,
+                                      description="config changes merged into every source league, as a batch's "
+                                                  "(e.g. {waivers: {enabled: true}} for waiver states)")
 
     @field_validator("skills")
     @classmethod
@@ -94,6 +97,9 @@ class ExamSpec(BaseModel):
     def _unique_seeds(self) -> "ExamSpec":
         if len(set(self.seeds)) != len(self.seeds):
             raise ValueError("seeds: a seed is listed twice")
+        for key in ("season", "seed", "name"):
+            if key in self.overrides:
+                raise ValueError(f"overrides: sets `{key}`, which the exam sets from its seasons, seeds and name")
         if isinstance(self.base, dict) != isinstance(self.seasons, dict) or (
                 isinstance(self.base, dict) and set(self.base) != set(self.seasons)):
             raise ValueError("base: give one league file with a list of seasons, or one league file per sport with "
@@ -199,8 +205,10 @@ class _Truth:
         return self.eng.appeared.get(w, frozenset()) if self.eng.league.roster.auto_subs else None
 
 
-def _league(layer: Stratum, seed: int, name: str) -> League:
-    raw = load_yaml(layer.base)
+def _league(layer: Stratum, seed: int, name: str, overrides: dict[str, Any]) -> League:
+    from ffbench_lib.runs.batch import merged
+
+    raw = merged(load_yaml(layer.base), overrides)
     return parse_config({**raw, "season": layer.season, "seed": seed, "name": name}, str(layer.base))
 
 
@@ -231,7 +239,7 @@ def build_suite(spec_path: str | Path, out: str | Path, prepared_for=None) -> di
         for layer in layers:
             for seed in spec.seeds:
                 source = f"{layer.label}-s{seed}"
-                league = _league(layer, seed, f"{spec.name}-{source}")
+                league = _league(layer, seed, f"{spec.name}-{source}", spec.overrides)
                 prepared = prepared_for(league)
                 eng = _Source(league, prepared, out / "sources" / layer.label / f"seed-{seed}", progress=False)
                 final = run_sync(eng.run())
@@ -317,6 +325,18 @@ class CandidatesSpec(BaseModel):
     candidates: list[Candidate] = Field(min_length=1)
     llm: LLMSettings = Field(default_factory=LLMSettings, description="as a league's llm: cache, budget, retries")
     seed: int = Field(0, ge=0, description="the candidates' seed (a random bot's draws)")
+    information: Information = Field(default_factory=Information,
+                                     description="as a league's: masking (players, players_and_teams) shows "
+                                                 "candidates that read names pseudonyms, a season's own per source")
+
+    @field_validator("information")
+    @classmethod
+    def _no_protected_numbers(cls, value: Information) -> Information:
+        if value.numbers != "exact":
+            raise ValueError("information.numbers: protected is not available in exams yet (a protected team's "
+                             "boards are cut when a season builds its view, and a state holds the season's); use "
+                             "masking alone")
+        return value
 
     @model_validator(mode="after")
     def _unique(self) -> "CandidatesSpec":
@@ -349,7 +369,7 @@ async def _answer(agent: Agent, state: dict) -> tuple[Any, list[str]]:
     _STATE.set(state["state_id"])
     try:
         got = await agent.decide(state["kind"], state["view"])
-    except (FatalLLMError, ReplayMiss):
+    except (FatalLLMError, ReplayMiss, StopRun):  # StopRun: a view that cannot be masked stops the exam
         raise
     except Exception as exc:  # noqa: BLE001 - recorded, and the rules repair the answer
         return None, [scrub(f"agent error: {type(exc).__name__}: {exc}")]
@@ -371,6 +391,7 @@ def run_exam(suite_dir: str | Path, candidates_path: str | Path, out: str | Path
     except ConfigError as exc:
         raise ConfigError(exc.problems, str(candidates_path), "exam candidates file") from None
     agents = {c.name: build_agent(c, cands.seed, where=f"candidates[{i}].agent") for i, c in enumerate(cands.candidates)}
+    seats = _masked_seats(meta, agents, cands)  # (candidate, source) -> the seat that answers that source's states
     rows: list[dict[str, Any]] = []
     rundir = RunDir(out)
     with rundir.exclusive():  # one writer: the checks below and every write hold the folder's lock
@@ -381,7 +402,7 @@ def run_exam(suite_dir: str | Path, candidates_path: str | Path, out: str | Path
         bind_agents(agents, cands.llm, budget,
                     lambda record: rundir.append("llm_calls.jsonl", {"exam": meta["name"], "state_id": _STATE.get(),
                                                                      **record}))
-        answers = run_sync(_ask_all(agents, states, budget, cands))
+        answers = run_sync(_ask_all(agents, states, budget, seats))
         for (name, state), (answer, problems) in zip(((n, s) for n in agents for s in states), answers):
             scored = SKILLS[state["skill"]].score(state, answer)
             rows.append({"suite": meta["name"], "state_id": state["state_id"], "skill": state["skill"],
@@ -401,6 +422,7 @@ def run_exam(suite_dir: str | Path, candidates_path: str | Path, out: str | Path
         write_json(out / RESULTS_META, {"suite": meta["name"], "suite_sha256": meta["states_sha256"],
                                         "suite_dir": str(Path(suite_dir)), "states": len(states),
                                         "candidates": [c.model_dump(mode="json") for c in cands.candidates],
+                                        "information": cands.information.model_dump(mode="json"),
                                         "cost_usd": round(budget.spent_usd, 6),
                                         "cost_usd_earlier_attempts": round(earlier, 6)})
     return df
@@ -429,13 +451,39 @@ def _ledger_cost(ledger: Path) -> float:
     return total
 
 
+def _masked_seats(meta: dict, agents: dict[str, Agent], cands: CandidatesSpec) -> dict[tuple[str, str], Agent]:
+    """With masking, each candidate that reads names answers a source's states behind that source's masker (the
+    season's pseudonyms: its league and seed), built from the data the suite was drawn from (refused, naming the
+    fingerprints, when the data here is other); without masking, none."""
+    if cands.information.masking == "off" or not any(a.masked_views for a in agents.values()):
+        return {}
+    from ffbench_lib.agents.masked import MaskedAgent
+    from ffbench_lib.data.prepare import prepared_for
+    from ffbench_lib.game.masking import Masker
+    from ffbench_lib.game.views import Firewall
+
+    seats = {}
+    for source, info in meta["sources"].items():
+        league = League.model_validate({**info["config"], "information": cands.information.model_dump(mode="json")})
+        prepared = prepared_for(league)
+        now = prepared.manifest.get("fingerprint")
+        if info.get("data_fingerprint") and now and info["data_fingerprint"] != now:
+            raise SuiteError(f"suite source {source}: drawn from data {info['data_fingerprint']}, the data here is "
+                             f"{now}; a masked exam needs the suite's data (FFBENCH_DATA_DIR, data.dir)")
+        masker = Masker(Firewall(prepared, league), league)
+        for name, agent in agents.items():
+            if agent.masked_views:
+                seats[(name, source)] = MaskedAgent(agent, masker)
+    return seats
+
+
 async def _ask_all(agents: dict[str, Agent], states: list[dict], budget: Budget,
-                   cands: CandidatesSpec) -> list[tuple[Any, list[str]]]:
-    """Every candidate's answer to every state, candidate by candidate, :data:`BATCH` states at once; the budget is
-    checked before each batch."""
+                   seats: dict[tuple[str, str], Agent]) -> list[tuple[Any, list[str]]]:
+    """Every candidate's answer to every state (behind its source's masker, with masking), candidate by candidate,
+    :data:`BATCH` states at once; the budget is checked before each batch."""
     out: list[tuple[Any, list[str]]] = []
     try:
-        for agent in agents.values():
+        for name, agent in agents.items():
             for i in range(0, len(states), BATCH):
                 if budget.exceeded:
                     raise BudgetSpent(
@@ -443,7 +491,8 @@ async def _ask_all(agents: dict[str, Agent], states: list[dict], budget: Budget,
                         f"folder included) before candidate {agent.agent_id} answered every state; raise the budget "
                         "and run again into the same --out (answers so far are in the replay cache: a rerun replays "
                         "them at no cost)")
-                out += await asyncio.gather(*(_answer(agent, s) for s in states[i:i + BATCH]))
+                out += await asyncio.gather(*(_answer(seats.get((name, s["source"]), agent), s)
+                                              for s in states[i:i + BATCH]))
     finally:
         for agent in agents.values():
             await agent.aclose()
