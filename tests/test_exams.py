@@ -440,6 +440,12 @@ def test_the_demo_suite_spans_two_nfl_seasons_and_a_premier_league_one(real_data
             else:
                 assert json.loads(got["applied"]) == logged[(team, s["week"], json.dumps(s["view"], sort_keys=True))]
                 replayed[s["skill"]] = replayed.get(s["skill"], 0) + 1
+    # the plan: per sport; NFL's two real seasons give full-season seeds beside the states, FPL's one gives none
+    from ffbench_lib.analysis.exams import power_plan
+    plan = power_plan(tmp_path / "res").set_index(["skill", "sport", "better", "worse"])
+    same = plan.loc[[i for i in plan.index if i[:2] == ("start_sit", "nfl") and set(i[2:]) == {"adp", "vorp"}][0]]
+    assert same["identical"] == 1.0 and same["season_seeds_needed"] >= 2  # seasons see only the rosters
+    assert plan.xs("fpl", level="sport")["season_note"].eq("one real season").all()
     # 8 deterministic teams of 10 in each of the 3 seasons, 3 states each; every offer they met
     assert checked == 72 and replayed["draft_pick"] == 72 and replayed["trade_acceptance"] > 10
     assert replayed["waiver_choice"] == 24  # FPL's 8 deterministic teams, 3 windows each
@@ -492,10 +498,12 @@ def test_the_analysis_pairs_states_finds_identical_policies_and_plans_states_aga
     assert pairs.loc[("random", "vorp"), "diff"] > 0  # random regrets more than vorp on the same states
     plan = power_plan(tmp_path / "res")
     first = plan[(plan["better"].isin(["adp", "vorp"])) & (plan["worse"].isin(["adp", "vorp"]))].iloc[0]
-    assert pd.isna(first["states_needed"]) and first["season_seeds_needed"] >= 2  # seasons see only the rosters
+    assert pd.isna(first["states_needed"]) and first["identical"] == 1.0
+    assert (plan["season_note"] == "one real season").all()  # two seeds of one season: no season-side estimate
     assert cli(["power", str(tmp_path / "res")]) == 0
     out = capsys.readouterr().out
-    assert "the same answer on every state: nothing to separate" in out and "a season separates them by their rosters" in out
+    assert "the same answer on every state: nothing to separate" in out
+    assert "full seasons: not estimated (one real season: seeds of it share its outcomes)" in out
     (tmp_path / "bad").mkdir()
     (tmp_path / "bad" / RESULTS).write_text("not parquet")
     err = _cli_error(capsys, ["power", str(tmp_path / "bad")])

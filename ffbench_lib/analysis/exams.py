@@ -35,13 +35,6 @@ SKILL_RULES = {
                   "value to one roster also depends on the rest of the roster and on later picks, and points above "
                   "replacement rank the bots as full seasons do where a roster-fit rule did not",
 }
-#: skills whose full-season seeds the plan does not estimate, and why
-NO_SEASON_ESTIMATE = {
-    "trade_acceptance": "a team meets a trade offer or two a season",
-    "waiver_choice": "a season's waiver moves change the roster every later state sees",
-    "draft_pick": "a season measures a draft only through its season points: `ffbench power` on the suite's "
-                  "sources/ gives those seeds",
-}
 #: the columns the analysis reads (``ffbench_lib.runs.exam.COLUMNS`` writes them all)
 NEEDED = ("suite", "state_id", "skill", "sport", "season", "week", "team_season", "agent", "agent_id", "applied",
           "decided_by", "score", "best_possible", "regret")
@@ -166,14 +159,13 @@ def season_seeds_needed(runs, pairs: pd.DataFrame, ids: dict[str, str], alpha: f
     """The same start/sit pairs in full seasons, from the suite's source seasons of one sport (``runs``, loaded by
     :func:`~ffbench_lib.analysis.metrics.load_runs`) as the pilot: each candidate's (its ``ids``: name -> agent id)
     mean regret per team-week in each season, paired by season; the seeds needed at ``target`` power and their
-    lineup calls (every week, every team the two play). A pair whose agents do not both play the source seasons
-    has none."""
+    calls (:func:`calls_per_seed`: a season asks every decision to measure one skill). A pair whose agents do not
+    both play the source seasons has none."""
     from ffbench_lib.analysis import metrics
 
     ss = metrics.start_sit(runs)
     per_run = ss.groupby(["run_id", "agent"])["left_on_table"].mean().unstack()
-    weeks = ss.groupby("run_id")["week"].nunique().mean()
-    teams = ss.groupby(["run_id", "agent"])["team"].nunique().groupby("agent").mean()
+    calls = calls_per_seed(runs)
     out = []
     m = max(len(pairs), 1)
     for r in pairs.itertuples(index=False):
@@ -185,16 +177,54 @@ def season_seeds_needed(runs, pairs: pd.DataFrame, ids: dict[str, str], alpha: f
         d = (per_run[a] - per_run[b]).dropna().to_numpy()
         sd = float(np.std(d, ddof=1)) if len(d) > 1 else float("nan")
         n = stats.seeds_needed(abs(float(d.mean())), sd, alpha, m, target) if len(d) > 1 and np.any(d != 0) else None
-        calls = int(round(n * weeks * (teams[a] + teams[b]))) if n else None
         out.append({"sport": r.sport, "better": r.better, "worse": r.worse, "season_seeds_needed": n,
-                    "season_calls": calls, "season_pilot_seeds": len(d)})
+                    "season_calls": int(round(n * (calls[a] + calls[b]))) if n and a in calls and b in calls else None,
+                    "season_pilot_seeds": len(d)})
+    return pd.DataFrame(out)
+
+
+def calls_per_seed(runs) -> pd.Series:
+    """agent -> the decisions (calls, for a model) one season asks its teams, every kind: what a full season spends
+    to measure any one skill of it."""
+    dec = runs.get("decisions", pd.DataFrame())
+    if dec is None or dec.empty:
+        return pd.Series(dtype=float)
+    return dec.groupby(["run_id", "agent"]).size().groupby("agent").mean()
+
+
+def own_state_seeds(df: pd.DataFrame, pairs: pd.DataFrame, runs, ids: dict[str, str], alpha: float = 0.05,
+                    target: float = 0.8) -> pd.DataFrame:
+    """The same pairs in full seasons for a skill without a season metric of its own (trades, waivers, picks): a
+    season measures a policy only on the states its own teams meet, so the pilot is each policy's regret on its
+    own teams' states of each source season (its exam answers there: for a deterministic bot, the season's own),
+    paired by source season; the seeds needed and their calls (:func:`calls_per_seed`)."""
+    calls = calls_per_seed(runs)
+    out = []
+    for (skill, sport), mine in pairs.groupby(["skill", "sport"], sort=False):
+        own = df[(df["skill"] == skill) & (df["sport"] == sport) & (df["agent_id"] == df["source_agent"])]
+        per_source = own.groupby(["source", "agent_id"])["regret"].mean().unstack()
+        m = max(len(mine), 1)
+        for r in mine.itertuples(index=False):
+            a, b = ids.get(r.better), ids.get(r.worse)
+            row = {"skill": skill, "sport": sport, "better": r.better, "worse": r.worse, "season_seeds_needed": None,
+                   "season_calls": None, "season_pilot_seeds": 0}
+            if a in per_source and b in per_source:
+                d = (per_source[a] - per_source[b]).dropna().to_numpy()
+                row["season_pilot_seeds"] = len(d)
+                sd = float(np.std(d, ddof=1)) if len(d) > 1 else float("nan")
+                n = stats.seeds_needed(abs(float(d.mean())), sd, alpha, m, target) if len(d) > 1 and np.any(d != 0) \
+                    else None
+                row["season_seeds_needed"] = n
+                if n and a in calls and b in calls:
+                    row["season_calls"] = int(round(n * (calls[a] + calls[b])))
+            out.append(row)
     return pd.DataFrame(out)
 
 
 def power_plan(results_dir: str | Path, alpha: float = 0.05, target: float = 0.8) -> pd.DataFrame:
-    """:func:`states_needed` of an exam's results, with start/sit's full-season seeds beside it (per sport, from
-    that sport's source seasons) when the suite is where ``exam.json`` says (``ratio``: season calls per exam
-    call)."""
+    """:func:`states_needed` of an exam's results, with the full-season seeds of the same pairs beside it (per
+    sport, from that sport's source seasons: start/sit by the season metric, the other skills by
+    :func:`own_state_seeds`) when the suite is where ``exam.json`` says (``ratio``: season calls per exam call)."""
     from ffbench_lib.analysis import metrics
 
     df = load_results(results_dir)
@@ -213,14 +243,26 @@ def power_plan(results_dir: str | Path, alpha: float = 0.05, target: float = 0.8
     ids = dict(zip(df["agent"], df["agent_id"]))
     found = []
     for sport in sorted(plan["sport"].unique()):
-        runs = [suite_dir / s["run"] for s in suite.get("sources", {}).values()
-                if s.get("config", {}).get("sport", "nfl") == sport and (suite_dir / s["run"]).is_dir()]
-        mine = plan[(plan["skill"] == "start_sit") & (plan["sport"] == sport)]
-        if runs and len(mine):
-            found.append(season_seeds_needed(metrics.load_runs(runs), mine, ids, alpha, target))
+        paths = [suite_dir / s["run"] for s in suite.get("sources", {}).values()
+                 if s.get("config", {}).get("sport", "nfl") == sport and (suite_dir / s["run"]).is_dir()]
+        if not paths:
+            continue
+        seasons = {s.get("config", {}).get("season") for s in suite.get("sources", {}).values()
+                   if s.get("config", {}).get("sport", "nfl") == sport}
+        if len(seasons) < 2:  # seeds of one real season share it: as the exam's side, no estimate
+            found.append(plan[plan["sport"] == sport][["skill", "sport", "better", "worse"]].assign(
+                season_seeds_needed=None, season_calls=None, season_pilot_seeds=0, season_note="one real season"))
+            continue
+        runs = metrics.load_runs(paths)
+        lineup = plan[(plan["skill"] == "start_sit") & (plan["sport"] == sport)]
+        other = plan[(plan["skill"] != "start_sit") & (plan["sport"] == sport)]
+        if len(lineup):
+            found.append(season_seeds_needed(runs, lineup, ids, alpha, target).assign(skill="start_sit"))
+        if len(other):
+            found.append(own_state_seeds(df, other, runs, ids, alpha, target))
     if not found:
         return none
-    out = plan.merge(pd.concat(found), on=["sport", "better", "worse"], how="left")
+    out = plan.merge(pd.concat(found), on=["skill", "sport", "better", "worse"], how="left")
     out["ratio"] = [round(s / e, 1) if s and e and not pd.isna(s) and not pd.isna(e) else None
                     for s, e in zip(out["season_calls"], out["exam_calls"])]
     return out
@@ -234,7 +276,9 @@ def format_plan(plan: pd.DataFrame) -> str:
     """The exam's power plan as ``ffbench power`` prints it."""
     lines = ["exam: states needed to separate each adjacent pair of a skill's ranking, per sport (80% power, alpha "
              "0.05 over the adjacent pairs, from the pilot's effect and its spread clustered by team-season and by "
-             "real week, or real season for a skill scored over one)"]
+             "real week, or real season for a skill scored over one); full seasons: the seeds the same pair needs, "
+             "from the suite's source seasons, and their calls (every decision of the two policies' teams: a season "
+             "asks them all to measure one skill)"]
     if plan.empty:
         return "\n".join(lines + ["  one candidate: no pair to separate"])
     for r in plan.itertuples(index=False):
@@ -250,14 +294,17 @@ def format_plan(plan: pd.DataFrame) -> str:
         else:
             need = "more than 10,000 states"
         line = f"  {r.skill} ({r.sport}): {r.better} over {r.worse} by {r.effect:+.2f} regret per state: {need}"
-        if r.skill in NO_SEASON_ESTIMATE:
-            line += f"; full seasons: not estimated ({NO_SEASON_ESTIMATE[r.skill]})"
-        elif seeds:
+        same = r.identical == 1.0 or (r.effect == 0 and not states)
+        if seeds:
             calls = _n(r.season_calls)
-            line += f"; full seasons: {seeds} seeds ({calls} lineup calls"
-            line += f", {calls / (2 * states):.2g}x the exam's)" if states else (
-                ": a season separates them by their rosters)" if r.identical == 1.0 else ")")
+            line += f"; full seasons: {seeds} seeds ({calls} calls"
+            line += f", {calls / (2 * states):.2g}x the exam's)" if states and calls else (
+                ": a season separates them by the rosters and states their own teams meet)" if same else ")")
+        elif isinstance(getattr(r, "season_note", None), str):
+            line += f"; full seasons: not estimated ({r.season_note}: seeds of it share its outcomes)"
         elif getattr(r, "season_pilot_seeds", 0) == 1:
-            line += "; full seasons: not estimated (one source season of this sport)"
+            line += "; full seasons: not estimated (one source run of this sport)"
+        elif getattr(r, "season_pilot_seeds", 0):
+            line += "; full seasons: more than 10,000 seeds, or no difference in the pilot's seasons"
         lines.append(line)
     return "\n".join(lines)

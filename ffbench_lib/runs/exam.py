@@ -48,7 +48,8 @@ VERSION = 1
 SUITE, STATES, RESULTS, RESULTS_META = "suite.json", "states.jsonl", "exam_results.parquet", "exam.json"
 #: exam_results.parquet's columns, in order (``roster``/``started``: start/sit's lists of player ids, else empty;
 #: ``detail``: the skill's own numbers as JSON, e.g. a trade's value accepted and kept)
-COLUMNS = ["suite", "state_id", "skill", "sport", "season", "week", "round", "team_season", "source_agent", "agent",
+COLUMNS = ["suite", "state_id", "skill", "sport", "season", "week", "round", "source", "team_season", "source_agent",
+           "agent",
            "agent_id", "answer", "applied", "decided_by", "problems", "score", "best_possible", "regret", "roster",
            "started", "detail"]
 
@@ -407,7 +408,7 @@ def run_exam(suite_dir: str | Path, candidates_path: str | Path, out: str | Path
             scored = SKILLS[state["skill"]].score(state, answer)
             rows.append({"suite": meta["name"], "state_id": state["state_id"], "skill": state["skill"],
                          "sport": state["sport"], "season": str(state["season"]), "week": state["week"],
-                         "round": state.get("round"),
+                         "round": state.get("round"), "source": state["source"],
                          "team_season": state["team_season"], "source_agent": state["source_agent"], "agent": name,
                          "agent_id": agents[name].agent_id, "answer": json.dumps(answer, sort_keys=True, default=str),
                          "applied": json.dumps(scored.applied, sort_keys=True, default=str),
