@@ -359,6 +359,12 @@ def test_a_bad_base_league_is_named_not_the_spec(tmp_path, capsys):
     assert "bad_league.yaml" in err and "bogus_field" in err and "spec.yaml" not in err
 
 
+def test_validate_on_an_exam_file_says_which_command_takes_it(capsys):
+    for name, says in (("exam_suite.yaml", "this is an exam spec"), ("exam_bots.yaml", "this is an exam candidates")):
+        err = _cli_error(capsys, ["validate", str(REPO / "params" / name)])
+        assert says in err and "ffbench exam" in err
+
+
 def test_a_source_league_with_an_llm_team_is_refused(tmp_path, capsys):
     league = yaml.safe_load((REPO / "params" / "demo.yaml").read_text())
     league["teams"][0]["agent"] = {"kind": "llm", "model": "openai/gpt-4o"}

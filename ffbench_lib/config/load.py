@@ -49,6 +49,12 @@ def load_config(path: str | os.PathLike[str], settings_overrides: "Iterable[str]
     p = Path(path)
     lines: dict[str, int] = {}
     data = load_yaml(p, lines=lines)
+    if isinstance(data, dict) and "teams" not in data and "skills" in data and "base" in data:
+        raise ConfigError(["this is an exam spec (it has base/skills, no teams); build its suite with "
+                           f"`ffbench exam build {p} --out DIR`"], str(p))
+    if isinstance(data, dict) and "teams" not in data and "candidates" in data:
+        raise ConfigError(["this is an exam candidates file (it has candidates, no teams); run an exam with "
+                           f"`ffbench exam run SUITE {p} --out DIR`"], str(p))
     if isinstance(data, dict) and "teams" not in data and ("base" in data or "seeds" in data):
         raise ConfigError(["this is a batch file (it has base/seeds, no teams); run it with "
                            f"`ffbench batch {p}`"], str(p))
