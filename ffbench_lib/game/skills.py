@@ -60,6 +60,13 @@ class Skill:
         raise NotImplementedError
 
 
+def drawn(records: list[dict], kind: str, n: int, rng: random.Random) -> list[dict]:
+    """Up to ``n`` of a team-season's ``kind`` decisions, spread over the season as :func:`stratified` spreads
+    weeks (a team may meet two offers in one week)."""
+    mine = [r for r in records if r["decision"] == kind]
+    return [mine[i] for i in stratified(list(range(len(mine))), n, rng)]
+
+
 def stratified(weeks: list[int], n: int, rng: random.Random) -> list[int]:
     """``n`` of ``weeks`` (sorted), one drawn from each of ``n`` consecutive, near-equal bins: early, middle and
     late weeks alike (all of them when there are no more than ``n``)."""
@@ -127,11 +134,9 @@ class TradeAcceptance(Skill):
     kind = "respond_to_offer"
 
     def draw(self, records: list[dict], truth: Any, n: int, rng: random.Random) -> list[dict]:
-        offers = [r for r in records if r["decision"] == self.kind]
         out = []
-        for i in stratified(list(range(len(offers))), n, rng):
-            view = offers[i]["view"]
-            w = offers[i]["week"]
+        for r in drawn(records, self.kind, n, rng):
+            view, w = r["view"], r["week"]
             ids = [c["id"] for c in view["my_roster"]] + [c["id"] for c in view["offer"]["you_get"]]
             out.append({"week": w, "view": view, "truth": {"weeks": {
                 str(x): {p: float(truth.points(x).get(p, 0.0)) for p in ids} for x in range(w, truth.weeks + 1)}}})
@@ -167,10 +172,9 @@ class WaiverChoice(Skill):
     def draw(self, records: list[dict], truth: Any, n: int, rng: random.Random) -> list[dict]:
         from ffbench_lib.game.decisions.waiver_claims import legal_swaps
 
-        windows = [r for r in records if r["decision"] == self.kind]
         out = []
-        for i in stratified(list(range(len(windows))), n, rng):
-            view, w = windows[i]["view"], windows[i]["week"]
+        for r in drawn(records, self.kind, n, rng):
+            view, w = r["view"], r["week"]
             roster = roster_from_rules(view["rules"])
             mine = [c["id"] for c in view["my_roster"]]
             free = [c["id"] for cs in view["free_agents"].values() for c in cs]
@@ -252,7 +256,3 @@ class DraftPick(Skill):
 DRAFT_CAVEAT = ("a pick's value to one roster also depends on the rest of the roster and on later picks; points "
                 "above replacement rank the bots as full seasons do, a roster-fit rule did not (the issue's pilot), "
                 "and a pick barely correlates with another pick's outcome, so an exam saves little over seasons here")
-
-
-def skill_names() -> Iterable[str]:
-    return tuple(SKILLS)

@@ -108,17 +108,21 @@ class ExamSpec(BaseModel):
         return self
 
 
+def _validated(p: Path, model: type[BaseModel], what: str, expected: str) -> Any:
+    """``model`` read from the YAML file ``p``; :class:`ConfigError` naming the file (and the field) otherwise."""
+    data = load_yaml(p, what)
+    if not isinstance(data, dict):
+        raise ConfigError([f"(top level): expected {expected}, got {type(data).__name__}"], str(p), what)
+    try:
+        return model.model_validate(data)
+    except ValidationError as exc:
+        raise ConfigError(format_validation_error(exc), str(p), what) from None
+
+
 def load_spec(path: str | Path) -> tuple[ExamSpec, list[Stratum]]:
     """The validated spec and its source seasons; :class:`ConfigError` (naming the file) for anything unusable."""
     p = Path(path)
-    data = load_yaml(p, "exam spec")
-    if not isinstance(data, dict):
-        raise ConfigError([f"(top level): expected a mapping of keys to values, got {type(data).__name__}"], str(p),
-                          "exam spec")
-    try:
-        spec = ExamSpec.model_validate(data)
-    except ValidationError as exc:
-        raise ConfigError(format_validation_error(exc), str(p), "exam spec") from None
+    spec = _validated(p, ExamSpec, "exam spec", "a mapping of keys to values")
     bases = {}
     for key, given in (spec.base.items() if isinstance(spec.base, dict) else [(None, spec.base)]):
         found = given if given.is_absolute() else p.parent / given
@@ -147,17 +151,19 @@ class _Source(Engine):
     """A source season: an ordinary run (into the suite's ``sources/``) that also keeps each decision's view as the
     agent saw it, in its own key order."""
 
-    def __init__(self, *args, **kwargs):
+    def __init__(self, *args, kinds: frozenset[str], **kwargs):
         super().__init__(*args, **kwargs)
+        self.kinds = kinds  # the decision kinds the spec's skills draw from: only these views are kept
         self.captured: list[dict[str, Any]] = []
 
     def decision_sink(self, state):
         write = super().decision_sink(state)
 
         def sink(record: dict, view_json) -> None:
-            self.captured.append({"decision": record["decision"], "team": record["team"], "agent": record["agent"],
-                                  "week": record["week"], "pick": record["pick"],
-                                  "view": json.loads(json.dumps(record["view"], default=str))})
+            if record["decision"] in self.kinds:
+                self.captured.append({"decision": record["decision"], "team": record["team"],
+                                      "agent": record["agent"], "week": record["week"], "pick": record["pick"],
+                                      "view": json.loads(json.dumps(record["view"], default=str))})
             write(record, view_json)
         return sink
 
@@ -169,6 +175,7 @@ class _Truth:
         self.eng = eng
         #: pick -> the player drafted with it (the season's draft_picks)
         self.picks = {r["pick"]: r["player_id"] for r in final.tables.get("draft_picks", [])}
+        self._par: dict[str, float] | None = None  # above_replacement, once
 
     def drafted_before(self, pick: int) -> set[str]:
         """The players drafted with the picks before ``pick`` (an on-deck board still shows the last of them)."""
@@ -184,7 +191,7 @@ class _Truth:
     def above_replacement(self) -> dict[str, float]:
         """player -> his season's points above his position's replacement level (the season of the player ranked
         teams x starting slots + 1 there), over every player who played (kept: one pass per source season)."""
-        if not hasattr(self, "_par"):
+        if self._par is None:
             lg, pos = self.eng.league, self.eng.catalog.position
             season: dict[str, float] = {}
             for w in range(1, lg.weeks + 1):
@@ -233,7 +240,8 @@ def build_suite(spec_path: str | Path, out: str | Path, prepared_for=None) -> di
     leagues: dict[str, Any] = {}
     with exclusive(out, "exam suite"):
         if (out / SUITE).exists():
-            raise SuiteError(f"{out / SUITE}: {out} holds an exam suite already; give another --out (a suite is frozen)")
+            raise SuiteError(f"{out / SUITE}: {out} holds an exam suite already; give another --out (a suite is "
+                             "frozen)")
         if (out / "sources").exists():
             raise SuiteError(f"{out / 'sources'}: {out} holds an interrupted build (its source seasons, no {SUITE}); "
                              "remove the folder, or give another --out")
@@ -242,7 +250,8 @@ def build_suite(spec_path: str | Path, out: str | Path, prepared_for=None) -> di
                 source = f"{layer.label}-s{seed}"
                 league = _league(layer, seed, f"{spec.name}-{source}", spec.overrides)
                 prepared = prepared_for(league)
-                eng = _Source(league, prepared, out / "sources" / layer.label / f"seed-{seed}", progress=False)
+                eng = _Source(league, prepared, out / "sources" / layer.label / f"seed-{seed}", progress=False,
+                              kinds=frozenset(SKILLS[k].kind for k in spec.skills))
                 final = run_sync(eng.run())
                 leagues[source] = {"config": league.model_dump(mode="json"),
                                    "run": f"sources/{layer.label}/seed-{seed}",
@@ -289,7 +298,8 @@ def load_suite(folder: str | Path) -> tuple[dict[str, Any], list[dict[str, Any]]
     folder = Path(folder)
     f = folder / SUITE
     if not f.is_file():
-        raise SuiteError(f"{folder}: not an exam suite (no {SUITE}); build one with `ffbench exam build SPEC --out DIR`")
+        raise SuiteError(f"{folder}: not an exam suite (no {SUITE}); build one with `ffbench exam build SPEC --out "
+                         "DIR`")
     try:
         meta = json.loads(f.read_text(encoding="utf-8"))
     except (OSError, ValueError):
@@ -349,15 +359,7 @@ class CandidatesSpec(BaseModel):
 
 
 def load_candidates(path: str | Path) -> CandidatesSpec:
-    p = Path(path)
-    data = load_yaml(p, "exam candidates file")
-    if not isinstance(data, dict):
-        raise ConfigError([f"(top level): expected a mapping with candidates, got {type(data).__name__}"], str(p),
-                          "exam candidates file")
-    try:
-        return CandidatesSpec.model_validate(data)
-    except ValidationError as exc:
-        raise ConfigError(format_validation_error(exc), str(p), "exam candidates file") from None
+    return _validated(Path(path), CandidatesSpec, "exam candidates file", "a mapping with candidates")
 
 
 # ------------------------------------------------------------------------------------------------ running
@@ -391,7 +393,8 @@ def run_exam(suite_dir: str | Path, candidates_path: str | Path, out: str | Path
         check_cache_for(cands.candidates, cands.llm)
     except ConfigError as exc:
         raise ConfigError(exc.problems, str(candidates_path), "exam candidates file") from None
-    agents = {c.name: build_agent(c, cands.seed, where=f"candidates[{i}].agent") for i, c in enumerate(cands.candidates)}
+    agents = {c.name: build_agent(c, cands.seed, where=f"candidates[{i}].agent")
+              for i, c in enumerate(cands.candidates)}
     seats = _masked_seats(meta, agents, cands)  # (candidate, source) -> the seat that answers that source's states
     rows: list[dict[str, Any]] = []
     rundir = RunDir(out)
@@ -520,7 +523,7 @@ def _guard(df: pd.DataFrame, cands: CandidatesSpec) -> None:
 
 def summary(df: pd.DataFrame) -> pd.DataFrame:
     """Per skill and candidate: states, mean score, mean regret, the share the rules repaired."""
-    g = df.groupby(["skill", "agent"], as_index=False).agg(states=("state_id", "size"), score=("score", "mean"),
-                                                            regret=("regret", "mean"),
-                                                            repaired=("decided_by", lambda s: float((s != "agent").mean())))
+    g = df.groupby(["skill", "agent"], as_index=False).agg(
+        states=("state_id", "size"), score=("score", "mean"), regret=("regret", "mean"),
+        repaired=("decided_by", lambda s: float((s != "agent").mean())))
     return g.round({"score": 2, "regret": 2, "repaired": 3})
