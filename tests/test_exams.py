@@ -210,6 +210,88 @@ def test_a_waiver_claim_scores_the_rest_of_season_value_of_the_roster_its_top_cl
     assert skipped.score == pytest.approx(v) and skipped.decided_by == "fallback" and skipped.problems
 
 
+@pytest.mark.parametrize("case", range(10))
+def test_an_ir_answer_scores_by_its_rule_against_a_brute_force_over_every_answer(case):
+    """Every answer the rules accept (found here over every subset of active players and every back-or-stay with
+    every drop) is valued, by a week-by-week replay of the rule: a freed spot takes the shown free agent worth most,
+    an IR player comes back the first later week he is not Out, into an open spot or for the latest such free
+    agent; an illegal answer is repaired and marked; the best possible is the best legal answer."""
+    rng = random.Random(300 + case)
+    rules = {"roster_slots": {"QB": 1, "RB": 1, "WR": 1, "TE": 0, "K": 0, "DST": 0, "FLEX": 1}, "bench": 1,
+             "flex_positions": ["RB", "WR", "TE"], "caps": {"TE": 0, "K": 0, "DST": 0}}
+    roster = Roster.model_validate({"QB": 1, "RB": 1, "WR": 1, "TE": 0, "K": 0, "DST": 0, "FLEX": 1, "BENCH": 1,
+                                    "caps": {"TE": 0, "K": 0, "DST": 0}})
+    weeks = (6, 7, 8)
+    out = {w: {f"p{i}" for i in range(10) if rng.random() < 0.3} for w in weeks}
+    card = lambda i, pos: {"id": f"p{i}", "pos": pos, "injury": "Out" if f"p{i}" in out[6] else None}  # noqa: E731
+    n_active = rng.choice([4, 5])  # 4: an open spot already
+    mine = [card(0, "QB"), card(1, "RB"), card(2, "WR"), card(3, rng.choice(["RB", "WR"])), card(4, "QB")][:n_active]
+    mine[1]["injury"] = "Out"  # an RB ruled Out: IR-eligible (the only RB: only with another back)
+    on_ir = [card(9, rng.choice(["RB", "WR"]))]
+    free = {"RB": [card(5, "RB")], "WR": [card(6, "WR"), card(7, "WR")], "QB": [card(8, "QB")]}
+    view = {"decision": "ir", "week": 6, "team": "me", "rules": rules, "ir_slots": 2, "active_spots": 5,
+            "my_roster": mine, "ir": on_ir}
+    pts = {w: {f"p{i}": 0.0 if f"p{i}" in out[w] else round(rng.uniform(0, 25), 1) for i in range(10)}
+           for w in weeks}
+
+    class Truth:
+        def points(self, w):
+            return pts[w]
+
+        def out(self, w):
+            return frozenset(out[w] | ({"p1"} if w == 6 else set()))
+
+        weeks = 8
+
+    skill = SKILLS["ir_choice"]
+    records = [{"decision": "ir_moves", "week": 6, "view": view},
+               {"decision": "waiver_claims", "week": 6, "view": {"free_agents": free}}]
+    state = {"skill": "ir_choice", "kind": "ir_moves", **skill.draw(records, Truth(), 1, rng)[0]}
+    pos = {c["id"]: c["pos"] for c in mine + on_ir + [c for cs in free.values() for c in cs]}
+
+    def lineup(ids, w):
+        return brute_force({p: pos[p] for p in ids}, pts[w], roster)
+
+    def replay(answer):
+        gone = set(answer["to_ir"]) | {b["drop"] for b in answer["from_ir"] if b["drop"]}
+        back = [b["player"] for b in answer["from_ir"]]
+        active = [c["id"] for c in mine if c["id"] not in gone] + back
+        ir = [c["id"] for c in on_ir if c["id"] not in back] + answer["to_ir"]
+        fills = []
+        for _ in range(len(mine) - len(active)):
+            options = [f for f in ("p5", "p6", "p7", "p8") if f not in fills]
+            fills.append(max(options, key=lambda f: (sum(lineup(active + fills + [f], w) for w in weeks), f)))
+        total, returned = 0.0, []
+        for w in weeks:
+            for p in ir if w > 6 else []:
+                if p in returned or p in out[w]:
+                    continue
+                if len(active) + len(fills) + len(returned) < 5:
+                    returned.append(p)
+                elif fills:
+                    fills.pop()
+                    returned.append(p)
+            total += lineup(active + fills + returned, w)
+        return round(total, 2)
+
+    ids = [c["id"] for c in mine]
+    answers = [{"to_ir": list(t), "from_ir": [b for b in backs if b]}
+               for k in range(len(ids) + 1) for t in itertools.combinations(ids, k)
+               for backs in itertools.product([None, *({"player": "p9", "drop": d} for d in [None, *ids])])]
+    legal = {}
+    for a in answers:
+        got = skill.score(state, a)
+        if got.decided_by == "agent":
+            legal[json.dumps(a)] = got.score
+            assert got.score == pytest.approx(replay(a)), a
+    assert 2 <= len(legal) < len(answers)
+    best = max(legal.values())
+    nothing = skill.score(state, {"to_ir": [], "from_ir": []})
+    assert nothing.best_possible == pytest.approx(best) and nothing.regret == pytest.approx(best - nothing.score)
+    bad = skill.score(state, {"to_ir": ["p9"], "from_ir": [{"player": "p1"}]})  # p9 is on IR, p1 is not
+    assert bad.decided_by == "fallback" and bad.problems and bad.score == pytest.approx(nothing.score)
+
+
 def test_week_bins_draw_early_middle_and_late_weeks():
     rng = random.Random(1)
     for _ in range(50):
@@ -333,6 +415,11 @@ def _cli_error(capsys, argv) -> str:
     ({"base": "nowhere.yaml"}, "league file"),
     ({"skills": {"start_sit": {"per_team_season": 0}}}, "per_team_season"),
     ({"seasons": {"nfl": [2024]}}, "base: give one league file with a list of seasons"),
+    ({"skills": {"start_sit": {"per_team_season": {"nfl": 3}}}}, "counts per sport need seasons per sport"),
+    ({"base": {"nfl": str(REPO / "params" / "demo.yaml")}, "seasons": {"nfl": [2024]},
+      "skills": {"start_sit": {"per_team_season": {"nfl": 3, "fpl": 30}}}},
+     "skills.start_sit.per_team_season: counts for fpl, nfl; the spec's sports are nfl"),
+    ({"skills": {"start_sit": {"per_team_season": {"nfl": 41}}}}, "per_team_season"),
 ])
 def test_a_bad_spec_is_refused_naming_the_field(tmp_path, capsys, changes, says):
     err = _cli_error(capsys, ["exam", "build", spec_file(tmp_path, **changes), "--out", str(tmp_path / "s")])
@@ -405,19 +492,19 @@ def test_an_edited_suite_a_bad_candidates_file_and_a_used_folder_are_refused(syn
 
 
 # ------------------------------------------------------------------------------------------------ real data
-def test_the_demo_suite_spans_two_nfl_seasons_and_a_premier_league_one(real_data_dir, fpl_data_dir, tmp_path):
-    """params/exam_suite.yaml on the real data: NFL 2023 and 2024 and FPL 2024-25 (one seed); adp and vorp answer
-    every start/sit state alike, random is the worst; each deterministic bot's regret of its own team-week is the
-    season metric's (an FPL bench's automatic substitutions included), and on its own trade offers and draft boards
-    it answers as it did in the season (the states are the season's views)."""
+def test_the_demo_suite_spans_two_nfl_seasons_and_two_premier_league_ones(real_data_dir, fpl_data_dir, tmp_path):
+    """params/exam_suite.yaml on the real data: NFL 2023 and 2024 and FPL 2023-24 and 2024-25 (one seed); adp and
+    vorp answer every start/sit state alike, random is the worst in both sports; each deterministic bot's regret of
+    its own team-week is the season metric's (an FPL bench's automatic substitutions included), and on its own
+    trade offers and draft boards it answers as it did in the season (the states are the season's views)."""
     spec = yaml.safe_load((REPO / "params" / "exam_suite.yaml").read_text())
     spec["base"] = {k: str(REPO / "params" / v) for k, v in spec["base"].items()}
     spec["seeds"] = [1]  # the file's own seasons and skills, one seed (half the time)
     (tmp_path / "spec.yaml").write_text(yaml.safe_dump(spec))
     meta = build_suite(tmp_path / "spec.yaml", tmp_path / "suite")
-    assert {s.rsplit("-s", 1)[0] for s in meta["sources"]} == {"nfl-2023", "nfl-2024", "fpl-2024-25"}
+    assert {s.rsplit("-s", 1)[0] for s in meta["sources"]} == {"nfl-2023", "nfl-2024", "fpl-2023-24", "fpl-2024-25"}
     df = run_exam(tmp_path / "suite", REPO / "params" / "exam_bots.yaml", tmp_path / "res")
-    assert set(df["sport"]) == {"nfl", "fpl"} and set(df["season"]) == {"2023", "2024", "2024-25"}
+    assert set(df["sport"]) == {"nfl", "fpl"} and set(df["season"]) == {"2023", "2024", "2023-24", "2024-25"}
     assert set(df["skill"]) == {"start_sit", "trade_acceptance", "draft_pick", "waiver_choice"}
     assert set(df.loc[df["skill"] == "waiver_choice", "sport"]) == {"fpl"}  # the demo NFL league has waivers off
     assert df.groupby("agent")["state_id"].nunique().eq(meta["states"]).all()  # one id per state
@@ -426,8 +513,9 @@ def test_the_demo_suite_spans_two_nfl_seasons_and_a_premier_league_one(real_data
     lineups = df[df["skill"] == "start_sit"]
     p = lineups.pivot_table(index="state_id", columns="agent", values="regret")
     assert (p["adp"] - p["vorp"]).abs().max() == 0
-    nfl = lineups[lineups["sport"] == "nfl"].groupby("agent")["regret"].mean()
-    assert nfl.idxmax() == "random"  # the worst NFL lineups (in the Premier League the policies are near one)
+    by_sport = lineups.groupby(["sport", "agent"])["regret"].mean()
+    assert by_sport["nfl"].idxmax() == "random" and by_sport["fpl"].idxmax() == "random"  # the worst lineups
+    assert (lineups["sport"] == "fpl").sum() == 4 * 10 * 30 * 2  # 4 bots, FPL: 30 states per team-season
     _, states = load_suite(tmp_path / "suite")
     checked, replayed = 0, {}
     for source, info in meta["sources"].items():
@@ -446,15 +534,44 @@ def test_the_demo_suite_spans_two_nfl_seasons_and_a_premier_league_one(real_data
             else:
                 assert json.loads(got["applied"]) == logged[(team, s["week"], json.dumps(s["view"], sort_keys=True))]
                 replayed[s["skill"]] = replayed.get(s["skill"], 0) + 1
-    # the plan: per sport; NFL's two real seasons give full-season seeds beside the states, FPL's one gives none
+    # the plan: per sport; each sport's two real seasons give full-season seeds beside the states
     from ffbench_lib.analysis.exams import power_plan
     plan = power_plan(tmp_path / "res").set_index(["skill", "sport", "better", "worse"])
     same = plan.loc[[i for i in plan.index if i[:2] == ("start_sit", "nfl") and set(i[2:]) == {"adp", "vorp"}][0]]
     assert same["identical"] == 1.0 and same["season_seeds_needed"] >= 2  # seasons see only the rosters
-    assert plan.xs("fpl", level="sport")["season_note"].eq("one real season").all()
-    # 8 deterministic teams of 10 in each of the 3 seasons, 3 states each; every offer they met
-    assert checked == 72 and replayed["draft_pick"] == 72 and replayed["trade_acceptance"] > 10
-    assert replayed["waiver_choice"] == 24  # FPL's 8 deterministic teams, 3 windows each
+    fpl = plan.xs(("start_sit", "fpl"), level=("skill", "sport"))
+    assert fpl["season_seeds_needed"].notna().all() and fpl["states_needed"].notna().sum() == 2  # adp = vorp
+    # 8 deterministic teams of 10 in each of the 4 seasons, 3 states each (FPL start/sit 30); every offer they met
+    assert checked == 8 * 2 * 3 + 8 * 2 * 30 and replayed["draft_pick"] == 96 and replayed["trade_acceptance"] > 10
+    assert replayed["waiver_choice"] == 48  # FPL's 8 deterministic teams, 3 windows each
+
+
+def test_the_ir_suite_values_every_legal_ir_answer_and_bots_answer_as_in_their_season(real_data_dir, tmp_path):
+    """params/exam_ir.yaml (the standard league: an IR slot, FAAB waivers) on real NFL 2024, one seed: IR states
+    come from weeks with a waiver view; every deterministic bot answers its own team's IR state as it did in the
+    season; the bots share one IR policy (identical answers), random regrets more; no answer beats the best."""
+    spec = yaml.safe_load((REPO / "params" / "exam_ir.yaml").read_text())
+    spec.update(base=str(REPO / "params" / spec["base"]), seasons=[2024], seeds=[1])
+    (tmp_path / "spec.yaml").write_text(yaml.safe_dump(spec))
+    meta = build_suite(tmp_path / "spec.yaml", tmp_path / "suite")
+    df = run_exam(tmp_path / "suite", REPO / "params" / "exam_bots.yaml", tmp_path / "res")
+    ir = df[df["skill"] == "ir_choice"]
+    assert meta["by_skill"]["ir_choice"] >= 20 and ir["week"].min() >= 2 and (ir["regret"] >= 0).all()
+    p = ir.pivot_table(index="state_id", columns="agent", values="regret")
+    assert (p["adp"] == p["vorp"]).all() and (p["adp"] == p["recent_form"]).all()  # one shared IR policy
+    assert p["random"].mean() > p["adp"].mean()
+    run = tmp_path / "suite" / meta["sources"]["nfl-2024-s1"]["run"]
+    logged = {(r["team"], r["week"]): r["applied"] for r in map(json.loads, (run / "decisions.jsonl").open())
+              if r["decision"] == "ir_moves"}
+    _, states = load_suite(tmp_path / "suite")
+    own = 0
+    for s in (s for s in states if s["skill"] == "ir_choice" and not s["source_agent"].endswith("random")):
+        got = ir[(ir["state_id"] == s["state_id"]) & (ir["agent"] == s["source_agent"].split(":")[1])].iloc[0]
+        assert json.loads(got["applied"]) == logged[(s["team_season"].removeprefix("nfl-2024-s1-"), s["week"])]
+        assert got["score"] <= got["best_possible"] and json.loads(got["detail"])["keep_value"] > 0
+        assert "injured reserve" in messages(s["kind"], s["view"], "v2")[-1]["content"].lower()  # a model's prompt
+        own += 1
+    assert own >= 10
 
 
 # ------------------------------------------------------------------------------------------------ analysis

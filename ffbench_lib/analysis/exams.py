@@ -30,6 +30,9 @@ SKILL_RULES = {
     "waiver_choice": "waiver choice: the rest-of-season value of the roster the top legal claim leaves (the exam "
                      "holds the roster and has no other claimant; a bid is not scored) against the best single move "
                      "the view allows, or none",
+    "ir_choice": "IR choice: the rest-of-season value of the active roster the answer leaves, a freed spot filled "
+                 "with the best free agent shown that week and a player on IR back the first week he is not Out "
+                 "(for that free agent, or into an open spot), against the best legal answer",
     "draft_pick": "draft pick: the pick's season points above his position's replacement level (the season of the "
                   "player ranked teams x starting slots + 1 there) against the best on the board; caveat: a pick's "
                   "value to one roster also depends on the rest of the roster and on later picks, and points above "
@@ -59,7 +62,7 @@ def load_results(path: str | Path) -> pd.DataFrame:
 
 #: skills whose score sums a whole season's outcomes (a trade's rest of season, a pick's season): their states
 #: share the real season, not one week, and cluster by it
-SEASON_SCORED = frozenset({"trade_acceptance", "waiver_choice", "draft_pick"})
+SEASON_SCORED = frozenset({"trade_acceptance", "waiver_choice", "ir_choice", "draft_pick"})
 
 
 def _week(df: pd.DataFrame) -> pd.Series:
@@ -268,6 +271,11 @@ def power_plan(results_dir: str | Path, alpha: float = 0.05, target: float = 0.8
     return out
 
 
+def _times(r: float) -> str:
+    """A ratio as people read one: ``2.8x``, ``46x``, ``190x`` (not ``1.9e+02x``)."""
+    return f"{r:.2g}x" if r < 10 else f"{r:,.0f}x"
+
+
 def _n(x) -> int | None:
     return None if x is None or pd.isna(x) else int(x)
 
@@ -298,12 +306,13 @@ def format_plan(plan: pd.DataFrame) -> str:
         if seeds:
             calls = _n(r.season_calls)
             line += f"; full seasons: {seeds} seeds ({calls} calls"
-            line += f", {calls / (2 * states):.2g}x the exam's)" if states and calls else (
+            line += f", {_times(calls / (2 * states))} the exam's)" if states and calls else (
                 ": a season separates them by the rosters and states their own teams meet)" if same else ")")
         elif isinstance(getattr(r, "season_note", None), str):
             line += f"; full seasons: not estimated ({r.season_note}: seeds of it share its outcomes)"
         elif getattr(r, "season_pilot_seeds", 0) == 1:
-            line += "; full seasons: not estimated (one source run of this sport)"
+            line += ("; full seasons: not estimated (only one source season has states of this skill for both "
+                     "policies' own teams)")
         elif getattr(r, "season_pilot_seeds", 0):
             line += "; full seasons: more than 10,000 seeds, or no difference in the pilot's seasons"
         lines.append(line)

@@ -50,6 +50,12 @@ class Skill:
 
     name: ClassVar[str]
     kind: ClassVar[str]
+    #: the decision kinds whose views a draw reads (its own kind, and for IR the week's waiver view)
+    reads: ClassVar[tuple[str, ...]] = ()
+
+    @classmethod
+    def kinds(cls) -> tuple[str, ...]:
+        return (cls.kind, *cls.reads)
 
     def draw(self, records: list[dict], truth: Any, n: int, rng: random.Random) -> list[dict]:
         """Up to ``n`` states of one team-season from its decision ``records`` (the views as the agent saw them,
@@ -256,3 +262,107 @@ class DraftPick(Skill):
 DRAFT_CAVEAT = ("a pick's value to one roster also depends on the rest of the roster and on later picks; points "
                 "above replacement rank the bots as full seasons do, a roster-fit rule did not (the issue's pilot), "
                 "and a pick barely correlates with another pick's outcome, so an exam saves little over seasons here")
+
+
+@skill
+class IRChoice(Skill):
+    """IR choice (leagues with IR slots and waivers): move players ruled Out to IR and bring IR players back (with a
+    drop when the roster is full). The exam holds every other move but the two an IR move exists for, each by one
+    rule: a spot the answer frees (the active roster smaller than before) is filled with the free agent shown that
+    week (the team's waiver view) who adds the most rest-of-season value, one spot at a time; a player on IR comes
+    back the first later week he is not listed Out, into an open spot or else in place of the latest such free
+    agent, within the caps (with neither, he stays on IR: a full roster needs the drop an answer names). Score:
+    the summed points of the hindsight-optimal lineup of the active roster each week from this one to the season's
+    end; best possible: the best over every legal answer, each valued when the state is drawn."""
+
+    name = "ir_choice"
+    kind = "ir_moves"
+    reads = ("waiver_claims",)
+
+    def draw(self, records: list[dict], truth: Any, n: int, rng: random.Random) -> list[dict]:
+        waivers = {r["week"]: r["view"] for r in records if r["decision"] == "waiver_claims"}
+        out = []
+        for r in drawn([r for r in records if r["week"] in waivers], self.kind, n, rng):  # week 1: no waivers
+            view, w = r["view"], r["week"]
+            free = [c for cs in waivers[w]["free_agents"].values() for c in cs]
+            out.append({"week": w, "view": view, "truth": {"values": ir_values(view, free, truth, w)}})
+        return out
+
+    def score(self, state: dict, answer: Any) -> Scored:
+        values = state["truth"]["values"]
+        out = REGISTRY[self.kind].resolve(answer, state["view"])
+        key = ir_key(out.value)
+        return Scored(out.applied, out.decided_by, tuple(out.problems), values[key], max(values.values()),
+                      {"to_ir": sorted(out.value["to_ir"]), "from_ir": out.value["from_ir"],
+                       "keep_value": values[ir_key({"to_ir": [], "from_ir": []})]})
+
+
+def ir_key(answer: dict) -> str:
+    """An IR answer as a truth key: the players to IR, sorted, then each player back with his drop, sorted."""
+    back = sorted(f"{b['player']}>{b.get('drop') or ''}" for b in answer["from_ir"])
+    return ",".join(sorted(answer["to_ir"])) + "|" + ",".join(back)
+
+
+def ir_answers(view: dict) -> list[dict]:
+    """Every legal IR answer of a view: each set of eligible players to IR with each choice, per IR player, of
+    staying or coming back (into an open spot or for a named drop), those the rules accept as they are."""
+    from itertools import combinations, product
+
+    from ffbench_lib.game.decisions.ir_moves import ir_eligible
+
+    outs = [c["id"] for c in view["my_roster"] if ir_eligible(c)]
+    active = [c["id"] for c in view["my_roster"]]
+    choices = [[None, *({"player": c["id"], "drop": d} for d in [None, *active])] for c in view["ir"]]
+    found = []
+    for k in range(len(outs) + 1):
+        for to_ir in combinations(outs, k):
+            for backs in product(*choices):
+                cand = {"to_ir": list(to_ir), "from_ir": [b for b in backs if b is not None]}
+                if not REGISTRY["ir_moves"].resolve(cand, view).problems:
+                    found.append(cand)
+    return found
+
+
+def ir_values(view: dict, free: list[dict], truth: Any, w: int) -> dict[str, float]:
+    """:func:`ir_key` -> the rest-of-season value of every legal answer (:class:`IRChoice`'s rule)."""
+    from ffbench_lib.game.rules.roster import within_caps
+
+    roster = roster_from_rules(view["rules"])
+    counts, slots = roster.slot_counts(), roster.slot_positions()
+    cards = [*view["my_roster"], *view["ir"], *free]
+    positions = {c["id"]: c["pos"] for c in cards}
+    later = range(w, truth.weeks + 1)
+    points = {x: {p: float(truth.points(x).get(p, 0.0)) for p in positions} for x in later}
+    out_in = {x: truth.out(x) for x in later}
+
+    def weekly(active: list[str], x: int) -> float:
+        return hindsight_points({p: positions[p] for p in active}, points[x], counts, slots, roster.most)
+
+    values: dict[str, float] = {}
+    for ans in ir_answers(view):
+        gone = set(ans["to_ir"]) | {b["drop"] for b in ans["from_ir"] if b["drop"]}
+        back = [b["player"] for b in ans["from_ir"]]
+        active = [c["id"] for c in view["my_roster"] if c["id"] not in gone] + back
+        on_ir = [c["id"] for c in view["ir"] if c["id"] not in back] + list(ans["to_ir"])
+        fills: list[str] = []
+        for _ in range(len(view["my_roster"]) - len(active)):  # each spot the answer frees: the best free agent
+            options = [f["id"] for f in free if f["id"] not in fills
+                       and within_caps([positions[p] for p in (*active, *fills, f["id"])], roster) is None]
+            if not options:
+                break
+            fills.append(max(options, key=lambda f: (sum(weekly([*active, *fills, f], x) for x in later), f)))
+        total, returned = 0.0, []
+        for x in later:
+            for p in on_ir if x > w else ():  # back the first later week he is not Out, if a spot is there
+                held = [*active, *fills, *returned]
+                if p in returned or p in out_in[x]:
+                    continue
+                if len(held) < view["active_spots"] and within_caps([positions[q] for q in (*held, p)], roster) is None:
+                    returned.append(p)
+                elif fills and within_caps([positions[q] for q in (*held[:len(active) + len(fills) - 1],
+                                                                   *returned, p)], roster) is None:
+                    fills.pop()
+                    returned.append(p)
+            total += weekly([*active, *fills, *returned], x)
+        values[ir_key(ans)] = round(total, 2)
+    return values

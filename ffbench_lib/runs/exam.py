@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import pandas as pd
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag, ValidationError, field_validator, model_validator
 
 from ffbench_lib.agents.base import Agent
 from ffbench_lib.agents.wiring import bind_agents, build_agent, check_cache_for
@@ -63,10 +63,19 @@ class SuiteError(RunDirError):
 
 
 # ------------------------------------------------------------------------------------------------ the spec
+_Count = Annotated[int, Field(ge=1, le=40)]
+
+
 class SkillDraw(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    per_team_season: int = Field(3, ge=1, le=40, description="states drawn per team and season (one per week bin)")
+    per_team_season: Annotated[Annotated[_Count, Tag("count")] | Annotated[dict[str, _Count], Tag("per_sport")],
+                               Discriminator(lambda v: "per_sport" if isinstance(v, dict) else "count")] = Field(
+        3, description="states drawn per team and season (one per week bin), or per sport {nfl: 3, fpl: 12}: a "
+                       "sport whose lineups barely differ needs more states (docs/exams.md)")
+
+    def count(self, sport: str) -> int:
+        return self.per_team_season[sport] if isinstance(self.per_team_season, dict) else self.per_team_season
 
 
 class ExamSpec(BaseModel):
@@ -105,6 +114,15 @@ class ExamSpec(BaseModel):
                 isinstance(self.base, dict) and set(self.base) != set(self.seasons)):
             raise ValueError("base: give one league file with a list of seasons, or one league file per sport with "
                              "seasons per sport (the same sports)")
+        for name, draw in self.skills.items():
+            if not isinstance(draw.per_team_season, dict):
+                continue
+            if not isinstance(self.seasons, dict):
+                raise ValueError(f"skills.{name}.per_team_season: counts per sport need seasons per sport "
+                                 "({nfl: [...], fpl: [...]}); give one number")
+            if set(draw.per_team_season) != set(self.seasons):
+                raise ValueError(f"skills.{name}.per_team_season: counts for {', '.join(sorted(draw.per_team_season))}"
+                                 f"; the spec's sports are {', '.join(sorted(self.seasons))} (one count each)")
         return self
 
 
@@ -176,6 +194,7 @@ class _Truth:
         #: pick -> the player drafted with it (the season's draft_picks)
         self.picks = {r["pick"]: r["player_id"] for r in final.tables.get("draft_picks", [])}
         self._par: dict[str, float] | None = None  # above_replacement, once
+        self._out: dict[int, frozenset[str]] | None = None  # out, once
 
     def drafted_before(self, pick: int) -> set[str]:
         """The players drafted with the picks before ``pick`` (an on-deck board still shows the last of them)."""
@@ -207,6 +226,16 @@ class _Truth:
                 level[position] = vals[k] if k < len(vals) else 0.0
             self._par = {p: round(v - level[pos.get(p)], 2) for p, v in season.items()}
         return self._par
+
+    def out(self, w: int) -> frozenset[str]:
+        """The players listed Out on week ``w``'s injury report (who may go to IR, and may not yet come back)."""
+        if self._out is None:
+            from ffbench_lib.game.knowledge import OUT
+
+            inj = self.eng.prepared.injuries
+            inj = inj[inj["report_status"].astype(str) == OUT]
+            self._out = {int(x): frozenset(g["player_id"]) for x, g in inj.groupby("week")}
+        return self._out.get(w, frozenset())
 
     def played(self, w: int) -> frozenset[str] | None:
         """Who played in week ``w`` (an FPL formation's automatic substitutions), None where subs do not apply."""
@@ -251,7 +280,7 @@ def build_suite(spec_path: str | Path, out: str | Path, prepared_for=None) -> di
                 league = _league(layer, seed, f"{spec.name}-{source}", spec.overrides)
                 prepared = prepared_for(league)
                 eng = _Source(league, prepared, out / "sources" / layer.label / f"seed-{seed}", progress=False,
-                              kinds=frozenset(SKILLS[k].kind for k in spec.skills))
+                              kinds=frozenset(k for name in spec.skills for k in SKILLS[name].kinds()))
                 final = run_sync(eng.run())
                 leagues[source] = {"config": league.model_dump(mode="json"),
                                    "run": f"sources/{layer.label}/seed-{seed}",
@@ -264,7 +293,7 @@ def build_suite(spec_path: str | Path, out: str | Path, prepared_for=None) -> di
                         sk = SKILLS[name]
                         rng = random.Random(f"{spec.draw_seed}|{team_season}|{name}")
                         seen: dict[Any, int] = {}
-                        for st in sk.draw(mine, truth, draw.per_team_season, rng):
+                        for st in sk.draw(mine, truth, draw.count(layer.sport), rng):
                             at = (st["week"], st.get("round"))
                             seen[at] = seen.get(at, 0) + 1
                             states.append({"state_id": _state_id(team_season, name, st["week"], seen[at],
