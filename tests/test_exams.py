@@ -8,6 +8,7 @@ import asyncio
 import itertools
 import json
 import random
+import re
 
 import pandas as pd
 import pytest
@@ -20,7 +21,7 @@ from ffbench_lib.analysis.metrics import load_runs, start_sit
 from ffbench_lib.cli import main as cli
 from ffbench_lib.config.league import Roster
 from ffbench_lib.config.load import load_config
-from ffbench_lib.game.skills import SKILLS, stratified
+from ffbench_lib.game.skills import SKILLS, scarcity, stratified
 from ffbench_lib.runs.exam import COLUMNS, RESULTS, STATES, SUITE, build_suite, load_suite, run_exam
 from ffbench_lib.sport.lineup import hindsight_points
 
@@ -298,6 +299,29 @@ def test_week_bins_draw_early_middle_and_late_weeks():
         got = stratified(list(range(1, 18)), 3, rng)
         assert len(got) == 3 and got == sorted(got) and got[0] <= 6 and 6 <= got[1] <= 12 and got[2] >= 12
     assert stratified([4, 2], 3, rng) == [2, 4]
+
+
+def test_a_team_seasons_few_states_cover_a_short_roster_and_a_full_one():
+    """Position scarcity as a stratum: with two short weeks of 17 (players on bye or Out cannot fill the lineup),
+    three draws always hold one of each stratum, still one per week bin; a bin holding only one stratum draws it."""
+    rng = random.Random(2)
+    short = {5, 9}
+    for _ in range(50):
+        got = stratified(list(range(1, 18)), 3, rng, lambda w: "short" if w in short else "full")
+        assert got[0] <= 6 <= got[1] <= 12 <= got[2] and short & set(got) and set(got) - short
+    rules = {"roster_slots": {"QB": 1, "RB": 1, "WR": 1, "TE": 0, "K": 0, "DST": 0, "FLEX": 1}, "bench": 1,
+             "flex_positions": ["RB", "WR", "TE"], "caps": {"TE": 0, "K": 0, "DST": 0}, "teams": 4}
+    card = lambda pos, *flags: {"pos": pos, "zero_flags": list(flags)}  # noqa: E731
+    week = {"decision": "lineup", "rules": rules, "players": [card("QB"), card("RB"), card("WR"), card("WR")]}
+    assert scarcity(week) == "full"
+    assert scarcity({**week, "players": [card("QB"), card("RB"), card("WR"), card("WR", "bye")]}) == "short"  # FLEX
+    assert scarcity({**week, "players": [*week["players"], card("RB", "out"), card("RB")]}) == "full"
+    assert scarcity({**week, "players": [card("QB"), card("RB", "out"), card("WR"), card("WR"), card("WR")]}) == \
+        "short"  # no RB who plays
+    board = {"decision": "draft", "rules": rules, "thin_positions": ["RB"], "drafted_by_position": {"RB": 1}}
+    assert scarcity(board) == "open"
+    assert scarcity({**board, "drafted_by_position": {"RB": 2}}) == "scarce"  # half the league's 4 RB starters
+    assert scarcity({**board, "thin_positions": ["QB"], "drafted_by_position": {"RB": 4}}) == "open"  # not needed
 
 
 # ------------------------------------------------------------------------------------------------ suites
@@ -645,9 +669,13 @@ def test_the_exam_notebook_runs_on_results_and_builds_them_when_missing(syntheti
     nb = execute("12_exams.ipynb", tmp_path / "12.ipynb", {"results": str(res), "suite": str(root / "suite"),
                                                              "out": str(out)}, timeout_s=600)
     assert errors(nb) == []
-    for f in ("exam_skills.csv", "exam_pairs.csv", "exam_power.csv", "exam_regret.png", "exam_regret.svg"):
+    for f in ("exam_skills.csv", "exam_strata.csv", "exam_pairs.csv", "exam_power.csv", "exam_regret.png",
+              "exam_regret.svg"):
         assert (out / f).is_file(), f
     assert set(pd.read_csv(out / "exam_skills.csv")["agent"]) == {"adp", "vorp", "recent_form", "random"}
+    strata = pd.read_csv(out / "exam_strata.csv")
+    assert set(strata["stratum"]) <= {"short", "full", "scarce", "open"} and strata["states"].sum() == len(
+        pd.read_parquet(res / RESULTS))
     # no results yet: the notebook builds the suite from its spec and runs the candidates (the synthetic season)
     fresh = tmp_path / "fresh"
     with pytest.MonkeyPatch.context() as mp:
@@ -740,7 +768,7 @@ def test_the_budget_bounds_the_spend_across_attempts_into_one_folder(synthetic_s
 
 def test_a_masked_exam_shows_pseudonyms_and_scores_real_players(synthetic_suite, prepared_2024, data_dir, tmp_path):
     """information.masking in the candidates file: a model reads each source season's pseudonyms (no real name or id
-    in any prompt), its answers map back to real players and score as usual; protected numbers are refused."""
+    in any prompt), its answers map back to real players and score as usual."""
     from ffbench_lib.config.errors import ConfigError
     from ffbench_lib.runs.exam import load_candidates
     from ffbench_lib.testing.fake_openai import FakeOpenAIServer
@@ -765,5 +793,80 @@ def test_a_masked_exam_shows_pseudonyms_and_scores_real_players(synthetic_suite,
     assert started and started <= ids  # real ids back
     cands.write_text(yaml.safe_dump({"candidates": [{"name": "a", "agent": {"kind": "bot", "strategy": "adp"}}],
                                      "information": {"masking": "players_and_teams", "numbers": "protected"}}))
-    with pytest.raises(ConfigError, match="not available in exams yet"):
-        load_candidates(cands)
+    with pytest.raises(ConfigError, match="needs a suite built with `protected: true`"):  # its boards are exact
+        run_exam(root / "suite", cands, tmp_path / "p")
+
+
+def test_a_protected_exam_cuts_boards_as_a_protected_season_and_leaves_exact_candidates_alone(prepared_2024, data_dir,
+                                                                                           tmp_path):
+    """A suite built with ``protected: true`` freezes each draft board and free-agent list also as a protected team
+    saw it at that moment (the firewall's own cut, by the protected value of the run's seed); a masked model with
+    protected numbers answers those views (ranges, pseudonyms of the cut board's players) and is judged on them; a
+    bot answers the exact views, and every exact candidate's results equal the same spec's unprotected suite's."""
+    from ffbench_lib.config.league import League
+    from ffbench_lib.game.masking import Masker
+    from ffbench_lib.game.views import Firewall
+    from ffbench_lib.testing.fake_openai import FakeOpenAIServer
+
+    skills = {"start_sit": {"per_team_season": 2}, "draft_pick": {"per_team_season": 3},
+              "waiver_choice": {"per_team_season": 2}}
+    built = {}
+    for name, flag in (("exact", False), ("protected", True)):
+        (tmp_path / name).mkdir()
+        spec = spec_file(tmp_path / name, seeds=[1], skills=skills, overrides={"waivers": {"enabled": True}},
+                         protected=flag)
+        built[name] = build_suite(spec, tmp_path / name / "suite", prepared_for=lambda league: prepared_2024)
+    _, exact_states = load_suite(tmp_path / "exact" / "suite")
+    meta, states = load_suite(tmp_path / "protected" / "suite")
+    assert [s["view"] for s in states] == [s["view"] for s in exact_states]  # the exact views are the season's
+    cut = [s for s in states if "protected_view" in s]
+    assert {s["skill"] for s in cut} == {"draft_pick", "waiver_choice"} and len(cut) == 50
+    key = {"draft_pick": "available", "waiver_choice": "free_agents"}
+    ids = lambda v, k: {c["id"] for cs in v[k].values() for c in cs}  # noqa: E731
+    differ = [s for s in cut if ids(s["view"], key[s["skill"]]) != ids(s["protected_view"], key[s["skill"]])]
+    assert len(differ) > 25
+    # the cut is the firewall's: the protected order of the pool, its first untaken players
+    (info,) = meta["sources"].values()  # one source season
+    league = League.model_validate({**info["config"], "information": {"masking": "players_and_teams",
+                                                                      "numbers": "protected"}})
+    fw = Firewall(prepared_2024, league)
+    picks = pd.read_parquet(tmp_path / "protected" / "suite" / info["run"] / "draft_picks.parquet")
+    for s in (s for s in cut if s["skill"] == "draft_pick"):
+        before = set(picks.loc[picks["pick"] < s["view"]["pick"], "player_id"])  # on deck: the last may be shown
+        for pos, cards in s["protected_view"]["available"].items():
+            shown = [c["id"] for c in cards]
+            ranked = fw.protector.ranked(fw.catalog.pool(pos), "proj", None)
+            skipped = [p for p in ranked[: ranked.index(shown[-1])] if p not in shown]
+            assert set(skipped) <= before and len(shown) == len(s["view"]["available"][pos])
+    bots = REPO / "params" / "exam_bots.yaml"
+    a = run_exam(tmp_path / "exact" / "suite", bots, tmp_path / "exact" / "r")
+    b = run_exam(tmp_path / "protected" / "suite", bots, tmp_path / "protected" / "r")
+    cols = [c for c in COLUMNS if c != "suite"]
+    assert a[cols].equals(b[cols])  # bots see exact views: the protected suite changes nothing for them
+    cands = tmp_path / "c.yaml"
+    with FakeOpenAIServer() as srv, pytest.MonkeyPatch.context() as mp:
+        mp.setenv("FFBENCH_DATA_DIR", str(data_dir))
+        cands.write_text(yaml.safe_dump({
+            "candidates": [{"name": "fake", "agent": {"kind": "llm", "model": "openai/fake-0", "api_base": srv.api_base,
+                                                      "timeout_s": 30}}, {"name": "adp", "agent": {"kind": "bot",
+                                                                                                   "strategy": "adp"}}],
+            "llm": {"cache_dir": str(tmp_path / "cache")},
+            "information": {"masking": "players_and_teams", "numbers": "protected"}}))
+        df = run_exam(tmp_path / "protected" / "suite", cands, tmp_path / "r")
+    assert df[df["agent"] == "adp"][cols].reset_index(drop=True).equals(
+        b[b["agent"] == "adp"][cols].reset_index(drop=True))
+    calls = {c["state_id"]: c for c in map(json.loads, (tmp_path / "r" / "llm_calls.jsonl").open())}
+    masker = Masker(Firewall(prepared_2024, league), league)
+    assert masker.protect is not None
+    for s in differ:
+        prompt = "\n".join(m["content"] for m in calls[s["state_id"]]["messages"])
+        only_cut = ids(s["protected_view"], key[s["skill"]]) - ids(s["view"], key[s["skill"]])
+        only_exact = ids(s["view"], key[s["skill"]]) - ids(s["protected_view"], key[s["skill"]])
+        assert all(re.search(rf"\b{masker.players[p]}\b", prompt) for p in only_cut)
+        assert not any(re.search(rf"\b{masker.players[p]}\b", prompt) for p in only_exact)
+        assert "Protected numbers" in prompt
+    mine = df[(df["agent"] == "fake") & (df["skill"] == "draft_pick")]
+    by_id = {s["state_id"]: s for s in cut}
+    picks = [(json.loads(d)["pick"], r) for d, r in zip(mine["detail"], mine["state_id"])]
+    assert all(p is None or p in ids(by_id[r]["protected_view"], "available") for p, r in picks)  # judged on its view
+    assert (df.loc[df["agent"] == "fake", "decided_by"] == "agent").mean() > 0.9

@@ -97,6 +97,17 @@ def skill_table(df: pd.DataFrame, confidence: float = 0.95) -> pd.DataFrame:
         else out
 
 
+def stratum_table(df: pd.DataFrame) -> pd.DataFrame:
+    """Mean regret per skill, sport, position-scarcity stratum (``short``/``full`` weeks, ``scarce``/``open``
+    boards) and candidate, with its states: where a candidate's regret comes from (no interval: a stratum holds a
+    few states of each team-season)."""
+    if "stratum" not in df.columns:
+        raise ValueError("these results have no stratum column (a suite of format version 1): rebuild the suite")
+    g = df.groupby(["skill", "sport", "stratum", "agent"], as_index=False).agg(
+        states=("state_id", "size"), regret=("regret", "mean"))
+    return g.round({"regret": 2})
+
+
 def _paired(df: pd.DataFrame, skill: str, sport: str, a: str, b: str) -> pd.DataFrame:
     g = df[(df["skill"] == skill) & (df["sport"] == sport)]
     x = g[g["agent"] == a].set_index("state_id")

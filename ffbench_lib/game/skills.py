@@ -11,10 +11,11 @@ from __future__ import annotations
 
 import random
 from dataclasses import dataclass, replace
-from typing import Any, ClassVar, Iterable
+from typing import Any, Callable, ClassVar, Iterable
 
 from ffbench_lib.game.decisions import REGISTRY, roster_from_rules
 from ffbench_lib.game.rules.lineup import BENCH, substituted
+from ffbench_lib.game.rules.roster import unmet_starters
 from ffbench_lib.sport.lineup import hindsight_points
 
 #: skill name -> its one instance
@@ -62,25 +63,52 @@ class Skill:
         in order) and the season's ``truth``: each ``{"week", "view", "truth"}``."""
         raise NotImplementedError
 
-    def score(self, state: dict, answer: Any) -> Scored:
+    def score(self, state: dict, answer: Any, view: dict | None = None) -> Scored:
+        """``answer`` to ``state``, judged on the ``view`` it answered: the state's, or its ``protected_view`` (a
+        draft board or free-agent list cut as a team shown protected numbers sees it)."""
         raise NotImplementedError
 
 
-def drawn(records: list[dict], kind: str, n: int, rng: random.Random) -> list[dict]:
+def drawn(records: list[dict], kind: str, n: int, rng: random.Random,
+          key: Callable[[dict], str] | None = None) -> list[dict]:
     """Up to ``n`` of a team-season's ``kind`` decisions, spread over the season as :func:`stratified` spreads
-    weeks (a team may meet two offers in one week)."""
+    weeks (a team may meet two offers in one week), and over the strata ``key`` names a view's."""
     mine = [r for r in records if r["decision"] == kind]
-    return [mine[i] for i in stratified(list(range(len(mine))), n, rng)]
+    by = (lambda i: key(mine[i]["view"])) if key else None
+    return [mine[i] for i in stratified(list(range(len(mine))), n, rng, by)]
 
 
-def stratified(weeks: list[int], n: int, rng: random.Random) -> list[int]:
+def stratified(weeks: list[int], n: int, rng: random.Random, key: Callable[[int], str] | None = None) -> list[int]:
     """``n`` of ``weeks`` (sorted), one drawn from each of ``n`` consecutive, near-equal bins: early, middle and
-    late weeks alike (all of them when there are no more than ``n``)."""
+    late weeks alike (all of them when there are no more than ``n``). With ``key`` (a week's stratum: position
+    scarcity), a bin draws from the weeks of a stratum not yet drawn when it has any, so a team-season's few states
+    cover both a short roster and a full one where it met both."""
     weeks = sorted(weeks)
     if len(weeks) <= n:
         return weeks
     bounds = [round(i * len(weeks) / n) for i in range(n + 1)]
-    return [weeks[rng.randrange(bounds[i], bounds[i + 1])] for i in range(n)]
+    if key is None:
+        return [weeks[rng.randrange(bounds[i], bounds[i + 1])] for i in range(n)]
+    out: list[int] = []
+    for i in range(n):
+        in_bin = weeks[bounds[i]: bounds[i + 1]]
+        fresh = [w for w in in_bin if key(w) not in {key(x) for x in out}]
+        out.append(rng.choice(fresh or in_bin))
+    return out
+
+
+def scarcity(view: dict) -> str:
+    """A week's position-scarcity stratum: ``short`` when the players who will play (no bye, not ruled Out) cannot
+    fill every starting slot, else ``full``; a draft board's: ``scarce`` when the team still needs a starter at a
+    position of which the league has drafted half its starters or more, else ``open``."""
+    roster = roster_from_rules(view["rules"])
+    if view["decision"] == "draft":
+        teams = view["rules"]["teams"]
+        return "scarce" if any(view["drafted_by_position"].get(p, 0) * 2 >= teams * roster.starting(p)
+                               for p in view["thin_positions"]) else "open"
+    cards = view.get("players") or view["my_roster"]
+    playing = [c["pos"] for c in cards if not c.get("zero_flags")]
+    return "short" if unmet_starters(playing, roster) else "full"
 
 
 @skill
@@ -95,7 +123,7 @@ class StartSit(Skill):
     def draw(self, records: list[dict], truth: Any, n: int, rng: random.Random) -> list[dict]:
         by_week = {r["week"]: r for r in records if r["decision"] == self.kind}
         out = []
-        for w in stratified(list(by_week), n, rng):
+        for w in stratified(list(by_week), n, rng, lambda w: scarcity(by_week[w]["view"])):
             view = by_week[w]["view"]
             ids = [p["id"] for p in view["players"]]
             played = truth.played(w)
@@ -104,7 +132,7 @@ class StartSit(Skill):
                 **({"played": sorted(p for p in ids if p in played)} if played is not None else {})}})
         return out
 
-    def score(self, state: dict, answer: Any) -> Scored:
+    def score(self, state: dict, answer: Any, view: dict | None = None) -> Scored:
         view, truth = state["view"], state["truth"]
         roster = roster_from_rules(view["rules"])
         positions = {p["id"]: p["pos"] for p in view["players"]}
@@ -141,14 +169,14 @@ class TradeAcceptance(Skill):
 
     def draw(self, records: list[dict], truth: Any, n: int, rng: random.Random) -> list[dict]:
         out = []
-        for r in drawn(records, self.kind, n, rng):
+        for r in drawn(records, self.kind, n, rng, scarcity):
             view, w = r["view"], r["week"]
             ids = [c["id"] for c in view["my_roster"]] + [c["id"] for c in view["offer"]["you_get"]]
             out.append({"week": w, "view": view, "truth": {"weeks": {
                 str(x): {p: float(truth.points(x).get(p, 0.0)) for p in ids} for x in range(w, truth.weeks + 1)}}})
         return out
 
-    def score(self, state: dict, answer: Any) -> Scored:
+    def score(self, state: dict, answer: Any, view: dict | None = None) -> Scored:
         view, truth = state["view"], state["truth"]
         roster = roster_from_rules(view["rules"])
         mine = [c["id"] for c in view["my_roster"]]
@@ -179,27 +207,33 @@ class WaiverChoice(Skill):
         from ffbench_lib.game.decisions.waiver_claims import legal_swaps
 
         out = []
-        for r in drawn(records, self.kind, n, rng):
+        for r in drawn(records, self.kind, n, rng, scarcity):
             view, w = r["view"], r["week"]
             roster = roster_from_rules(view["rules"])
             mine = [c["id"] for c in view["my_roster"]]
-            free = [c["id"] for cs in view["free_agents"].values() for c in cs]
+            shown = [view["free_agents"], *([r["protected_view"]["free_agents"]] if "protected_view" in r else [])]
+            free = list(dict.fromkeys(c["id"] for lists in shown for cs in lists.values() for c in cs))
             positions = {c["id"]: c["pos"] for c in view["my_roster"]}
-            positions.update({c["id"]: c["pos"] for cs in view["free_agents"].values() for c in cs})
+            positions.update({c["id"]: c["pos"] for lists in shown for cs in lists.values() for c in cs})
             weeks = [{p: float(truth.points(x).get(p, 0.0)) for p in positions} for x in range(w, truth.weeks + 1)]
             values = {_move(None, None): rest_of_season(mine, positions, weeks, roster)}
             for add, drop in legal_swaps(mine, positions, free, roster):
                 values[_move(add, drop)] = rest_of_season([p for p in mine if p != drop] + [add], positions, weeks,
                                                           roster)
-            out.append({"week": w, "view": view, "truth": {"values": values}})
+            out.append({"week": w, "view": view, "truth": {"values": values},
+                        **({"protected_view": r["protected_view"]} if "protected_view" in r else {})})
         return out
 
-    def score(self, state: dict, answer: Any) -> Scored:
+    def score(self, state: dict, answer: Any, view: dict | None = None) -> Scored:
+        """The best possible is over the moves the answered view allows (a protected list shows other players)."""
+        view = view or state["view"]
         values = state["truth"]["values"]
-        out = REGISTRY[self.kind].resolve(answer, state["view"])
+        out = REGISTRY[self.kind].resolve(answer, view)
         top = out.value[0] if out.value else None
         move = _move(top["add"], top["drop"]) if top else _move(None, None)
-        return Scored(out.applied, out.decided_by, tuple(out.problems), values[move], max(values.values()),
+        shown = {c["id"] for cs in view["free_agents"].values() for c in cs}
+        best = max(v for m, v in values.items() if m.split("|")[0] in shown or m == _move(None, None))
+        return Scored(out.applied, out.decided_by, tuple(out.problems), values[move], best,
                       {"add": top["add"] if top else None, "drop": top["drop"] if top else None,
                        "keep_value": values[_move(None, None)]})
 
@@ -226,16 +260,18 @@ class DraftPick(Skill):
             by_round.setdefault(r["view"]["round"], r)
         out = []
         par = truth.above_replacement()
-        for rnd in stratified(list(by_round), n, rng):
+        for rnd in stratified(list(by_round), n, rng, lambda rnd: scarcity(by_round[rnd]["view"])):
             r = by_round[rnd]
             view = r["view"]
-            ids = [c["id"] for cs in view["available"].values() for c in cs]
+            boards = [view, *([r["protected_view"]] if "protected_view" in r else [])]
+            ids = list(dict.fromkeys(c["id"] for v in boards for cs in v["available"].values() for c in cs))
             gone = truth.drafted_before(r["pick"])
             out.append({"week": None, "round": rnd, "view": view, "truth": {
-                "par": {p: par.get(p, 0.0) for p in ids}, "taken_before_turn": sorted(p for p in ids if p in gone)}})
+                "par": {p: par.get(p, 0.0) for p in ids}, "taken_before_turn": sorted(p for p in ids if p in gone)},
+                **({"protected_view": r["protected_view"]} if "protected_view" in r else {})})
         return out
 
-    def score(self, state: dict, answer: Any) -> Scored:
+    def score(self, state: dict, answer: Any, view: dict | None = None) -> Scored:
         """Judged as the season judges a shortlist at the team's turn: players the view showed on deck but others
         drafted before the turn are dropped (not the answer's mistake); a shortlist left empty is the repair (a
         season would ask again, with the board then), marked."""
@@ -243,7 +279,7 @@ class DraftPick(Skill):
 
         from ffbench_lib.game.phases.draft import judge_shortlist
 
-        view, par = state["view"], state["truth"]["par"]
+        view, par = view or state["view"], state["truth"]["par"]
         taken = set(state["truth"].get("taken_before_turn", ()))
         out, notes = judge_shortlist(SimpleNamespace(drafted=lambda: taken), view, answer)
         if out is None:  # every shortlisted player went before the turn: the repair on the board then
@@ -288,7 +324,7 @@ class IRChoice(Skill):
             out.append({"week": w, "view": view, "truth": {"values": ir_values(view, free, truth, w)}})
         return out
 
-    def score(self, state: dict, answer: Any) -> Scored:
+    def score(self, state: dict, answer: Any, view: dict | None = None) -> Scored:
         values = state["truth"]["values"]
         out = REGISTRY[self.kind].resolve(answer, state["view"])
         key = ir_key(out.value)

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import hashlib
 from collections import Counter
+from contextlib import contextmanager
 from itertools import islice
 from typing import Any
 
@@ -92,6 +93,21 @@ class Firewall:
             from ffbench_lib.game.protect import Protector
             self._protector = Protector(self, self._league.seed)
         return self._protector
+
+    @contextmanager
+    def shown_protected(self, team: str):
+        """Views built inside are ``team``'s as a team shown protected numbers sees them (its draft boards and
+        free-agent lists cut by the protected value), in a league of exact numbers too: an exam suite's source
+        season freezes both. The protector is the one a protected run of this league would use (its seed)."""
+        if self._protector is None:
+            from ffbench_lib.game.protect import Protector
+            self._protector = Protector(self, self._league.seed)
+        was = self.protected_teams
+        self.protected_teams = was | {team}
+        try:
+            yield
+        finally:
+            self.protected_teams = was
 
     def board(self, team: str, pos: str) -> list[str]:
         """The draft pool of ``pos`` in the order ``team``'s board takes its first untaken players from: the best

@@ -2,7 +2,8 @@
 
 ``ffbench exam build SPEC --out SUITE`` plays the spec's source seasons (bot leagues on real data: several seasons,
 both sports, every team a policy, so the states come from several policies' rosters) into ``SUITE/sources/``, and
-draws each skill's states from them (:mod:`ffbench_lib.game.skills`: a few per team-season, stratified by week).
+draws each skill's states from them (:mod:`ffbench_lib.game.skills`: a few per team-season, stratified by week or
+round and by position scarcity).
 A state holds the view exactly as the season showed it (in its own key order, so its prompt is the season's prompt
 byte for byte; ``decisions.jsonl`` sorts keys) and, apart, the truth it is scored by. ``states.jsonl`` is frozen:
 ``suite.json`` records its SHA-256, the format version, the spec and each source league, and a suite whose states
@@ -35,7 +36,7 @@ from ffbench_lib.config.load import load_config, load_yaml, parse_config
 from ffbench_lib.core.aio import run_sync
 from ffbench_lib.core.atomic import write_json, write_parquet, write_text
 from ffbench_lib.game.seat import Answered, StopRun
-from ffbench_lib.game.skills import SKILLS
+from ffbench_lib.game.skills import SKILLS, scarcity
 from ffbench_lib.llm.cache import ReplayMiss
 from ffbench_lib.llm.client import Budget, FatalLLMError
 from ffbench_lib.runs.batch import Stratum, strata
@@ -44,16 +45,19 @@ from ffbench_lib.runs.runner import Engine
 
 FORMAT = "ffbench-exam-suite"
 #: the suite format's version: a suite of another version is refused (rebuild it)
-VERSION = 1
+VERSION = 2  # 2: each state names its position-scarcity stratum
 SUITE, STATES, RESULTS, RESULTS_META = "suite.json", "states.jsonl", "exam_results.parquet", "exam.json"
 #: exam_results.parquet's columns, in order (``roster``/``started``: start/sit's lists of player ids, else empty;
-#: ``detail``: the skill's own numbers as JSON, e.g. a trade's value accepted and kept)
-COLUMNS = ["suite", "state_id", "skill", "sport", "season", "week", "round", "source", "team_season", "source_agent",
-           "agent",
-           "agent_id", "answer", "applied", "decided_by", "problems", "score", "best_possible", "regret", "roster",
-           "started", "detail"]
+#: ``stratum``: the state's position scarcity, :func:`~ffbench_lib.game.skills.scarcity`; ``detail``: the skill's own
+#: numbers as JSON, e.g. a trade's value accepted and kept)
+COLUMNS = ["suite", "state_id", "skill", "sport", "season", "week", "round", "stratum", "source", "team_season",
+           "source_agent", "agent", "agent_id", "answer", "applied", "decided_by", "problems", "score", "best_possible",
+           "regret", "roster", "started", "detail"]
 
 
+#: the decision kinds whose lists a protected team sees cut (:meth:`~ffbench_lib.game.views.Firewall.board`,
+#: ``free_agent_lists``): a protected suite freezes both versions of their views
+CUT_KINDS = frozenset({"draft_shortlist", "waiver_claims"})
 #: the state a candidate's call answers (each answer is its own task, so its ledger line names its state)
 _STATE: contextvars.ContextVar[str | None] = contextvars.ContextVar("exam_state", default=None)
 
@@ -91,6 +95,9 @@ class ExamSpec(BaseModel):
     seeds: list[Annotated[int, Field(ge=0)]] = Field(min_length=1, description="source seasons per season")
     skills: dict[str, SkillDraw] = Field(min_length=1, description="skill -> how many states to draw")
     draw_seed: int = Field(0, ge=0, description="the seed of the draw of states")
+    protected: bool = Field(False, description="also freeze each draft board and free-agent list as a team shown "
+                                               "protected numbers would see it (cut by the protected value), so "
+                                               "candidates may run with information.numbers: protected")
     overrides: dict[str, Any] = Field(default_factory=dict,
                                       description="config changes merged into every source league, as a batch's "
                                                   "(e.g. {waivers: {enabled: true}} for waiver states)")
@@ -167,21 +174,56 @@ def load_spec(path: str | Path) -> tuple[ExamSpec, list[Stratum]]:
 # ------------------------------------------------------------------------------------------------ building
 class _Source(Engine):
     """A source season: an ordinary run (into the suite's ``sources/``) that also keeps each decision's view as the
-    agent saw it, in its own key order."""
+    agent saw it, in its own key order; with ``protected``, beside each draft board and free-agent list also the
+    one a team shown protected numbers would have seen at that moment (cut by the protected value)."""
 
-    def __init__(self, *args, kinds: frozenset[str], **kwargs):
+    def __init__(self, *args, kinds: frozenset[str], protected: bool = False, **kwargs):
         super().__init__(*args, **kwargs)
         self.kinds = kinds  # the decision kinds the spec's skills draw from: only these views are kept
         self.captured: list[dict[str, Any]] = []
+        self.protected = protected
+        self._boards: dict[tuple[str, int], list[dict]] = {}  # (team, pick) -> protected boards, in build order
+        if protected:
+            exact = self.fw.draft_view
+
+            def draft_view(state, team, pick, rnd):  # the protected board of the same moment, built beside it
+                with self.fw.shown_protected(team):
+                    cut = exact(state, team, pick, rnd)["available"]
+                self._boards.setdefault((team, pick), []).append(cut)
+                return exact(state, team, pick, rnd)
+            self.fw.draft_view = draft_view
+
+    def _protected_view(self, record: dict, state) -> dict | None:
+        """The view of ``record`` as a protected team saw it: a draft board built beside it, or the free-agent
+        lists of its waiver window (rebuilt from the window's pool, which nothing has changed yet: checked)."""
+        from ffbench_lib.game.decisions.waiver_claims import best_free_agents, pool
+
+        view = record["view"]
+        if record["decision"] == "draft_shortlist":
+            return {**view, "available": self._boards[(record["team"], record["pick"])].pop(0)}
+        if record["decision"] == "waiver_claims":
+            w = record["week"]
+            players = pool(self.fw, state, w)
+            ids = lambda lists: {pos: [c["id"] for c in cards] for pos, cards in lists.items()}  # noqa: E731
+            if ids(best_free_agents(self.fw, players, w)) != ids(view["free_agents"]):
+                raise AssertionError(f"exam build: the waiver pool of week {w} changed before {record['team']}'s "
+                                     "claims were recorded")
+            with self.fw.shown_protected(record["team"]):
+                return {**view, "free_agents": best_free_agents(self.fw, players, w, protected=True)}
+        return None
 
     def decision_sink(self, state):
         write = super().decision_sink(state)
 
         def sink(record: dict, view_json) -> None:
             if record["decision"] in self.kinds:
-                self.captured.append({"decision": record["decision"], "team": record["team"],
-                                      "agent": record["agent"], "week": record["week"], "pick": record["pick"],
-                                      "view": json.loads(json.dumps(record["view"], default=str))})
+                got = {"decision": record["decision"], "team": record["team"], "agent": record["agent"],
+                       "week": record["week"], "pick": record["pick"],
+                       "view": json.loads(json.dumps(record["view"], default=str))}
+                cut = self._protected_view(record, state) if self.protected else None
+                if cut is not None:
+                    got["protected_view"] = json.loads(json.dumps(cut, default=str))
+                self.captured.append(got)
             write(record, view_json)
         return sink
 
@@ -280,7 +322,8 @@ def build_suite(spec_path: str | Path, out: str | Path, prepared_for=None) -> di
                 league = _league(layer, seed, f"{spec.name}-{source}", spec.overrides)
                 prepared = prepared_for(league)
                 eng = _Source(league, prepared, out / "sources" / layer.label / f"seed-{seed}", progress=False,
-                              kinds=frozenset(k for name in spec.skills for k in SKILLS[name].kinds()))
+                              kinds=frozenset(k for name in spec.skills for k in SKILLS[name].kinds()),
+                              protected=spec.protected)
                 final = run_sync(eng.run())
                 leagues[source] = {"config": league.model_dump(mode="json"),
                                    "run": f"sources/{layer.label}/seed-{seed}",
@@ -298,12 +341,14 @@ def build_suite(spec_path: str | Path, out: str | Path, prepared_for=None) -> di
                             seen[at] = seen.get(at, 0) + 1
                             states.append({"state_id": _state_id(team_season, name, st["week"], seen[at],
                                                                  st.get("round")),
-                                           "skill": name, "round": st.get("round"),
+                                           "skill": name, "round": st.get("round"), "stratum": scarcity(st["view"]),
                                            "kind": sk.kind, "sport": layer.sport,
                                            "season": league.sport_spec.season_name(layer.season),
                                            "week": st["week"], "team_season": team_season, "source": source,
                                            "source_agent": mine[0]["agent"] if mine else None,
-                                           "view": st["view"], "truth": st["truth"]})
+                                           "view": st["view"], "truth": st["truth"],
+                                           **({"protected_view": st["protected_view"]} if "protected_view" in st
+                                              else {})})
         if not states:
             raise SuiteError(f"{spec_path}: the skills drew no state from the source seasons (a skill whose decision "
                              "the league never asks: trades or waivers off?); no suite written")
@@ -367,16 +412,9 @@ class CandidatesSpec(BaseModel):
     seed: int = Field(0, ge=0, description="the candidates' seed (a random bot's draws)")
     information: Information = Field(default_factory=Information,
                                      description="as a league's: masking (players, players_and_teams) shows "
-                                                 "candidates that read names pseudonyms, a season's own per source")
-
-    @field_validator("information")
-    @classmethod
-    def _no_protected_numbers(cls, value: Information) -> Information:
-        if value.numbers != "exact":
-            raise ValueError("information.numbers: protected is not available in exams yet (a protected team's "
-                             "boards are cut when a season builds its view, and a state holds the season's); use "
-                             "masking alone")
-        return value
+                                                 "candidates that read names pseudonyms, a season's own per source; "
+                                                 "numbers: protected (a suite built with protected: true) shows "
+                                                 "them protected numbers and cut boards, as a protected season")
 
     @model_validator(mode="after")
     def _unique(self) -> "CandidatesSpec":
@@ -392,7 +430,7 @@ def load_candidates(path: str | Path) -> CandidatesSpec:
 
 
 # ------------------------------------------------------------------------------------------------ running
-async def _answer(agent: Agent, state: dict) -> tuple[Any, list[str]]:
+async def _answer(agent: Agent, state: dict, view: dict) -> tuple[Any, list[str]]:
     """An answer and its problems, as the season loop asks a seat: a seat's failure is an invalid answer (the
     skill's rules then repair it), except the errors that must stop the exam (a fatal provider error, a replay
     miss)."""
@@ -400,7 +438,7 @@ async def _answer(agent: Agent, state: dict) -> tuple[Any, list[str]]:
 
     _STATE.set(state["state_id"])
     try:
-        got = await agent.decide(state["kind"], state["view"])
+        got = await agent.decide(state["kind"], view)
     except (FatalLLMError, ReplayMiss, StopRun):  # StopRun: a view that cannot be masked stops the exam
         raise
     except Exception as exc:  # noqa: BLE001 - recorded, and the rules repair the answer
@@ -424,6 +462,13 @@ def run_exam(suite_dir: str | Path, candidates_path: str | Path, out: str | Path
         raise ConfigError(exc.problems, str(candidates_path), "exam candidates file") from None
     agents = {c.name: build_agent(c, cands.seed, where=f"candidates[{i}].agent")
               for i, c in enumerate(cands.candidates)}
+    if cands.information.numbers == "protected" and not meta["spec"].get("protected"):
+        cut = sorted({s["skill"] for s in states if s["kind"] in CUT_KINDS})
+        if cut:
+            raise ConfigError([f"information.numbers: protected needs a suite built with `protected: true` (its "
+                               f"{', '.join(cut)} states hold only the exact boards; a protected team's are cut by the "
+                               "protected value): rebuild the suite with protected: true in its spec"],
+                              str(candidates_path), "exam candidates file")
     seats = _masked_seats(meta, agents, cands)  # (candidate, source) -> the seat that answers that source's states
     rows: list[dict[str, Any]] = []
     rundir = RunDir(out)
@@ -435,12 +480,14 @@ def run_exam(suite_dir: str | Path, candidates_path: str | Path, out: str | Path
         bind_agents(agents, cands.llm, budget,
                     lambda record: rundir.append("llm_calls.jsonl", {"exam": meta["name"], "state_id": _STATE.get(),
                                                                      **record}))
-        answers = run_sync(_ask_all(agents, states, budget, seats))
+        protected = cands.information.numbers == "protected"
+        answers = run_sync(_ask_all(agents, states, budget, seats, protected))
         for (name, state), (answer, problems) in zip(((n, s) for n in agents for s in states), answers):
-            scored = SKILLS[state["skill"]].score(state, answer)
+            view = answered_view(state, (name, state["source"]) in seats, protected)
+            scored = SKILLS[state["skill"]].score(state, answer, view)
             rows.append({"suite": meta["name"], "state_id": state["state_id"], "skill": state["skill"],
                          "sport": state["sport"], "season": str(state["season"]), "week": state["week"],
-                         "round": state.get("round"), "source": state["source"],
+                         "round": state.get("round"), "stratum": state["stratum"], "source": state["source"],
                          "team_season": state["team_season"], "source_agent": state["source_agent"], "agent": name,
                          "agent_id": agents[name].agent_id, "answer": json.dumps(answer, sort_keys=True, default=str),
                          "applied": json.dumps(scored.applied, sort_keys=True, default=str),
@@ -510,8 +557,15 @@ def _masked_seats(meta: dict, agents: dict[str, Agent], cands: CandidatesSpec) -
     return seats
 
 
+def answered_view(state: dict, masked: bool, protected: bool) -> dict:
+    """The view a candidate answers: a masked candidate's, with protected numbers, the state's protected view where
+    the season would have cut its board or free-agent list; every other candidate's (a bot: exact numbers, as a
+    protected season's bots) the state's own."""
+    return state.get("protected_view", state["view"]) if masked and protected else state["view"]
+
+
 async def _ask_all(agents: dict[str, Agent], states: list[dict], budget: Budget,
-                   seats: dict[tuple[str, str], Agent]) -> list[tuple[Any, list[str]]]:
+                   seats: dict[tuple[str, str], Agent], protected: bool = False) -> list[tuple[Any, list[str]]]:
     """Every candidate's answer to every state (behind its source's masker, with masking), candidate by candidate,
     :data:`BATCH` states at once; the budget is checked before each batch."""
     out: list[tuple[Any, list[str]]] = []
@@ -524,7 +578,8 @@ async def _ask_all(agents: dict[str, Agent], states: list[dict], budget: Budget,
                         f"folder included) before candidate {agent.agent_id} answered every state; raise the budget "
                         "and run again into the same --out (answers so far are in the replay cache: a rerun replays "
                         "them at no cost)")
-                out += await asyncio.gather(*(_answer(seats.get((name, s["source"]), agent), s)
+                out += await asyncio.gather(*(_answer(seats.get((name, s["source"]), agent), s,
+                                                      answered_view(s, (name, s["source"]) in seats, protected))
                                               for s in states[i:i + BATCH]))
     finally:
         for agent in agents.values():
