@@ -214,9 +214,10 @@ def test_a_waiver_claim_scores_the_rest_of_season_value_of_the_roster_its_top_cl
 @pytest.mark.parametrize("case", range(10))
 def test_an_ir_answer_scores_by_its_rule_against_a_brute_force_over_every_answer(case):
     """Every answer the rules accept (found here over every subset of active players and every back-or-stay with
-    every drop) is valued, by a week-by-week replay of the rule: a freed spot takes the shown free agent worth most,
-    an IR player comes back the first later week he is not Out, into an open spot or for the latest such free
-    agent; an illegal answer is repaired and marked; the best possible is the best legal answer."""
+    every drop) is valued by a week-by-week replay of the rule written again: a spot a move to IR frees takes the
+    shown free agent worth most (a drop's stays open), an IR player comes back the first later week he plays, into an open spot, for the latest such
+    free agent, or for the active player scoring least from then when he scores less; an illegal answer is repaired
+    and marked; the best possible is the best legal answer."""
     rng = random.Random(300 + case)
     rules = {"roster_slots": {"QB": 1, "RB": 1, "WR": 1, "TE": 0, "K": 0, "DST": 0, "FLEX": 1}, "bench": 1,
              "flex_positions": ["RB", "WR", "TE"], "caps": {"TE": 0, "K": 0, "DST": 0}}
@@ -239,8 +240,8 @@ def test_an_ir_answer_scores_by_its_rule_against_a_brute_force_over_every_answer
         def points(self, w):
             return pts[w]
 
-        def out(self, w):
-            return frozenset(out[w] | ({"p1"} if w == 6 else set()))
+        def plays(self, w):
+            return frozenset(f"p{i}" for i in range(10) if f"p{i}" not in out[w] and not (w == 6 and i == 1))
 
         weeks = 8
 
@@ -259,19 +260,25 @@ def test_an_ir_answer_scores_by_its_rule_against_a_brute_force_over_every_answer
         active = [c["id"] for c in mine if c["id"] not in gone] + back
         ir = [c["id"] for c in on_ir if c["id"] not in back] + answer["to_ir"]
         fills = []
-        for _ in range(len(mine) - len(active)):
+        for _ in range(len(answer["to_ir"]) - len(back)):  # spots freed by moves to IR that no return takes
             options = [f for f in ("p5", "p6", "p7", "p8") if f not in fills]
             fills.append(max(options, key=lambda f: (sum(lineup(active + fills + [f], w) for w in weeks), f)))
         total, returned = 0.0, []
         for w in weeks:
             for p in ir if w > 6 else []:
-                if p in returned or p in out[w]:
+                if p in returned or p in out[w]:  # he plays the first later week he is not out
                     continue
                 if len(active) + len(fills) + len(returned) < 5:
                     returned.append(p)
                 elif fills:
                     fills.pop()
                     returned.append(p)
+                else:  # for the active player who scores least from here, if he scores less
+                    rest = {q: sum(pts[y][q] for y in weeks if y >= w) for q in active}
+                    weakest = min(active, key=lambda q: (rest[q], q))
+                    if rest[weakest] < sum(pts[y][p] for y in weeks if y >= w):
+                        active = [q for q in active if q != weakest]
+                        returned.append(p)
             total += lineup(active + fills + returned, w)
         return round(total, 2)
 

@@ -30,9 +30,10 @@ SKILL_RULES = {
     "waiver_choice": "waiver choice: the rest-of-season value of the roster the top legal claim leaves (the exam "
                      "holds the roster and has no other claimant; a bid is not scored) against the best single move "
                      "the view allows, or none",
-    "ir_choice": "IR choice: the rest-of-season value of the active roster the answer leaves, a freed spot filled "
-                 "with the best free agent shown that week and a player on IR back the first week he is not Out "
-                 "(for that free agent, or into an open spot), against the best legal answer",
+    "ir_choice": "IR choice: the rest-of-season value of the active roster the answer leaves, a spot a move to IR "
+                 "frees filled with the best free agent shown that week and a player on IR back the first week he plays (into an "
+                 "open spot, for that free agent, or for the active player scoring least from then), against the "
+                 "best legal answer",
     "draft_pick": "draft pick: the pick's season points above his position's replacement level (the season of the "
                   "player ranked teams x starting slots + 1 there) against the best on the board; caveat: a pick's "
                   "value to one roster also depends on the rest of the roster and on later picks, and points above "
@@ -322,8 +323,7 @@ def format_plan(plan: pd.DataFrame) -> str:
         elif isinstance(getattr(r, "season_note", None), str):
             line += f"; full seasons: not estimated ({r.season_note}: seeds of it share its outcomes)"
         elif getattr(r, "season_pilot_seeds", 0) == 1:
-            line += ("; full seasons: not estimated (only one source season has states of this skill for both "
-                     "policies' own teams)")
+            line += "; full seasons: not estimated (only one source run has both policies' own teams measured)"
         elif getattr(r, "season_pilot_seeds", 0):
             line += "; full seasons: more than 10,000 seeds, or no difference in the pilot's seasons"
         lines.append(line)

@@ -304,12 +304,14 @@ DRAFT_CAVEAT = ("a pick's value to one roster also depends on the rest of the ro
 class IRChoice(Skill):
     """IR choice (leagues with IR slots and waivers): move players ruled Out to IR and bring IR players back (with a
     drop when the roster is full). The exam holds every other move but the two an IR move exists for, each by one
-    rule: a spot the answer frees (the active roster smaller than before) is filled with the free agent shown that
-    week (the team's waiver view) who adds the most rest-of-season value, one spot at a time; a player on IR comes
-    back the first later week he is not listed Out, into an open spot or else in place of the latest such free
-    agent, within the caps (with neither, he stays on IR: a full roster needs the drop an answer names). Score:
-    the summed points of the hindsight-optimal lineup of the active roster each week from this one to the season's
-    end; best possible: the best over every legal answer, each valued when the state is drawn."""
+    rule: a spot a player moved to IR frees (and no player back from IR takes) is filled with the free agent shown
+    that week (the team's waiver view) who adds the most rest-of-season value, one spot at a time (a spot a drop
+    opens stays open: a waiver move is not the IR decision's); a player on IR comes
+    back the first later week he plays, into an open spot, else in place of the latest such free agent, else for
+    the active player who scores least from then on when that player scores less than he does (the drop a season's
+    IR answer would name), within the caps. Score: the summed points of the hindsight-optimal lineup of the active
+    roster each week from this one to the season's end; best possible: the best over every legal answer, each
+    valued when the state is drawn."""
 
     name = "ir_choice"
     kind = "ir_moves"
@@ -356,7 +358,8 @@ def ir_answers(view: dict) -> list[dict]:
                 cand = {"to_ir": list(to_ir), "from_ir": [b for b in backs if b is not None]}
                 if not REGISTRY["ir_moves"].resolve(cand, view).problems:
                     found.append(cand)
-    return found
+    none = {"to_ir": [], "from_ir": []}  # what the rules fall back to, legal or not (a roster that cannot field)
+    return found if none in found else [none, *found]
 
 
 def ir_values(view: dict, free: list[dict], truth: Any, w: int) -> dict[str, float]:
@@ -369,7 +372,7 @@ def ir_values(view: dict, free: list[dict], truth: Any, w: int) -> dict[str, flo
     positions = {c["id"]: c["pos"] for c in cards}
     later = range(w, truth.weeks + 1)
     points = {x: {p: float(truth.points(x).get(p, 0.0)) for p in positions} for x in later}
-    out_in = {x: truth.out(x) for x in later}
+    plays = {x: truth.plays(x) for x in later}
 
     def weekly(active: list[str], x: int) -> float:
         return hindsight_points({p: positions[p] for p in active}, points[x], counts, slots, roster.most)
@@ -381,7 +384,7 @@ def ir_values(view: dict, free: list[dict], truth: Any, w: int) -> dict[str, flo
         active = [c["id"] for c in view["my_roster"] if c["id"] not in gone] + back
         on_ir = [c["id"] for c in view["ir"] if c["id"] not in back] + list(ans["to_ir"])
         fills: list[str] = []
-        for _ in range(len(view["my_roster"]) - len(active)):  # each spot the answer frees: the best free agent
+        for _ in range(len(ans["to_ir"]) - len(back)):  # each spot a move to IR frees (a drop's stays open)
             options = [f["id"] for f in free if f["id"] not in fills
                        and within_caps([positions[p] for p in (*active, *fills, f["id"])], roster) is None]
             if not options:
@@ -389,16 +392,24 @@ def ir_values(view: dict, free: list[dict], truth: Any, w: int) -> dict[str, flo
             fills.append(max(options, key=lambda f: (sum(weekly([*active, *fills, f], x) for x in later), f)))
         total, returned = 0.0, []
         for x in later:
-            for p in on_ir if x > w else ():  # back the first later week he is not Out, if a spot is there
-                held = [*active, *fills, *returned]
-                if p in returned or p in out_in[x]:
+            for p in on_ir if x > w else ():  # back the first later week he plays
+                if p in returned or p not in plays[x]:
                     continue
-                if len(held) < view["active_spots"] and within_caps([positions[q] for q in (*held, p)], roster) is None:
+                held = [*active, *fills, *returned]
+
+                def fits(leaving: str | None) -> bool:
+                    return within_caps([positions[q] for q in held if q != leaving] + [positions[p]], roster) is None
+                if len(held) < view["active_spots"] and fits(None):
                     returned.append(p)
-                elif fills and within_caps([positions[q] for q in (*held[:len(active) + len(fills) - 1],
-                                                                   *returned, p)], roster) is None:
+                elif fills and fits(fills[-1]):  # for the latest free agent the rule added
                     fills.pop()
                     returned.append(p)
+                else:  # for the active player worth least from here (the drop a season's IR answer names)
+                    rest = {q: sum(points[y][q] for y in later if y >= x) for q in active}
+                    drops = sorted((q for q in active if fits(q)), key=lambda q: (rest[q], q))
+                    if drops and rest[drops[0]] < sum(points[y][p] for y in later if y >= x):
+                        active = [q for q in active if q != drops[0]]
+                        returned.append(p)
             total += weekly([*active, *fills, *returned], x)
         values[ir_key(ans)] = round(total, 2)
     return values

@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import pandas as pd
-from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag, ValidationError, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from ffbench_lib.agents.base import Agent
 from ffbench_lib.agents.wiring import bind_agents, build_agent, check_cache_for
@@ -67,16 +67,28 @@ class SuiteError(RunDirError):
 
 
 # ------------------------------------------------------------------------------------------------ the spec
-_Count = Annotated[int, Field(ge=1, le=40)]
-
-
 class SkillDraw(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    per_team_season: Annotated[Annotated[_Count, Tag("count")] | Annotated[dict[str, _Count], Tag("per_sport")],
-                               Discriminator(lambda v: "per_sport" if isinstance(v, dict) else "count")] = Field(
+    per_team_season: int | dict[str, int] = Field(
         3, description="states drawn per team and season (one per week bin), or per sport {nfl: 3, fpl: 12}: a "
                        "sport whose lineups barely differ needs more states (docs/exams.md)")
+
+    @field_validator("per_team_season", mode="before")
+    @classmethod
+    def _counts(cls, value: Any) -> Any:
+        def one(x: Any, where: str) -> int:
+            if isinstance(x, bool) or not isinstance(x, int) or not 1 <= x <= 40:
+                raise ValueError(f"{where}{x!r} is no count of states: give a whole number from 1 to 40")
+            return x
+        if isinstance(value, dict):
+            if not value:
+                raise ValueError("an empty mapping: give one count, or a count per sport ({nfl: 3, fpl: 30})")
+            bad = [k for k in value if not isinstance(k, str)]
+            if bad:
+                raise ValueError(f"{bad[0]!r} is no sport: key the counts by sport ({{nfl: 3, fpl: 30}})")
+            return {k: one(v, f"{k}: ") for k, v in value.items()}
+        return one(value, "")
 
     def count(self, sport: str) -> int:
         return self.per_team_season[sport] if isinstance(self.per_team_season, dict) else self.per_team_season
@@ -236,7 +248,6 @@ class _Truth:
         #: pick -> the player drafted with it (the season's draft_picks)
         self.picks = {r["pick"]: r["player_id"] for r in final.tables.get("draft_picks", [])}
         self._par: dict[str, float] | None = None  # above_replacement, once
-        self._out: dict[int, frozenset[str]] | None = None  # out, once
 
     def drafted_before(self, pick: int) -> set[str]:
         """The players drafted with the picks before ``pick`` (an on-deck board still shows the last of them)."""
@@ -269,15 +280,13 @@ class _Truth:
             self._par = {p: round(v - level[pos.get(p)], 2) for p, v in season.items()}
         return self._par
 
-    def out(self, w: int) -> frozenset[str]:
-        """The players listed Out on week ``w``'s injury report (who may go to IR, and may not yet come back)."""
-        if self._out is None:
-            from ffbench_lib.game.knowledge import OUT
-
-            inj = self.eng.prepared.injuries
-            inj = inj[inj["report_status"].astype(str) == OUT]
-            self._out = {int(x): frozenset(g["player_id"]) for x, g in inj.groupby("week")}
-        return self._out.get(w, frozenset())
+    def plays(self, w: int) -> frozenset[str]:
+        """The players who played in week ``w`` (a stat line that week; with minutes in the data, minutes above 0):
+        a player on IR comes back the first week he plays (the injury report leaves a player off in his bye week
+        and once he is on the NFL's own reserve list, so "not listed Out" is no sign he plays)."""
+        if self.eng.appeared:
+            return self.eng.appeared.get(w, frozenset())
+        return frozenset(self.points(w))
 
     def played(self, w: int) -> frozenset[str] | None:
         """Who played in week ``w`` (an FPL formation's automatic substitutions), None where subs do not apply."""
@@ -351,7 +360,7 @@ def build_suite(spec_path: str | Path, out: str | Path, prepared_for=None) -> di
                                               else {})})
         if not states:
             raise SuiteError(f"{spec_path}: the skills drew no state from the source seasons (a skill whose decision "
-                             "the league never asks: trades or waivers off?); no suite written")
+                             "the league never asks: trades, waivers or IR slots off?); no suite written")
         ids = [s["state_id"] for s in states]
         if len(set(ids)) != len(ids):  # a result row names its state: two states of one id would be one
             raise AssertionError(f"exam build: duplicate state ids {sorted({i for i in ids if ids.count(i) > 1})[:3]}")
