@@ -114,11 +114,14 @@ def _cmd_validate(args: argparse.Namespace) -> int:
     from ffbench_lib.data.prepare import check_inputs
     from ffbench_lib.data.notices import print_notices
 
-    from ffbench_lib.agents.wiring import check_cache
+    from ffbench_lib.agents.wiring import build_agent, check_cache
 
     league = _league(args)
     played = check_inputs(league, live=args.live)  # every file the run reads is there and has its columns
     check_cache(league)  # LLM teams: the replay cache folder can be written
+    for i, team in enumerate(league.teams):  # plug-ins: the entry imports and returns an agent
+        if team.agent.kind == "python":
+            build_agent(team, league.seed, where=f"teams[{i}].agent")
     history = "; data.allow_missing_history: true (a missing previous season is allowed)" if (
         league.data.allow_missing_history) else ""
     r, po = league.roster, league.playoffs

@@ -89,7 +89,7 @@ def test_unknown_keys_are_errors():
     (lambda d: d["teams"][0]["agent"].update(strategy="smart"),
      "teams[0].agent.strategy: Input should be 'random', 'adp', 'vorp' or 'recent_form' (got 'smart')"),
     (lambda d: d["teams"][1].update(agent={"kind": "robot"}),
-     "teams[1].agent.kind: got 'robot'; allowed: 'bot', 'llm' or 'human'"),
+     "teams[1].agent.kind: got 'robot'; allowed: 'bot', 'llm', 'human' or 'python'"),
     (lambda d: d.update(scoring="full_ppr"),
      "scoring.preset: Input should be 'ppr', 'half_ppr', 'standard', 'ffbench_v1' or 'fpl' (got 'full_ppr')"),
     (lambda d: d.update(scoring={"weights": {"passing_td": 6}}), "scoring.weights: unknown stat 'passing_td'"),

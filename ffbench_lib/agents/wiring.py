@@ -43,6 +43,9 @@ def build_agent(team: Any, seed: int, llm_factory: Callable[..., Agent] | None =
                                "or a batch"])
         from ffbench_lib.agents.human import HumanAgent
         return HumanAgent(team.name, seed, spec.name, seat, answers)
+    if spec.kind == "python":
+        from ffbench_lib.agents.plugin import PluginAgent
+        return PluginAgent(team.name, seed, spec, where)
     if llm_factory is None:
         from ffbench_lib.agents.llm import LLMAgent  # imported lazily: bots-only leagues never load litellm
         llm_factory = LLMAgent
@@ -59,7 +62,8 @@ def check_cache_for(teams: Any, settings: LLMSettings) -> None:
     """:func:`check_cache` for any teams (an exam's candidates) and their LLM settings."""
     from ffbench_lib.llm.cache import CacheUnusable, ReplayCache
 
-    if any(t.agent.kind == "llm" for t in teams):
+    if any(t.agent.kind == "llm" or getattr(t.agent, "model", None) is not None and t.agent.kind == "python"
+           for t in teams):  # a plug-in's own model calls are cached as an LLM team's
         try:
             ReplayCache.for_config(settings.cache_dir).check(replay_only=settings.replay_only)
         except CacheUnusable as exc:

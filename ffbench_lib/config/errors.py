@@ -24,7 +24,7 @@ class ConfigError(ValueError):
 def field_path(loc: tuple[Any, ...]) -> str:
     out, prev = "", None
     for part in loc:
-        tag = prev == "agent" and part in ("bot", "llm", "human")  # the agent union's discriminator, not a key
+        tag = prev == "agent" and part in ("bot", "llm", "human", "python")  # the agent union's tag, not a key
         prev = part
         if isinstance(part, int):
             out += f"[{part}]"

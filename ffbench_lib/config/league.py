@@ -182,7 +182,54 @@ class HumanAgent(_Strict):
         return f"human:{self.name}"
 
 
-AgentSpec = Annotated[Union[BotAgent, LLMAgent, HumanAgent], Field(discriminator="kind")]
+class PythonAgent(_Strict):
+    """An agent of your own (:mod:`ffbench_lib.agents.plugin`): ``entry`` names a factory, called as
+    ``factory(team, seed, **options)``, that returns any object with ``async decide(kind, view)``. With ``model``
+    (an LLM as an ``llm`` team names one), the object's own model calls go through ffbench's client: replay
+    cache, budget, provider limits, retries and the ledger."""
+
+    kind: Literal["python"]
+    entry: str = Field(description="package.module:factory, importable where the season runs (its folder on "
+                                   "PYTHONPATH)")
+    name: str | None = Field(None, pattern=r"^[\w.-]{1,40}$",
+                             description="how tables and metrics name it (agent id python:<name>); default the "
+                                         "factory's name")
+    options: dict[str, Any] = Field(default_factory=dict, description="keyword arguments of the factory")
+    model: LLMAgent | None = Field(None, description="the LLM the agent's own calls use (as an llm team's fields)")
+
+    @field_validator("entry")
+    @classmethod
+    def _entry_names_a_factory(cls, v: str) -> str:
+        if not re.fullmatch(r"[A-Za-z_]\w*(\.[A-Za-z_]\w*)*:[A-Za-z_]\w*", v):
+            raise ValueError("expected package.module:factory (a module's dotted name, a colon, the factory's "
+                             "name), e.g. my_agents:make_agent")
+        return v
+
+    @field_validator("model", mode="before")
+    @classmethod
+    def _model_is_llm(cls, v: Any) -> Any:
+        return {"kind": "llm", **v} if isinstance(v, dict) and "kind" not in v else v
+
+    @field_validator("options")
+    @classmethod
+    def _options_safe(cls, v: dict[str, Any]) -> dict[str, Any]:
+        found = credential_paths(v)
+        if found:
+            raise ValueError(f"{found[0][0]} looks like a credential (value hidden): read keys from the environment "
+                             "in your agent; never put a key in a config file")
+        return v
+
+    @property
+    def agent_id(self) -> str:
+        return f"python:{self.name or self.entry.rsplit(':', 1)[1]}"
+
+    @property
+    def llm(self) -> LLMAgent | None:
+        """The LLM whose calls this agent makes through ffbench's client (its endpoint's limit, its key)."""
+        return self.model
+
+
+AgentSpec = Annotated[Union[BotAgent, LLMAgent, HumanAgent, PythonAgent], Field(discriminator="kind")]
 
 
 class Team(_Strict):
@@ -591,7 +638,8 @@ def limit_clash(agents: Iterable[tuple[str, Any]]) -> tuple[str, str] | None:
     be silently unused locally and refused by a Dask scheduler mid-batch. One rule for a league and a batch."""
     first: dict[str, tuple[int, str]] = {}
     for who, agent in agents:
-        if agent.kind != "llm":
+        agent = agent.model if agent.kind == "python" else agent  # a plug-in's model shares its endpoint's limit
+        if agent is None or agent.kind != "llm":
             continue
         limit, by = first.setdefault(agent.endpoint, (agent.max_concurrency, who))
         if limit != agent.max_concurrency:

@@ -54,8 +54,11 @@ def register_league(league: Any) -> None:
     """Register the key named by every LLM team's ``api_key_env`` and any credential in its ``extra``
     (a :class:`config.League`)."""
     for team in getattr(league, "teams", []):
-        register_env(getattr(team.agent, "api_key_env", None))
-        register_credentials(getattr(team.agent, "extra", None))
+        agent = team.agent
+        if getattr(agent, "kind", None) == "python":  # a plug-in: its own model's key
+            agent = agent.model
+        register_env(getattr(agent, "api_key_env", None))
+        register_credentials(getattr(agent, "extra", None))
 
 
 #: a config key that names a credential (``api_key``, ``X-Api-Token``, ``Authorization``, ...); token COUNTS

@@ -19,7 +19,7 @@ def summarize(calls: list[dict[str, Any]], decisions: list[dict[str, Any]]) -> p
     if not calls:
         return pd.DataFrame(columns=COLUMNS)
     c = pd.DataFrame(calls)
-    d = pd.DataFrame([r for r in decisions if str(r.get("agent", "")).startswith("llm:")])
+    d = pd.DataFrame([r for r in decisions if str(r.get("agent", "")).startswith(("llm:", "python:"))])
     rows = []
     for (team, model), g in c.groupby(["team", "model"]):
         dd = d[d["team"] == team] if len(d) else d

@@ -34,7 +34,7 @@ from tqdm.auto import tqdm
 
 from ffbench_lib.core.atomic import write_csv, write_json, write_text
 from ffbench_lib.records import field as fieldmod
-from ffbench_lib.config.league import BotAgent, LLMAgent, limit_clash
+from ffbench_lib.config.league import BotAgent, LLMAgent, PythonAgent, limit_clash
 from ffbench_lib.config.errors import ConfigError, format_validation_error
 from ffbench_lib.config.load import load_config, load_yaml, parse_config
 from ffbench_lib.config.batch import ANALYSIS_NOTEBOOKS, BatchSpec
@@ -183,7 +183,7 @@ class _Seat(BaseModel):
     """A team's ``agent`` alone, so a candidate's errors read as the league config's (``agent.strategy: ...``).
     A batch plays bots and models only: nobody would answer a person's seat."""
 
-    agent: Annotated[Union[BotAgent, LLMAgent], Field(discriminator="kind")]
+    agent: Annotated[Union[BotAgent, LLMAgent, PythonAgent], Field(discriminator="kind")]
 
 
 def _agent(spec: Any, where: str) -> Any:

@@ -31,7 +31,7 @@ from ffbench_lib.agents.base import Agent
 from ffbench_lib.agents.wiring import bind_agents, build_agent, check_cache_for
 from ffbench_lib.config.batch import SeasonName
 from ffbench_lib.config.errors import ConfigError, format_validation_error
-from ffbench_lib.config.league import BotAgent, Information, League, LLMAgent, LLMSettings
+from ffbench_lib.config.league import BotAgent, Information, League, LLMAgent, LLMSettings, PythonAgent
 from ffbench_lib.config.load import load_config, load_yaml, parse_config
 from ffbench_lib.core.aio import run_sync
 from ffbench_lib.core.atomic import write_json, write_parquet, write_text
@@ -410,7 +410,7 @@ class Candidate(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     name: Annotated[str, Field(min_length=1, max_length=40)]
-    agent: Annotated[BotAgent | LLMAgent, Field(discriminator="kind")]
+    agent: Annotated[BotAgent | LLMAgent | PythonAgent, Field(discriminator="kind")]
 
 
 class CandidatesSpec(BaseModel):
@@ -602,7 +602,7 @@ def _guard(df: pd.DataFrame, cands: CandidatesSpec) -> None:
     limit = cands.llm.max_fallback_rate
     if limit is None:
         return
-    llm = {c.name for c in cands.candidates if c.agent.kind == "llm"}
+    llm = {c.name for c in cands.candidates if c.agent.kind in ("llm", "python")}  # models and plug-ins
     for name, g in df[df["agent"].isin(llm)].groupby("agent"):
         n, fb = len(g), int((g["decided_by"] != "agent").sum())
         if n >= cands.llm.fallback_min_decisions and fb / n > limit:

@@ -41,14 +41,21 @@ def endpoints(league: League) -> dict[tuple, list[str]]:
     return out
 
 
+def model_specs(league: League) -> dict[str, LLMSpec]:
+    """Team name -> the LLM its calls use: an LLM team's, or a plug-in's own ``model``."""
+    plugins = {t.name: t.agent.model for t in league.teams if t.agent.kind == "python" and t.agent.model}
+    return {**llm_specs(league), **plugins}
+
+
 def key_warnings(league: League) -> list[str]:
     """A line per model whose key variable is unset (nothing is called)."""
     out, seen = [], set()
-    for team, spec in llm_specs(league).items():
+    specs = model_specs(league)
+    for team, spec in specs.items():
         var = missing_key(spec)
         if var and (spec.model, var) not in seen:
             seen.add((spec.model, var))
-            teams = [t for t, s in llm_specs(league).items() if s.model == spec.model and missing_key(s) == var]
+            teams = [t for t, s in specs.items() if s.model == spec.model and missing_key(s) == var]
             out.append(f"{spec.model} (team{'s' if len(teams) > 1 else ''} {', '.join(teams)}): {var} is not set, so "
                        "its first call will stop the run; export it (or give api_key_env), unless this provider takes "
                        "its credentials from elsewhere (a cloud login)")
