@@ -247,21 +247,22 @@ def test_an_ir_answer_scores_by_its_rule_against_a_brute_force_over_every_answer
 
     skill = SKILLS["ir_choice"]
     records = [{"decision": "ir_moves", "week": 6, "view": view},
-               {"decision": "waiver_claims", "week": 6, "view": {"free_agents": free}}]
+               {"decision": "waiver_claims", "week": 6, "view": {"free_agents": free},
+                "protected_view": {"free_agents": {"QB": [card(8, "QB")]}}}]  # a protected team's cut list
     state = {"skill": "ir_choice", "kind": "ir_moves", **skill.draw(records, Truth(), 1, rng)[0]}
     pos = {c["id"]: c["pos"] for c in mine + on_ir + [c for cs in free.values() for c in cs]}
 
     def lineup(ids, w):
         return brute_force({p: pos[p] for p in ids}, pts[w], roster)
 
-    def replay(answer):
+    def replay(answer, shown=("p5", "p6", "p7", "p8")):
         gone = set(answer["to_ir"]) | {b["drop"] for b in answer["from_ir"] if b["drop"]}
         back = [b["player"] for b in answer["from_ir"]]
         active = [c["id"] for c in mine if c["id"] not in gone] + back
         ir = [c["id"] for c in on_ir if c["id"] not in back] + answer["to_ir"]
         fills = []
         for _ in range(len(answer["to_ir"]) - len(back)):  # spots freed by moves to IR that no return takes
-            options = [f for f in ("p5", "p6", "p7", "p8") if f not in fills]
+            options = [f for f in shown if f not in fills]
             fills.append(max(options, key=lambda f: (sum(lineup(active + fills + [f], w) for w in weeks), f)))
         total, returned = 0.0, []
         for w in weeks:
@@ -292,6 +293,7 @@ def test_an_ir_answer_scores_by_its_rule_against_a_brute_force_over_every_answer
         if got.decided_by == "agent":
             legal[json.dumps(a)] = got.score
             assert got.score == pytest.approx(replay(a)), a
+            assert skill.score(state, a, protected=True).score == pytest.approx(replay(a, ("p8",))), a
     assert 2 <= len(legal) < len(answers)
     best = max(legal.values())
     nothing = skill.score(state, {"to_ir": [], "from_ir": []})
@@ -309,13 +311,16 @@ def test_week_bins_draw_early_middle_and_late_weeks():
 
 
 def test_a_team_seasons_few_states_cover_a_short_roster_and_a_full_one():
-    """Position scarcity as a stratum: with two short weeks of 17 (players on bye or Out cannot fill the lineup),
-    three draws always hold one of each stratum, still one per week bin; a bin holding only one stratum draws it."""
+    """Position scarcity as a stratum: with short weeks anywhere in 17 (players on bye or Out cannot fill the
+    lineup: one early week, two, the last, most of them), three draws always hold both strata, still one per week
+    bin; with one stratum the draw is the bins' alone."""
     rng = random.Random(2)
-    short = {5, 9}
-    for _ in range(50):
-        got = stratified(list(range(1, 18)), 3, rng, lambda w: "short" if w in short else "full")
-        assert got[0] <= 6 <= got[1] <= 12 <= got[2] and short & set(got) and set(got) - short
+    for short in ({5, 9}, {3}, {1, 2}, {17}, {7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17}):
+        for _ in range(50):
+            got = stratified(list(range(1, 18)), 3, rng, lambda w: "short" if w in short else "full")
+            assert got[0] <= 6 <= got[1] <= 12 <= got[2] and short & set(got) and set(got) - short, (short, got)
+    assert stratified(list(range(1, 18)), 3, random.Random(5)) == stratified(list(range(1, 18)), 3, random.Random(5),
+                                                                           lambda w: "full")  # one stratum: bins
     rules = {"roster_slots": {"QB": 1, "RB": 1, "WR": 1, "TE": 0, "K": 0, "DST": 0, "FLEX": 1}, "bench": 1,
              "flex_positions": ["RB", "WR", "TE"], "caps": {"TE": 0, "K": 0, "DST": 0}, "teams": 4}
     card = lambda pos, *flags: {"pos": pos, "zero_flags": list(flags)}  # noqa: E731
@@ -872,6 +877,16 @@ def test_a_protected_exam_cuts_boards_as_a_protected_season_and_leaves_exact_can
         assert all(re.search(rf"\b{masker.players[p]}\b", prompt) for p in only_cut)
         assert not any(re.search(rf"\b{masker.players[p]}\b", prompt) for p in only_exact)
         assert "Protected numbers" in prompt
+    assert set(df.loc[df["agent"] == "adp", "view"]) == {"exact"}  # a bot answers exact views
+    fake = df[df["agent"] == "fake"].set_index("state_id")["view"]
+    assert {s for s in fake.index if fake[s] == "protected"} == {s["state_id"] for s in cut}
+    from ffbench_lib.analysis.exams import pair_tests, skill_table
+    pairs = pair_tests(df).set_index(["skill", "a", "b"])
+    draft = pairs.loc[("draft_pick", "adp", "fake")]
+    assert draft["other_view"] == 30 and draft["states"] == 0  # a cut board is no pair for an exact one
+    assert pairs.loc[("start_sit", "adp", "fake"), "other_view"] == 0
+    table = skill_table(df).set_index(["skill", "agent"])
+    assert table.loc[("draft_pick", "fake"), "protected"] == 1.0 and table.loc[("start_sit", "fake"), "protected"] == 0
     mine = df[(df["agent"] == "fake") & (df["skill"] == "draft_pick")]
     by_id = {s["state_id"]: s for s in cut}
     picks = [(json.loads(d)["pick"], r) for d, r in zip(mine["detail"], mine["state_id"])]

@@ -4,8 +4,10 @@ paired tests between candidates on the same states (Holm within a skill), the sh
 states a pair needs, beside the seeds the same pair needs in full seasons (the suite's own source seasons as the
 pilot: start/sit's regret per team-week).
 
-A state's rows are paired across candidates: every candidate answered the same view, so a difference is the
-candidates', not their rosters'."""
+A state's rows are paired across candidates: both answered the same view, so a difference is the candidates',
+not their rosters'. A protected exam judges a masked candidate on a cut board where a bot answers the exact one
+(the results' ``view``): pairs compare only the states both answered as the same view, and say how many they
+left out (``other_view``)."""
 from __future__ import annotations
 
 import json
@@ -83,7 +85,8 @@ def _note(r: dict) -> str | None:
 
 def skill_table(df: pd.DataFrame, confidence: float = 0.95) -> pd.DataFrame:
     """Per skill, sport and candidate (regrets of two sports share no scale): states, mean score, mean regret with
-    its two-way clustered interval (``note`` says why there is none), the share the rules repaired; best (lowest
+    its two-way clustered interval (``note`` says why there is none), the share the rules repaired, the share it
+    answered as a protected team (cut boards: its best possible is the best of what it was shown); best (lowest
     mean regret) first."""
     rows = []
     for (skill, sport, agent), g in df.groupby(["skill", "sport", "agent"], sort=True):
@@ -92,7 +95,9 @@ def skill_table(df: pd.DataFrame, confidence: float = 0.95) -> pd.DataFrame:
                      "score": round(float(g["score"].mean()), 2), "regret": round(r["mean"], 2),
                      "low": round(r["low"], 2), "high": round(r["high"], 2),
                      "repaired": round(float((g["decided_by"] != "agent").mean()), 3),
-                     "team_seasons": r["clusters_a"], "clusters": r["clusters_b"], "note": _note(r)})
+                     "team_seasons": r["clusters_a"], "clusters": r["clusters_b"],
+                     "protected": round(float((g["view"] == "protected").mean()), 3) if "view" in g else 0.0,
+                     "note": _note(r)})
     out = pd.DataFrame(rows)
     return out.sort_values(["skill", "sport", "regret", "agent"], kind="stable").reset_index(drop=True) if len(out) \
         else out
@@ -114,27 +119,45 @@ def _paired(df: pd.DataFrame, skill: str, sport: str, a: str, b: str) -> pd.Data
     x = g[g["agent"] == a].set_index("state_id")
     y = g[g["agent"] == b].set_index("state_id")
     common = x.index.intersection(y.index)
-    return pd.DataFrame({"d": x.loc[common, "regret"] - y.loc[common, "regret"],
+    if "view" in g.columns:  # a cut board against an exact one is no pair (its best possible differs)
+        alike = common[(x.loc[common, "view"] == y.loc[common, "view"]).to_numpy()]
+        other, common = len(common) - len(alike), alike
+    else:
+        other = 0
+    if common.empty:
+        out = pd.DataFrame(columns=["d", "same", "team_season", "week"])
+        out.attrs["other_view"] = other
+        return out
+    out = pd.DataFrame({"d": x.loc[common, "regret"] - y.loc[common, "regret"],
                          "same": x.loc[common, "applied"] == y.loc[common, "applied"],
                          "team_season": x.loc[common, "team_season"], "week": _week(x.loc[common].reset_index())
                          .set_axis(common)})
+    out.attrs["other_view"] = other
+    return out
 
 
 def pair_tests(df: pd.DataFrame, alpha: float = 0.05) -> pd.DataFrame:
     """Every pair of candidates within a skill and sport on the states both answered: the mean regret difference
     (a - b: below 0, a regrets less), its two-way clustered interval and p, Holm-adjusted within the skill and sport,
-    and the share of states where both applied the very same answer."""
+    and the share of states where both applied the very same answer; ``other_view``: the states left out because
+    one was judged on a protected (cut) view and the other on the exact one."""
     rows = []
     for (skill, sport), part in df.groupby(["skill", "sport"], sort=True):
         agents = sorted(part["agent"].unique())
         mine = []
         for a, b in combinations(agents, 2):
             p = _paired(df, skill, sport, a, b)
+            if p.empty:  # no state both answered as the same view (a protected candidate against a bot on cut boards)
+                mine.append({"skill": skill, "sport": sport, "a": a, "b": b, "states": 0, "diff": np.nan,
+                             "low": np.nan, "high": np.nan, "p": np.nan, "identical": np.nan,
+                             "other_view": p.attrs["other_view"]})
+                continue
             t = stats.twoway_cluster_test(p["d"], p["team_season"], p["week"])
             mine.append({"skill": skill, "sport": sport, "a": a, "b": b, "states": len(p), "diff": round(t["mean"], 2),
                          "low": round(t["low"], 2) if np.isfinite(t["low"]) else np.nan,
                          "high": round(t["high"], 2) if np.isfinite(t["high"]) else np.nan, "p": t["p"],
-                         "identical": round(float(p["same"].mean()), 3) if len(p) else np.nan})
+                         "identical": round(float(p["same"].mean()), 3) if len(p) else np.nan,
+                         "other_view": p.attrs["other_view"]})
         adj = stats.holm([r["p"] for r in mine])
         for r, q in zip(mine, adj):
             r["p_holm"] = q
@@ -157,6 +180,8 @@ def states_needed(df: pd.DataFrame, alpha: float = 0.05, target: float = 0.8) ->
         m = max(len(ranked) - 1, 1)
         for a, b in zip(ranked, ranked[1:]):
             p = _paired(df, skill, sport, a, b)
+            if p.empty:  # nothing comparable (protected against exact views on every state)
+                continue
             t = stats.twoway_cluster_mean(p["d"], p["team_season"], p["week"])
             sd = t["se"] * math.sqrt(len(p)) if np.isfinite(t["se"]) else float("nan")
             same = bool(len(p)) and bool(np.all(p["d"] == 0))

@@ -691,7 +691,7 @@ class Information(_Strict):
                    "set information.masking: players_and_teams (protected numbers hide who a masked player is)")
             why = (": with real NFL teams on every card, a team and a position leave a handful of players, whatever "
                    "the numbers show" if self.masking == "players" else "")
-            raise _field_problem("information.numbers", f"protected needs masking players_and_teams, not "
+            raise _field_problem("numbers", f"protected needs masking players_and_teams, not "
                                  f"{self.masking}{why}; {fix}, or numbers: exact")
         return self
 

@@ -63,10 +63,16 @@ class Skill:
         in order) and the season's ``truth``: each ``{"week", "view", "truth"}``."""
         raise NotImplementedError
 
-    def score(self, state: dict, answer: Any, view: dict | None = None) -> Scored:
-        """``answer`` to ``state``, judged on the ``view`` it answered: the state's, or its ``protected_view`` (a
-        draft board or free-agent list cut as a team shown protected numbers sees it)."""
+    def score(self, state: dict, answer: Any, protected: bool = False) -> Scored:
+        """``answer`` to ``state``, judged on the view it answered (:func:`shown`): with ``protected``, as a team
+        shown protected numbers (a draft board or free-agent list cut by the protected value)."""
         raise NotImplementedError
+
+
+def shown(state: dict, protected: bool) -> dict:
+    """The view of ``state`` a candidate answers: its protected view where the season would have cut a list for a
+    team shown protected numbers (``protected``), else the state's own."""
+    return state.get("protected_view", state["view"]) if protected else state["view"]
 
 
 def drawn(records: list[dict], kind: str, n: int, rng: random.Random,
@@ -81,19 +87,28 @@ def drawn(records: list[dict], kind: str, n: int, rng: random.Random,
 def stratified(weeks: list[int], n: int, rng: random.Random, key: Callable[[int], str] | None = None) -> list[int]:
     """``n`` of ``weeks`` (sorted), one drawn from each of ``n`` consecutive, near-equal bins: early, middle and
     late weeks alike (all of them when there are no more than ``n``). With ``key`` (a week's stratum: position
-    scarcity), a bin draws from the weeks of a stratum not yet drawn when it has any, so a team-season's few states
-    cover both a short roster and a full one where it met both."""
+    scarcity), every stratum the weeks hold is then drawn where ``n`` allows: a stratum the draw missed replaces
+    the draw of a bin that holds it, among the bins whose stratum is drawn twice or more (the week drawn again
+    from that bin's weeks of the missing stratum), so a team-season's few states cover a short roster and a full
+    one whenever it met both."""
     weeks = sorted(weeks)
     if len(weeks) <= n:
         return weeks
     bounds = [round(i * len(weeks) / n) for i in range(n + 1)]
+    bins = [weeks[bounds[i]: bounds[i + 1]] for i in range(n)]
+    out = [b[rng.randrange(len(b))] for b in bins]
     if key is None:
-        return [weeks[rng.randrange(bounds[i], bounds[i + 1])] for i in range(n)]
-    out: list[int] = []
-    for i in range(n):
-        in_bin = weeks[bounds[i]: bounds[i + 1]]
-        fresh = [w for w in in_bin if key(w) not in {key(x) for x in out}]
-        out.append(rng.choice(fresh or in_bin))
+        return out
+    for stratum in sorted({key(w) for w in weeks}):
+        drawn_now = [key(w) for w in out]
+        if stratum in drawn_now:
+            continue
+        room = [i for i, b in enumerate(bins) if drawn_now.count(drawn_now[i]) > 1 and any(key(w) == stratum
+                                                                                           for w in b)]
+        if room:
+            i = room[rng.randrange(len(room))]
+            pick = [w for w in bins[i] if key(w) == stratum]
+            out[i] = pick[rng.randrange(len(pick))]
     return out
 
 
@@ -132,7 +147,7 @@ class StartSit(Skill):
                 **({"played": sorted(p for p in ids if p in played)} if played is not None else {})}})
         return out
 
-    def score(self, state: dict, answer: Any, view: dict | None = None) -> Scored:
+    def score(self, state: dict, answer: Any, protected: bool = False) -> Scored:
         view, truth = state["view"], state["truth"]
         roster = roster_from_rules(view["rules"])
         positions = {p["id"]: p["pos"] for p in view["players"]}
@@ -176,7 +191,7 @@ class TradeAcceptance(Skill):
                 str(x): {p: float(truth.points(x).get(p, 0.0)) for p in ids} for x in range(w, truth.weeks + 1)}}})
         return out
 
-    def score(self, state: dict, answer: Any, view: dict | None = None) -> Scored:
+    def score(self, state: dict, answer: Any, protected: bool = False) -> Scored:
         view, truth = state["view"], state["truth"]
         roster = roster_from_rules(view["rules"])
         mine = [c["id"] for c in view["my_roster"]]
@@ -211,10 +226,10 @@ class WaiverChoice(Skill):
             view, w = r["view"], r["week"]
             roster = roster_from_rules(view["rules"])
             mine = [c["id"] for c in view["my_roster"]]
-            shown = [view["free_agents"], *([r["protected_view"]["free_agents"]] if "protected_view" in r else [])]
-            free = list(dict.fromkeys(c["id"] for lists in shown for cs in lists.values() for c in cs))
+            both = [view["free_agents"], *([r["protected_view"]["free_agents"]] if "protected_view" in r else [])]
+            free = list(dict.fromkeys(c["id"] for lists in both for cs in lists.values() for c in cs))
             positions = {c["id"]: c["pos"] for c in view["my_roster"]}
-            positions.update({c["id"]: c["pos"] for lists in shown for cs in lists.values() for c in cs})
+            positions.update({c["id"]: c["pos"] for lists in both for cs in lists.values() for c in cs})
             weeks = [{p: float(truth.points(x).get(p, 0.0)) for p in positions} for x in range(w, truth.weeks + 1)]
             values = {_move(None, None): rest_of_season(mine, positions, weeks, roster)}
             for add, drop in legal_swaps(mine, positions, free, roster):
@@ -224,15 +239,15 @@ class WaiverChoice(Skill):
                         **({"protected_view": r["protected_view"]} if "protected_view" in r else {})})
         return out
 
-    def score(self, state: dict, answer: Any, view: dict | None = None) -> Scored:
+    def score(self, state: dict, answer: Any, protected: bool = False) -> Scored:
         """The best possible is over the moves the answered view allows (a protected list shows other players)."""
-        view = view or state["view"]
+        view = shown(state, protected)
         values = state["truth"]["values"]
         out = REGISTRY[self.kind].resolve(answer, view)
         top = out.value[0] if out.value else None
         move = _move(top["add"], top["drop"]) if top else _move(None, None)
-        shown = {c["id"] for cs in view["free_agents"].values() for c in cs}
-        best = max(v for m, v in values.items() if m.split("|")[0] in shown or m == _move(None, None))
+        listed = {c["id"] for cs in view["free_agents"].values() for c in cs}
+        best = max(v for m, v in values.items() if m.split("|")[0] in listed or m == _move(None, None))
         return Scored(out.applied, out.decided_by, tuple(out.problems), values[move], best,
                       {"add": top["add"] if top else None, "drop": top["drop"] if top else None,
                        "keep_value": values[_move(None, None)]})
@@ -271,7 +286,7 @@ class DraftPick(Skill):
                 **({"protected_view": r["protected_view"]} if "protected_view" in r else {})})
         return out
 
-    def score(self, state: dict, answer: Any, view: dict | None = None) -> Scored:
+    def score(self, state: dict, answer: Any, protected: bool = False) -> Scored:
         """Judged as the season judges a shortlist at the team's turn: players the view showed on deck but others
         drafted before the turn are dropped (not the answer's mistake); a shortlist left empty is the repair (a
         season would ask again, with the board then), marked."""
@@ -279,7 +294,7 @@ class DraftPick(Skill):
 
         from ffbench_lib.game.phases.draft import judge_shortlist
 
-        view, par = view or state["view"], state["truth"]["par"]
+        view, par = shown(state, protected), state["truth"]["par"]
         taken = set(state["truth"].get("taken_before_turn", ()))
         out, notes = judge_shortlist(SimpleNamespace(drafted=lambda: taken), view, answer)
         if out is None:  # every shortlisted player went before the turn: the repair on the board then
@@ -318,16 +333,20 @@ class IRChoice(Skill):
     reads = ("waiver_claims",)
 
     def draw(self, records: list[dict], truth: Any, n: int, rng: random.Random) -> list[dict]:
-        waivers = {r["week"]: r["view"] for r in records if r["decision"] == "waiver_claims"}
+        waivers = {r["week"]: r for r in records if r["decision"] == "waiver_claims"}
         out = []
-        for r in drawn([r for r in records if r["week"] in waivers], self.kind, n, rng):  # week 1: no waivers
+        for r in drawn([r for r in records if r["week"] in waivers], self.kind, n, rng, scarcity):  # week 1: none
             view, w = r["view"], r["week"]
-            free = [c for cs in waivers[w]["free_agents"].values() for c in cs]
-            out.append({"week": w, "view": view, "truth": {"values": ir_values(view, free, truth, w)}})
+            lists = {"values": waivers[w]["view"]["free_agents"]}
+            if "protected_view" in waivers[w]:  # a protected team's spot is filled from its own (cut) list
+                lists["protected_values"] = waivers[w]["protected_view"]["free_agents"]
+            out.append({"week": w, "view": view, "truth": {
+                k: ir_values(view, [c for cs in fa.values() for c in cs], truth, w) for k, fa in lists.items()}})
         return out
 
-    def score(self, state: dict, answer: Any, view: dict | None = None) -> Scored:
-        values = state["truth"]["values"]
+    def score(self, state: dict, answer: Any, protected: bool = False) -> Scored:
+        truth = state["truth"]
+        values = truth["protected_values"] if protected and "protected_values" in truth else truth["values"]
         out = REGISTRY[self.kind].resolve(answer, state["view"])
         key = ir_key(out.value)
         return Scored(out.applied, out.decided_by, tuple(out.problems), values[key], max(values.values()),

@@ -454,6 +454,11 @@ def exam_section(results, alpha: float = 0.05):
                f"{esc('; '.join(found)) if found else 'none'}.</p>")
     if alike:
         out.append(f"<p>The same answer on every state: {esc('; '.join(alike))}.</p>")
+    cut = table[table["protected"] > 0]
+    if len(cut):  # protected numbers: a masked candidate answered cut boards, a bot the exact ones
+        out.append(f"<p>Protected numbers: {esc(', '.join(sorted(set(cut['agent']))))} answered cut draft boards and "
+                   "waiver lists (as a protected season's team), judged against the best of what they were shown; "
+                   "pairs compare only the states both answered as the same view.</p>")
     out.append(png(plots.exam_regret(table)).data)
     return _html("\n".join(out))
 

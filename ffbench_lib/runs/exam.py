@@ -36,7 +36,7 @@ from ffbench_lib.config.load import load_config, load_yaml, parse_config
 from ffbench_lib.core.aio import run_sync
 from ffbench_lib.core.atomic import write_json, write_parquet, write_text
 from ffbench_lib.game.seat import Answered, StopRun
-from ffbench_lib.game.skills import SKILLS, scarcity
+from ffbench_lib.game.skills import SKILLS, scarcity, shown
 from ffbench_lib.llm.cache import ReplayMiss
 from ffbench_lib.llm.client import Budget, FatalLLMError
 from ffbench_lib.runs.batch import Stratum, strata
@@ -48,11 +48,12 @@ FORMAT = "ffbench-exam-suite"
 VERSION = 2  # 2: each state names its position-scarcity stratum
 SUITE, STATES, RESULTS, RESULTS_META = "suite.json", "states.jsonl", "exam_results.parquet", "exam.json"
 #: exam_results.parquet's columns, in order (``roster``/``started``: start/sit's lists of player ids, else empty;
-#: ``stratum``: the state's position scarcity, :func:`~ffbench_lib.game.skills.scarcity`; ``detail``: the skill's own
+#: ``stratum``: the state's position scarcity, :func:`~ffbench_lib.game.skills.scarcity`; ``view``: ``protected``
+#: where the answer was judged as a protected team's (:func:`judged_as`), else ``exact``; ``detail``: the skill's own
 #: numbers as JSON, e.g. a trade's value accepted and kept)
-COLUMNS = ["suite", "state_id", "skill", "sport", "season", "week", "round", "stratum", "source", "team_season",
-           "source_agent", "agent", "agent_id", "answer", "applied", "decided_by", "problems", "score", "best_possible",
-           "regret", "roster", "started", "detail"]
+COLUMNS = ["suite", "state_id", "skill", "sport", "season", "week", "round", "stratum", "view", "source",
+           "team_season", "source_agent", "agent", "agent_id", "answer", "applied", "decided_by", "problems", "score",
+           "best_possible", "regret", "roster", "started", "detail"]
 
 
 #: the decision kinds whose lists a protected team sees cut (:meth:`~ffbench_lib.game.views.Firewall.board`,
@@ -492,11 +493,12 @@ def run_exam(suite_dir: str | Path, candidates_path: str | Path, out: str | Path
         protected = cands.information.numbers == "protected"
         answers = run_sync(_ask_all(agents, states, budget, seats, protected))
         for (name, state), (answer, problems) in zip(((n, s) for n in agents for s in states), answers):
-            view = answered_view(state, (name, state["source"]) in seats, protected)
-            scored = SKILLS[state["skill"]].score(state, answer, view)
+            masked = (name, state["source"]) in seats
+            scored = SKILLS[state["skill"]].score(state, answer, masked and protected)
             rows.append({"suite": meta["name"], "state_id": state["state_id"], "skill": state["skill"],
                          "sport": state["sport"], "season": str(state["season"]), "week": state["week"],
-                         "round": state.get("round"), "stratum": state["stratum"], "source": state["source"],
+                         "round": state.get("round"), "stratum": state["stratum"],
+                         "view": judged_as(state, masked, protected), "source": state["source"],
                          "team_season": state["team_season"], "source_agent": state["source_agent"], "agent": name,
                          "agent_id": agents[name].agent_id, "answer": json.dumps(answer, sort_keys=True, default=str),
                          "applied": json.dumps(scored.applied, sort_keys=True, default=str),
@@ -570,7 +572,14 @@ def answered_view(state: dict, masked: bool, protected: bool) -> dict:
     """The view a candidate answers: a masked candidate's, with protected numbers, the state's protected view where
     the season would have cut its board or free-agent list; every other candidate's (a bot: exact numbers, as a
     protected season's bots) the state's own."""
-    return state.get("protected_view", state["view"]) if masked and protected else state["view"]
+    return shown(state, masked and protected)
+
+
+def judged_as(state: dict, masked: bool, protected: bool) -> str:
+    """``protected`` where the candidate's answer was judged as a protected team's (a cut list, or an IR spot
+    filled from one), else ``exact``: the results' ``view`` column, so pairs compare like with like."""
+    cut = "protected_view" in state or "protected_values" in state["truth"]
+    return "protected" if masked and protected and cut else "exact"
 
 
 async def _ask_all(agents: dict[str, Agent], states: list[dict], budget: Budget,
