@@ -399,12 +399,30 @@ def _cmd_batch(args: argparse.Namespace) -> int:
     summary = run_batch(args.spec, workers=args.workers, progress=not args.quiet, executor=args.executor,
                         scheduler=args.scheduler, runner=args.runner)
     print(f"batch {summary['name']}: {summary['complete']}/{summary['runs']} runs complete")
+    _batch_results(args.spec, summary)
     for f in summary["failed"]:
         where = f"{f['sport']} {f['season']} " if f.get("season") is not None else ""
         print(f"  {f['candidate'] + ' ' if f.get('candidate') else ''}{where}seed {f['seed']} failed: {f['error']}")
     for nb, st in summary.get("analysis", {}).items():
         print(f"  analysis {nb}: {st}")
     return 0 if not summary["failed"] else 1
+
+
+def _batch_results(spec_path, summary: dict) -> None:
+    """``results.json`` beside a batch's summary, over its complete runs (none: none written)."""
+    from ffbench_lib.analysis.results import write_for_runs
+    from ffbench_lib.runs.batch import load_batch
+
+    if not summary["complete"]:
+        return
+    spec, _ = load_batch(spec_path)
+    out = Path(spec.out)
+    try:
+        f = write_for_runs([out], out / "results.json", summary["name"], "batch")
+    except (ValueError, KeyError) as exc:  # said, not hidden: the runs and their summary stand
+        print(f"warning: results.json not written: {exc}", file=sys.stderr)
+        return
+    print(f"results: {f}")
 
 
 def _cmd_power(args: argparse.Namespace) -> int:
@@ -485,6 +503,9 @@ def _cmd_page(args: argparse.Namespace) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return 1
     print(f"report written to {out} (opens offline)")
+    from ffbench_lib.analysis.results import write_for_runs
+    page = Path(out)
+    print(f"results: {write_for_runs(args.runs, page.with_name(page.stem + '.results.json'), page.stem, 'report')}")
     return 0
 
 
@@ -522,6 +543,8 @@ def _cmd_exam_run(args: argparse.Namespace) -> int:
         return 3
     print(summary(df).to_string(index=False))
     print(f"{len(df)} answers written to {Path(args.out) / RESULTS}")
+    from ffbench_lib.analysis.results import write_for_exam
+    print(f"results: {write_for_exam(args.out)}")
     return 0
 
 
@@ -556,6 +579,7 @@ def _cmd_demo(args: argparse.Namespace) -> int:
     summary = run_batch(spec_path, progress=True)
     print(f"demo batch: {summary['complete']}/{summary['runs']} runs complete; figures and tables in "
           f"{out / 'analysis'}")
+    _batch_results(spec_path, summary)
     for f in summary["failed"]:
         print(f"  seed {f['seed']} failed: {f['error']}")
     for nb, st in summary.get("analysis", {}).items():

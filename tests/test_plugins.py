@@ -48,7 +48,8 @@ class Asker:
         self.client = client
 
     async def decide(self, kind, view):
-        self.texts.append(await self.client.complete([{"role": "user", "content": f"{kind} in week {view.get('week')}, pick {view.get('pick')}"}]))
+        ask = f"{kind} in week {view.get('week')}, pick {view.get('pick')}"
+        self.texts.append(await self.client.complete([{"role": "user", "content": ask}]))
         return await self.bot.decide(kind, view)
 
 

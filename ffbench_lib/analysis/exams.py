@@ -33,9 +33,9 @@ SKILL_RULES = {
                      "holds the roster and has no other claimant; a bid is not scored) against the best single move "
                      "the view allows, or none",
     "ir_choice": "IR choice: the rest-of-season value of the active roster the answer leaves, a spot a move to IR "
-                 "frees filled with the best free agent shown that week and a player on IR back the first week he plays (into an "
-                 "open spot, for that free agent, or for the active player scoring least from then), against the "
-                 "best legal answer",
+                 "frees filled with the best free agent shown that week and a player on IR back the first week he "
+                 "plays (into an open spot, for that free agent, or for the active player scoring least from then), "
+                 "against the best legal answer",
     "draft_pick": "draft pick: the pick's season points above his position's replacement level (the season of the "
                   "player ranked teams x starting slots + 1 there) against the best on the board; caveat: a pick's "
                   "value to one roster also depends on the rest of the roster and on later picks, and points above "

@@ -41,7 +41,7 @@ from ffbench_lib.llm.cache import ReplayMiss
 from ffbench_lib.llm.client import Budget, FatalLLMError
 from ffbench_lib.runs.batch import Stratum, strata
 from ffbench_lib.runs.rundir import RunDir, RunDirError, exclusive
-from ffbench_lib.runs.runner import Engine
+from ffbench_lib.runs.runner import Engine, code_fingerprint
 
 FORMAT = "ffbench-exam-suite"
 #: the suite format's version: a suite of another version is refused (rebuild it)
@@ -514,7 +514,7 @@ def run_exam(suite_dir: str | Path, candidates_path: str | Path, out: str | Path
                                         "suite_dir": str(Path(suite_dir)), "states": len(states),
                                         "candidates": [c.model_dump(mode="json") for c in cands.candidates],
                                         "information": cands.information.model_dump(mode="json"),
-                                        "cost_usd": round(budget.spent_usd, 6),
+                                        "cost_usd": round(budget.spent_usd, 6), "code_fingerprint": code_fingerprint(),
                                         "cost_usd_earlier_attempts": round(earlier, 6)})
     return df
 
