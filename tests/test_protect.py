@@ -12,7 +12,7 @@ import pytest
 from ffbench_lib.cli import main as cli
 from ffbench_lib.config.errors import ConfigError
 from ffbench_lib.config.league import Information, League
-from ffbench_lib.config.load import load_config
+from ffbench_lib.config.load import load_config, parse_config
 from ffbench_lib.game.protect import (K, NUMBER_WITHHELD, SEASON_HIDDEN, Protector, bye_classes, cell_text, columns,
                                       consistent, fits, generalise, Column, midpoint, mondrian, parse_tables)
 from ffbench_lib.game.render import CARD, DETAIL, WEEK, table
@@ -59,9 +59,9 @@ def test_the_default_dumps_as_before_and_protected_needs_masked_teams():
     d = league.model_dump(mode="json")
     for masking in ("off", "players"):
         d["information"] = {"masking": masking, "numbers": "protected"}
-        with pytest.raises(ValueError, match=r"information\.numbers: protected needs masking players_and_teams.*"
-                                             r"set information\.masking: players_and_teams"):
-            League.model_validate(d)
+        with pytest.raises(ConfigError, match=r"\n  information\.numbers: protected needs masking players_and_teams.*"
+                                              r"set information\.masking: players_and_teams"):
+            parse_config(d, "league.yaml")  # as a user reads it (not information.information.numbers)
 
 
 def test_validate_refuses_protected_numbers_without_masking(tmp_path, capsys):
