@@ -417,8 +417,10 @@ def _batch_results(spec_path, summary: dict) -> None:
         return
     spec, _ = load_batch(spec_path)
     out = Path(spec.out)
+    failed = [f"{f.get('candidate') + ' ' if f.get('candidate') else ''}seed {f['seed']}" for f in summary["failed"]]
     try:
-        f = write_for_runs([out], out / "results.json", summary["name"], "batch")
+        f = write_for_runs([out / r for r in summary["complete_runs"]], out / "results.json", summary["name"], "batch",
+                           left_out=failed)
     except (ValueError, KeyError) as exc:  # said, not hidden: the runs and their summary stand
         print(f"warning: results.json not written: {exc}", file=sys.stderr)
         return

@@ -33,7 +33,8 @@ def test_the_schema_refuses_another_version_and_unknown_fields():
     good = {"format": "ffbench-results", "version": VERSION, "source": "exam", "name": "x", "sample": {},
             "agents": [], "metrics": [], "tests": [], "fingerprints": {"data": [], "code": []}}
     jsonschema.validate(good, schema())
-    for bad in ({**good, "version": VERSION + 1}, {**good, "extra": 1}, {**good, "source": "season"},
+    missing = {k: v for k, v in good.items() if k not in ("format", "version")}
+    for bad in ({**good, "version": VERSION + 1}, {**good, "extra": 1}, {**good, "source": "season"}, missing,
                 {**good, "metrics": [{"name": "rating", "agent": "a", "value": "high", "n": 1}]}):
         with pytest.raises(jsonschema.ValidationError):
             jsonschema.validate(bad, schema())
@@ -53,6 +54,13 @@ def test_a_batch_and_its_report_write_results_that_validate(tmp_path, data_dir, 
     assert {m["agent"] for m in ratings} == agents and all(m["low"] <= m["value"] <= m["high"] for m in ratings)
     assert len(rec["tests"]) == 6 and all(0 <= t["p"] <= 1 for t in rec["tests"])
     assert rec["sample"]["runs"] == 2 and rec["fingerprints"]["data"] and rec["fingerprints"]["code"]
+    spec["seeds"] = [0]  # a second, smaller batch into the same folder: its results are its own run
+    (tmp_path / "b.yaml").write_text(yaml.safe_dump(spec))
+    assert cli(["batch", str(tmp_path / "b.yaml"), "--quiet"]) == 0
+    assert valid(tmp_path / "batch" / "results.json")["sample"]["runs"] == 1
+    spec["seeds"] = [0, 1]
+    (tmp_path / "b.yaml").write_text(yaml.safe_dump(spec))
+    assert cli(["batch", str(tmp_path / "b.yaml"), "--quiet"]) == 0
     assert cli(["report", str(tmp_path / "batch"), "--out", str(tmp_path / "page.html")]) == 0
     page = valid(tmp_path / "page.results.json")
     assert page["source"] == "report" and page["metrics"] == rec["metrics"] and page["tests"] == rec["tests"]
@@ -71,9 +79,22 @@ def test_an_exam_writes_results_that_validate(tmp_path, prepared_2024, data_dir,
     rec = valid(tmp_path / "r" / "results.json")
     assert rec["source"] == "exam" and rec["sample"]["states"] == 40
     regrets = {(m["agent"], m["skill"]) for m in rec["metrics"] if m["name"] == "mean_regret"}
-    assert regrets == {(a, s) for a in ("bot:adp", "bot:vorp", "bot:recent_form", "bot:random")
-                       for s in ("start_sit", "draft_pick")}
+    assert regrets == {(a, s) for a in ("adp", "vorp", "recent_form", "random") for s in ("start_sit", "draft_pick")}
+    assert {(a["name"], a["agent_id"]) for a in rec["agents"]} == {(n, f"bot:{n}") for n in ("adp", "vorp",
+                                                                                          "recent_form", "random")}
     lineup = {(t["a"], t["b"]): t for t in rec["tests"] if t["skill"] == "start_sit"}
-    assert lineup[("bot:adp", "bot:vorp")]["estimate"] == 0.0 and len(rec["tests"]) == 12
+    assert lineup[("adp", "vorp")]["estimate"] == 0.0 and len(rec["tests"]) == 12
     assert rec["fingerprints"]["code"] and rec["fingerprints"]["data"]
     assert any("draft pick" in n for n in rec["notes"])  # the scoring rules (and the draft's caveat) go with it
+
+
+def test_a_batch_with_a_failed_run_says_it_left_it_out(tmp_path, data_dir, monkeypatch, capsys):
+    monkeypatch.setenv("FFBENCH_DATA_DIR", str(data_dir))
+    spec = {"name": "t", "base": str(REPO / "params" / "demo.yaml"), "seeds": [0, 1], "workers": 1,
+            "out": str(tmp_path / "batch"), "analysis": False, "overrides": {"weeks": 3, "trades": {"weeks": [2]}},
+            "seed_overrides": {1: {"weeks": 99}}}
+    (tmp_path / "b.yaml").write_text(yaml.safe_dump(spec))
+    assert cli(["batch", str(tmp_path / "b.yaml"), "--quiet"]) == 1
+    rec = valid(tmp_path / "batch" / "results.json")
+    assert rec["sample"]["runs"] == 1 and rec["sample"]["left_out"] == 1
+    assert any("1 run(s) not complete, left out: seed 1" in n for n in rec["notes"])

@@ -12,13 +12,17 @@ limits and retries) and each is a line of the run's ledger.
 """
 from __future__ import annotations
 
+import asyncio
 import contextvars
+import copy
 import importlib
 import inspect
+import json
 from typing import Any, Protocol, runtime_checkable
 
 from ffbench_lib.agents.base import Agent, Answer
 from ffbench_lib.config.errors import ConfigError
+from ffbench_lib.llm.client import FatalLLMError
 
 
 class PluginError(ConfigError):
@@ -34,6 +38,8 @@ class PluginError(ConfigError):
 
 #: the decision a plug-in is answering (its model calls' ledger lines name it)
 _ASKED: contextvars.ContextVar[tuple[str, Any, Any] | None] = contextvars.ContextVar("plugin_asked", default=None)
+#: the decision's model calls so far, per prompt: the n-th call of one prompt is its own sample (cached apart)
+_CALLS: contextvars.ContextVar[dict[str, int] | None] = contextvars.ContextVar("plugin_calls", default=None)
 
 
 @runtime_checkable
@@ -67,14 +73,19 @@ def _decision(kind: str):
     return REGISTRY[kind]
 
 
+def _line(exc: BaseException) -> str:
+    """An exception's text on one line (an error is one line)."""
+    return " ".join(str(exc).split())[:300]
+
+
 def load_factory(entry: str, where: str):
     """The callable ``entry`` names (``package.module:factory``); a :class:`ConfigError` of one line otherwise."""
     module, _, attr = entry.partition(":")
     try:
         mod = importlib.import_module(module)
-    except Exception as exc:  # noqa: BLE001 - any failure to import is the same answer for the user
-        raise PluginError(f"{where}.entry: cannot import {module!r} ({type(exc).__name__}: {exc}); put its folder "
-                           "on PYTHONPATH (or install it) where the season runs") from None
+    except (Exception, SystemExit) as exc:  # noqa: BLE001 - any failure to import is the same answer for the user
+        raise PluginError(f"{where}.entry: cannot import {module!r} ({type(exc).__name__}: {_line(exc)}); put its "
+                          "folder on PYTHONPATH (or install it) where the season runs") from None
     factory = getattr(mod, attr, None)
     if not callable(factory):
         raise PluginError(f"{where}.entry: {module} has no callable {attr!r}; name the factory that returns your "
@@ -91,9 +102,12 @@ class PluginAgent(Agent):
         factory = load_factory(spec.entry, where)
         try:
             self.inner = factory(team, seed, **spec.options)
-        except Exception as exc:  # noqa: BLE001 - the user's factory failing is a configuration problem
+        except (Exception, SystemExit) as exc:  # noqa: BLE001 - the user's factory failing is a configuration problem
             raise PluginError(f"{where}: {spec.entry}({team!r}, {seed}, **options) failed ({type(exc).__name__}: "
-                               f"{exc}); check its options") from None
+                              f"{_line(exc)}); check its options") from None
+        if inspect.isclass(self.inner):
+            raise PluginError(f"{where}.entry: {spec.entry} returned the class {self.inner.__name__}, not an agent; "
+                              "return an instance (e.g. return MyAgent(team, seed))")
         decide = getattr(self.inner, "decide", None)
         if not callable(decide):
             raise PluginError(f"{where}.entry: {spec.entry} returned a {type(self.inner).__name__} without a "
@@ -109,11 +123,18 @@ class PluginAgent(Agent):
 
     def bind(self, ctx) -> None:
         if self.spec.model is not None:
-            self.inner.use_model(ModelClient(self.spec.model, ctx, self.team, self.agent_id))
+            self.inner.use_model(ModelClient(self.spec.model, ctx, self.team, self.agent_id,
+                                             self.spec.max_calls_per_decision))
 
     async def decide(self, kind: str, view: dict) -> Answer:
+        """The plug-in's answer to its own copy of the view (what it does to it never reaches the rules that
+        judge the answer), within ``timeout_s``."""
         _ASKED.set((kind, view.get("week"), view.get("pick")))
-        return await self.inner.decide(kind, view)
+        _CALLS.set({})
+        try:
+            return await asyncio.wait_for(self.inner.decide(kind, copy.deepcopy(view)), self.spec.timeout_s)
+        except asyncio.TimeoutError:
+            raise TimeoutError(f"decide({kind!r}) took longer than timeout_s {self.spec.timeout_s:g}") from None
 
     async def aclose(self) -> None:
         close = getattr(self.inner, "aclose", None)
@@ -123,13 +144,16 @@ class PluginAgent(Agent):
 
 class ModelClient:
     """A plug-in's model, through ffbench's client: ``await client.complete(messages)`` returns the answer's
-    text; the call goes through the run's replay cache (a rerun replays it), budget, the endpoint's concurrency
-    limit and retries, and its ledger line names the team, the agent and the decision it was made for."""
+    text; the call goes through the run's replay cache (a rerun replays it; the same prompt asked again within one
+    decision is another sample, cached as the n-th), budget (checked before every call: a spent budget stops the
+    run), the endpoint's concurrency limit and retries, at most ``max_calls_per_decision`` calls a decision, and
+    its ledger line names the team, the agent and the decision it was made for."""
 
-    def __init__(self, spec, ctx, team: str, agent_id: str):
+    def __init__(self, spec, ctx, team: str, agent_id: str, max_calls: int = 20):
         from ffbench_lib.llm.client import LLMClient
 
         self.spec, self.ctx, self.team, self.agent_id = spec, ctx, team, agent_id
+        self.max_calls = max_calls
         self._client = LLMClient(spec, ctx.settings, ctx.cache, ctx.budget, team=team)
 
     @property
@@ -140,11 +164,24 @@ class ModelClient:
         from ffbench_lib.core.secrets import scrub
 
         decision, week, pick = _ASKED.get() or (None, None, None)
+        calls = _CALLS.get()
+        if calls is None:
+            calls = {}
+            _CALLS.set(calls)
+        if sum(calls.values()) >= self.max_calls:
+            raise RuntimeError(f"more than max_calls_per_decision {self.max_calls} model calls in one decision")
+        if self.ctx.budget.exceeded:
+            raise FatalLLMError(f"team {self.team!r} ({self.agent_id}): llm.budget_usd {self.ctx.budget.limit_usd} "
+                                f"spent (${self.ctx.budget.spent_usd:.4f}) by its own model calls in the middle of a "
+                                "decision; the run stops (raise the budget, or cap the calls: max_calls_per_decision)")
+        prompt = json.dumps(messages, sort_keys=True, default=str)
+        nth = calls.get(prompt, 0)  # the same prompt again in one decision: another sample, cached as such
+        calls[prompt] = nth + 1
         line = {"team": self.team, "model": self.spec.model, "agent": self.agent_id, "decision": decision,
                 "week": week, "pick": pick, "reask": 0, "prompt_version": None, "messages": messages,
                 "request_params": self._client.request_params(), "source": "plugin"}
         try:
-            call = await self._client.complete(messages, max_tokens=max_tokens)
+            call = await self._client.complete(messages, max_tokens=max_tokens, sample=nth)
         except Exception as exc:
             self.ctx.log({**line, "response": None, "error": scrub(str(exc))[:1000], "cache_hit": False,
                           "cost_usd": None, "attempts": getattr(exc, "attempts", []),

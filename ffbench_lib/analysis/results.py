@@ -7,7 +7,7 @@ from typing import Any, Literal
 
 import pandas as pd
 
-from ffbench_lib.records.results import AgentEntry, Fingerprints, Metric, Results, Test
+from ffbench_lib.records.results import FORMAT, VERSION, AgentEntry, Fingerprints, Metric, Results, Test
 
 
 def _num(x: Any) -> float | None:
@@ -57,7 +57,8 @@ def from_runs(runs, name: str, source: Literal["batch", "report"], n_resamples: 
     sample = {"runs": int(meta["run_id"].nunique()), "seeds": sorted({int(s) for s in meta["seed"].dropna()}),
               "seasons": sorted({f"{sp}-{se}" for sp, se in zip(meta["sport"], meta["season"])})}
     notes = [n for n in (board.attrs.get("note") or "").split("\n") if n]
-    return Results(source=source, name=name, sample=sample, agents=agents, metrics=metrics, tests=tests,
+    return Results(format=FORMAT, version=VERSION, source=source, name=name, sample=sample, agents=agents,
+                   metrics=metrics, tests=tests,
                    fingerprints=Fingerprints(data=sorted(data), code=sorted(code)), notes=notes)
 
 
@@ -65,7 +66,8 @@ def from_exam(df: pd.DataFrame, suite: dict[str, Any], costs: dict[str, float] |
               code: str | None = None) -> Results:
     """The record of an exam's results (:data:`ffbench_lib.runs.exam.COLUMNS`) and its suite's ``suite.json``: each
     candidate's mean regret per skill and sport with its two-way clustered interval, every pair's test on the same
-    states (Holm within a skill and sport); ``costs``: agent id -> what its calls cost (the ledger's), ``code``: the
+    states (Holm within a skill and sport), each named by the candidate's name (two candidates may share an agent
+    id); ``costs``: agent id -> what its calls cost (the ledger's), ``code``: the
     code fingerprint that scored it."""
     from ffbench_lib.analysis import exams
 
@@ -73,20 +75,24 @@ def from_exam(df: pd.DataFrame, suite: dict[str, Any], costs: dict[str, float] |
     pairs = exams.pair_tests(df)
     ids = dict(zip(df["agent"], df["agent_id"]))
     costs = costs or {}
-    agents = [AgentEntry(agent_id=ids[a], kind=_kind(ids[a]), n=int((df["agent"] == a).sum()),
+    agents = [AgentEntry(agent_id=ids[a], name=a, kind=_kind(ids[a]), n=int((df["agent"] == a).sum()),
                          cost_usd=0.0 if _kind(ids[a]) == "bot" else _num(costs.get(ids[a])))
               for a in sorted(df["agent"].unique())]
-    metrics = [Metric(name="mean_regret", agent=ids[r.agent], value=_num(r.regret), low=_num(r.low), high=_num(r.high),
+    metrics = [Metric(name="mean_regret", agent=r.agent, value=_num(r.regret), low=_num(r.low), high=_num(r.high),
                       interval="95% t, clustered by team-season and real week (or season)" if _num(r.low) is not None
                       else None, n=int(r.states), skill=r.skill, sport=r.sport,
                       note=r.note if isinstance(r.note, str) else None) for r in table.itertuples(index=False)]
-    tests = [Test(name="regret", a=ids[r.a], b=ids[r.b], estimate=_num(r.diff), low=_num(r.low), high=_num(r.high),
+    tests = [Test(name="regret", a=r.a, b=r.b, estimate=_num(r.diff), low=_num(r.low), high=_num(r.high),
                   p=_num(r.p), p_adjusted=_num(r.p_holm), significant=bool(r.significant), n=int(r.states),
                   method="paired on the same states, two-way clustered t", skill=r.skill, sport=r.sport)
              for r in pairs.itertuples(index=False)]
     sources = suite.get("sources", {}).values()
     notes = [exams.SKILL_RULES[s] for s in sorted(df["skill"].unique()) if s in exams.SKILL_RULES]
-    return Results(source="exam", name=str(suite.get("name", df["suite"].iloc[0])),
+    if "view" in df and (df["view"] == "protected").any():
+        notes.append(f"protected numbers: {', '.join(sorted(df.loc[df['view'] == 'protected', 'agent'].unique()))} "
+                     "answered cut boards and waiver lists, judged against the best of what they were shown; the "
+                     "tests compare only states both answered as the same view")
+    return Results(format=FORMAT, version=VERSION, source="exam", name=str(suite.get("name", df["suite"].iloc[0])),
                    sample={"states": int(df["state_id"].nunique()), "team_seasons": int(df["team_season"].nunique()),
                            "suite_sha256": suite.get("states_sha256")},
                    agents=agents, metrics=metrics, tests=tests,
@@ -96,13 +102,23 @@ def from_exam(df: pd.DataFrame, suite: dict[str, Any], costs: dict[str, float] |
                    notes=notes)
 
 
-def write_for_runs(paths, out: str | Path, name: str, source: Literal["batch", "report"]) -> Path:
-    """``results.json`` of the complete runs under ``paths`` (run folders or a batch folder), to ``out``."""
+def write_for_runs(paths, out: str | Path, name: str, source: Literal["batch", "report"],
+                   left_out: list[str] | None = None) -> Path:
+    """``results.json`` of the complete runs under ``paths`` (run folders or a batch folder), to ``out``;
+    ``left_out``: the batch's runs that failed (said in ``notes`` and ``sample``), with the runs the loader left
+    out."""
     from ffbench_lib.analysis import metrics
     from ffbench_lib.records.results import write
 
     runs = metrics.load_runs(paths)
-    return write(out, from_runs(runs, name, source))
+    rec = from_runs(runs, name, source)
+    excluded = runs.get("excluded")
+    dropped = list(left_out or []) + ([f"{r.path} ({r.reason})" for r in excluded.itertuples()]
+                                      if excluded is not None and len(excluded) else [])
+    if dropped:
+        rec = rec.model_copy(update={"sample": {**rec.sample, "left_out": len(dropped)}, "notes": [
+            *rec.notes, f"{len(dropped)} run(s) not complete, left out: {', '.join(dropped)}"]})
+    return write(out, rec)
 
 
 def write_for_exam(results_dir: str | Path) -> Path:
@@ -118,14 +134,22 @@ def write_for_exam(results_dir: str | Path) -> Path:
     meta = json.loads((folder / exams.META).read_text(encoding="utf-8"))
     suite_f = Path(meta.get("suite_dir", "")) / "suite.json"
     suite = json.loads(suite_f.read_text(encoding="utf-8")) if suite_f.is_file() else {"name": meta.get("suite")}
-    costs: dict[str, float] = {}
+    costs: dict[str, float | None] = {}
+    seen: set[tuple] = set()
     ledger = folder / "llm_calls.jsonl"
-    if ledger.is_file():
+    if ledger.is_file():  # each answer once (an attempt stopped at the budget is replayed by the next: one cost)
         for line in ledger.read_text(encoding="utf-8", errors="replace").splitlines():
             try:
                 rec = json.loads(line)
             except ValueError:
                 continue
-            if isinstance(rec, dict) and rec.get("agent"):
-                costs[rec["agent"]] = costs.get(rec["agent"], 0.0) + float(rec.get("cost_usd") or 0.0)
+            if not isinstance(rec, dict) or not rec.get("agent") or rec.get("error"):
+                continue
+            key = (rec["agent"], rec.get("state_id"), rec.get("decision"), rec.get("reask"),
+                   json.dumps(rec.get("messages"), sort_keys=True))
+            if key in seen:
+                continue
+            seen.add(key)
+            agent, cost = rec["agent"], rec.get("cost_usd")
+            costs[agent] = None if cost is None or costs.get(agent, 0.0) is None else costs.get(agent, 0.0) + cost
     return write(folder / "results.json", from_exam(df, suite, costs, meta.get("code_fingerprint")))

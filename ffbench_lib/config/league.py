@@ -193,9 +193,12 @@ class PythonAgent(_Strict):
                                    "PYTHONPATH)")
     name: str | None = Field(None, pattern=r"^[\w.-]{1,40}$",
                              description="how tables and metrics name it (agent id python:<name>); default the "
-                                         "factory's name")
+                                         "entry (python:package.module.factory)")
     options: dict[str, Any] = Field(default_factory=dict, description="keyword arguments of the factory")
     model: LLMAgent | None = Field(None, description="the LLM the agent's own calls use (as an llm team's fields)")
+    timeout_s: float = Field(300, gt=0, description="longest one decision may take (then it is repaired, as a "
+                                                    "failed answer)")
+    max_calls_per_decision: Count = Field(20, ge=1, description="model calls one decision may make")
 
     @field_validator("entry")
     @classmethod
@@ -221,7 +224,7 @@ class PythonAgent(_Strict):
 
     @property
     def agent_id(self) -> str:
-        return f"python:{self.name or self.entry.rsplit(':', 1)[1]}"
+        return f"python:{self.name or self.entry.replace(':', '.')}"
 
     @property
     def llm(self) -> LLMAgent | None:
@@ -832,6 +835,14 @@ class League(_Strict):
         if clash:
             i = next(i for i, t in enumerate(self.teams) if f"team {t.name!r}" == clash[0])
             raise _field_problem(f"teams[{i}].agent.max_concurrency", clash[1])
+        seen: dict[str, tuple[int, Any]] = {}
+        for i, t in enumerate(self.teams):  # one agent id is one agent: plug-ins set up apart need names apart
+            if t.agent.kind == "python":
+                j, other = seen.setdefault(t.agent.agent_id, (i, t.agent))
+                if other != t.agent:
+                    raise _field_problem(f"teams[{i}].agent.name", f"{t.agent.agent_id} also names teams[{j}]'s "
+                                         "plug-in, set up otherwise (entry, options or model): tables would pool "
+                                         "them as one agent; give each its own name")
         po = self.playoffs
         if po.enabled:
             if po.teams > len(self.teams):

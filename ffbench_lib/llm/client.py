@@ -288,14 +288,17 @@ class LLMClient:
         except Exception:  # noqa: BLE001 - model missing from the price table and no prices configured
             return None
 
-    async def complete(self, messages: list[dict[str, str]], max_tokens: int | None = None) -> CallResult:
-        """One answer (``max_tokens`` overrides the team's, e.g. for a token-count calibration)."""
+    async def complete(self, messages: list[dict[str, str]], max_tokens: int | None = None,
+                       sample: int = 0) -> CallResult:
+        """One answer (``max_tokens`` overrides the team's, e.g. for a token-count calibration; ``sample``: the
+        n-th answer to the same prompt, cached apart from the others: 0, the first, keys as it always did)."""
         import litellm
 
         params = self.answer_params()
         if max_tokens is not None:
             params["max_tokens"] = max_tokens
-        key = ReplayCache.key(self.spec.model, messages, params) if self.cache else ""
+        keyed = {**params, "sample": sample} if sample else params
+        key = ReplayCache.key(self.spec.model, messages, keyed) if self.cache else ""
         if self.cache:
             hit = self.cache.get(key)
             if hit is not None and "response" in hit:  # replays the recorded attempts too (ledger = live one)

@@ -6,7 +6,8 @@ report`` beside its page (``<page>.results.json``); :mod:`ffbench_lib.analysis.r
 A record names its agents (with their sample sizes and cost), every metric with its interval and the method of it,
 every test (the pair, the estimate, p and the adjusted p), and the data and code fingerprints of the runs or suite
 it was computed from, so two files can be merged only where they agree on what they measured. Numbers are as the
-tables show them (rounded to 6 places); nothing is timestamped, so the same inputs give the same bytes.
+tables show them (ratings to 6 places, an exam's regrets to 2, as its skill table); nothing is timestamped, so the
+same inputs give the same bytes.
 """
 from __future__ import annotations
 
@@ -25,7 +26,10 @@ class _Record(BaseModel):
 
 
 class AgentEntry(_Record):
-    agent_id: str = Field(description="bot:<strategy>, llm:<model>, python:<name> or human:<name>")
+    agent_id: str = Field(description="bot:<strategy>, llm:<model>, python:<name> or human:<name> (a field "
+                                      "batch's baseline: field:<id>, kind other)")
+    name: str | None = Field(None, description="an exam's candidate name (metrics and tests name it): two "
+                                               "candidates may share an agent id")
     kind: Literal["bot", "llm", "python", "human", "other"]
     n: int = Field(ge=0, description="team-seasons (runs) or states answered (exams)")
     cost_usd: float | None = Field(None, description="what its model calls cost (None: unknown or unpriced)")
@@ -66,8 +70,8 @@ class Fingerprints(_Record):
 
 
 class Results(_Record):
-    format: Literal["ffbench-results"] = FORMAT
-    version: Literal[1] = VERSION
+    format: Literal["ffbench-results"]
+    version: Literal[1]
     source: Literal["batch", "exam", "report"]
     name: str
     sample: dict[str, Any] = Field(description="runs, seeds, seasons (batch, report); states, team_seasons (exam)")

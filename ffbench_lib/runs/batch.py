@@ -104,10 +104,13 @@ def load_batch(path: str | Path) -> tuple[BatchSpec, Path]:
             raise ConfigError([f"team {human} is played by a human: a batch cannot ask a person; give it a bot or "
                                "llm agent, or play the league from a notebook (ffbench_lib.play.session.start_play)"])
         _check_limits(jobs)
+        _check_plugins(jobs)
         if spec.out.is_dir():
             _check_reuse(spec.out, jobs)
     except ConfigError as exc:
-        if exc.source is not None:  # the base file's own error names the base file
+        from ffbench_lib.agents.plugin import PluginError
+
+        if exc.source is not None or isinstance(exc, PluginError):  # the base file's error, or a plug-in's line
             raise
         raise ConfigError(exc.problems, str(p), "batch file") from None
     return spec, base
@@ -520,6 +523,20 @@ def _executor(spec: BatchSpec, workers: int, out: Path) -> Iterator[tuple[Any, d
         ex.close()
 
 
+def _check_plugins(jobs: list["_Job"]) -> None:
+    """Every plug-in's entry imports and names a callable, before anything is written (each league's agents are
+    built where it runs, which would fail run by run)."""
+    from ffbench_lib.agents.plugin import load_factory
+
+    checked: set[str] = set()
+    for job in jobs:
+        for i, t in enumerate(job.cfg["teams"] if isinstance(job.cfg, dict) else []):
+            entry = t["agent"].get("entry") if t["agent"].get("kind") == "python" else None
+            if entry and entry not in checked:
+                load_factory(entry, f"teams[{i}].agent (team {t['name']})")
+                checked.add(entry)
+
+
 class _Job(NamedTuple):
     """One league of a batch: a seed (and, in a field batch, a candidate; in a study, a season) and where its
     files go."""
@@ -669,6 +686,9 @@ def _run_batch(spec: BatchSpec, base: Path, workers: int | None, progress: bool)
     if manifest is not None:
         summary["design"], summary["manifest"] = "field", fieldmod.MANIFEST
     complete = [str(j.run_dir.resolve()) for k, j in enumerate(jobs) if results[k]["status"] == "complete"]
+    #: the batch's own complete runs (relative to out): what its results.json is computed over
+    summary["complete_runs"] = [j.run_dir.resolve().relative_to(out.resolve()).as_posix()
+                                for k, j in enumerate(jobs) if results[k]["status"] == "complete"]
     if spec.analysis_notebooks and complete:
         summary["analysis"] = analyse(complete, out / "analysis", spec.kernel, spec.cell_timeout_s, progress,
                                       spec.analysis_notebooks)

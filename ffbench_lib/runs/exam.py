@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import contextvars
+import copy
 import hashlib
 import json
 import random
@@ -448,7 +449,7 @@ async def _answer(agent: Agent, state: dict, view: dict) -> tuple[Any, list[str]
 
     _STATE.set(state["state_id"])
     try:
-        got = await agent.decide(state["kind"], view)
+        got = await agent.decide(state["kind"], copy.deepcopy(view))  # its own copy: the state scores every answer
     except (FatalLLMError, ReplayMiss, StopRun):  # StopRun: a view that cannot be masked stops the exam
         raise
     except Exception as exc:  # noqa: BLE001 - recorded, and the rules repair the answer
