@@ -307,7 +307,7 @@ def test_a_failed_report_leaves_no_temporary_folder(bot_site):
     assert "Traceback" in seen["failed_text"] or "ArrowInvalid" in seen["failed_text"]
     assert isinstance(seen["api_failed"], NotebookError)  # report.build raises it
     assert seen["after_api"] == [failed.name]
-    assert seen["cli"][0] == 0 and seen["after_good"] == [out.name]
+    assert seen["cli"][0] == 0 and seen["after_good"] == sorted([out.name, f"{out.stem}.results.json"])
 
 
 # ----------------------------------------------------------------------------------------- a person's season
