@@ -696,6 +696,7 @@ def test_the_exam_notebook_runs_on_results_and_builds_them_when_missing(syntheti
                                                                   "suite": str(fresh / "suite"), "spec": spec,
                                                                   "out": str(tmp_path / "analysis2")}, timeout_s=600)
     assert errors(nb) == [] and (fresh / "res" / RESULTS).is_file() and (fresh / "suite" / SUITE).is_file()
+    assert json.loads((fresh / "res" / "results.json").read_text())["source"] == "exam"  # as exam run writes it
 
 
 @pytest.mark.slow
