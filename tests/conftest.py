@@ -39,7 +39,7 @@ if REAL is not None:  # kept for the realdata tests' subprocesses; FFBENCH_DATA_
 #: workers idle; a file not listed runs after them, in its usual order.
 HEAVY_FIRST = ("test_notebooks test_analysis test_report test_run_integrity test_masking test_provider_limits "
                "test_dask_executor test_batch test_field_analysis test_newcomer test_browser test_live "
-               "test_contamination test_seasons test_exams test_results test_plugins test_protect test_engine test_importer test_field_batch test_llm_faults test_playoffs "
+               "test_contamination test_seasons test_exams test_results test_plugins test_prompt_strategies test_protect test_engine test_importer test_field_batch test_llm_faults test_playoffs "
                "test_standard_league test_kickers_defenses test_ir test_jupyterlab test_desk test_first_run test_llm "
                "test_bots test_season_2025 test_secrets test_firewall test_llm_preflight test_prepare "
                "test_waivers").split()

@@ -71,7 +71,7 @@ class LLMAgent(Agent):
         the system message means the chat template drops it (a warning naming ``system_in_user``)."""
         self._ratio = 1.0
         short, _ = fit.shorten(view, fit.levels(view))
-        whole = render(decision, short, version)
+        whole = render(decision, short, version, self.spec.prompt)
         samples = [self._fold(whole)]
         if not self.spec.system_in_user and any(m["role"] == "system" for m in whole):
             samples.append([m for m in whole if m["role"] != "system"])
@@ -118,7 +118,7 @@ class LLMAgent(Agent):
         budget = self.spec.max_prompt_tokens
         top = fit.levels(view) if budget else 0
         for level in range(top + 1):
-            msgs, notes = fitted(decision, view, level, version, self.spec.system_in_user)
+            msgs, notes = fitted(decision, view, level, version, self.spec.system_in_user, self.spec.prompt)
             tokens = self._tokens(msgs) if budget is not None else 0
             if (budget is not None and self._ratio is None and budget * CALIBRATE_NEAR < tokens <= budget
                     and estimated(self.spec.model)):  # fits by the estimate, but near enough for it to matter
@@ -226,7 +226,9 @@ class LLMAgent(Agent):
         self.ctx.log({**extra,
             "team": self.team, "model": self.spec.model, "agent": self.agent_id, "decision": decision,
             "week": view.get("week"), "pick": view.get("pick"), "reask": reask,
-            "prompt_version": self.ctx.settings.prompt_version, "messages": msgs,
+            "prompt_version": self.ctx.settings.prompt_version,
+            **({"prompt": self.spec.prompt.model_dump(mode="json")} if self.spec.prompt is not None else {}),
+            "messages": msgs,
             "request_params": self.client.request_params(), "prompt_tokens_estimated": prompt_tokens_estimated,
             "trimmed": trimmed,
             "response": call.text if call else None, "finish_reason": call.finish_reason if call else None,

@@ -19,18 +19,34 @@ PROMPTS = Path(__file__).resolve().parents[1] / "prompts"
 DEFAULT_VERSION = "v2"
 
 
+#: the system prompt's answer-format line each ``reasoning`` setting says instead (``brief``: the templates' own)
+REASONING = {
+    "brief": 'Always include a short "rationale" string.',
+    "none": 'Give "rationale" as an empty string (""): answer with the decision alone.',
+    "full": ('Before the JSON object, think the decision through step by step in plain text; then end your reply '
+             'with the one JSON object (its "rationale" a short summary of your reasoning).'),
+}
+
+
 @lru_cache(maxsize=64)
-def template(version: str, name: str) -> Template:
-    path = PROMPTS / version / f"{name}.txt"
+def template(version: str, name: str, folder: str | None = None) -> Template:
+    """The template ``name`` of ``version``, or the file of that name in a strategy's own ``folder`` when it has
+    one (the others stay the version's)."""
+    own = Path(folder) / f"{name}.txt" if folder else None
+    path = own if own is not None and own.is_file() else PROMPTS / version / f"{name}.txt"
     if not path.exists():
         raise FileNotFoundError(f"prompt template {path} missing (prompt_version {version!r})")
     return Template(path.read_text(encoding="utf-8"))
 
 
-def system_prompt(view: dict, version: str = DEFAULT_VERSION) -> str:
+def _folder(strategy) -> str | None:
+    return str(strategy.dir) if strategy is not None and strategy.dir is not None else None
+
+
+def system_prompt(view: dict, version: str = DEFAULT_VERSION, strategy=None) -> str:
     rules = view["rules"]
     flex_rule, _, _ = flex(rules)
-    return template(version, "system").substitute(
+    text = template(version, "system", _folder(strategy)).substitute(
         team=view["team"], teams=rules["teams"], season=season_label(rules), slots=slots(rules),
         flex="/".join(rules["flex_positions"]), bench=rules["bench"],
         caps=", ".join(f"{k} {v}" for k, v in sorted(rules["caps"].items())),
@@ -38,16 +54,20 @@ def system_prompt(view: dict, version: str = DEFAULT_VERSION) -> str:
         scoring_name=scoring_name(rules["scoring"], rules.get("scoring_tiers")),
         scoring_values=scoring_values(rules["scoring"]), flex_rule=flex_rule, **league_rules_text(rules),
         **sport_text(rules))
+    reasoning = strategy.reasoning if strategy is not None else "brief"
+    return text if reasoning == "brief" else text.replace(REASONING["brief"], REASONING[reasoning])
 
 
-def user_prompt(decision: str, view: dict, version: str = DEFAULT_VERSION) -> str:
+def user_prompt(decision: str, view: dict, version: str = DEFAULT_VERSION, strategy=None) -> str:
     kind = REGISTRY[decision]
-    return template(version, kind.template).substitute(**kind.prompt_fields(view, version))
+    return template(version, kind.template, _folder(strategy)).substitute(**kind.prompt_fields(view, version))
 
 
-def messages(decision: str, view: dict, version: str = DEFAULT_VERSION) -> list[dict[str, str]]:
-    return [{"role": "system", "content": system_prompt(view, version)},
-            {"role": "user", "content": user_prompt(decision, view, version)}]
+def messages(decision: str, view: dict, version: str = DEFAULT_VERSION, strategy=None) -> list[dict[str, str]]:
+    """The system and user messages of ``decision`` for ``view``: ``version``'s templates, as a team's prompt
+    ``strategy`` changes them (``reasoning``, a folder of its own templates; None: the version's as they are)."""
+    return [{"role": "system", "content": system_prompt(view, version, strategy)},
+            {"role": "user", "content": user_prompt(decision, view, version, strategy)}]
 
 
 def fold_system(msgs: list[dict[str, str]]) -> list[dict[str, str]]:
@@ -62,13 +82,13 @@ def fold_system(msgs: list[dict[str, str]]) -> list[dict[str, str]]:
 
 
 def fitted(decision: str, view: dict, level: int, version: str = DEFAULT_VERSION,
-           system_in_user: bool = False) -> tuple[list[dict[str, str]], list[str]]:
+           system_in_user: bool = False, strategy=None) -> tuple[list[dict[str, str]], list[str]]:
     """The messages of ``decision`` for ``view`` shortened to ``level`` (:mod:`.fit`), the model told what was
     shortened, the system text folded in with ``system_in_user``; and what was shortened."""
     from ffbench_lib.agents import fit
 
     short, notes = fit.shorten(view, level)
-    msgs = messages(decision, short, version)
+    msgs = messages(decision, short, version, strategy)
     if notes:
         msgs = [dict(m) for m in msgs]
         user = next(m for m in msgs if m["role"] == "user")

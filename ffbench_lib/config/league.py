@@ -81,6 +81,49 @@ EXTRA_OWN_FIELDS = {
 }
 
 
+#: the prompt templates shipped with ffbench (package data), one folder per prompt version
+PROMPTS_DIR = Path(__file__).resolve().parents[1] / "prompts"
+
+
+class PromptStrategy(_Strict):
+    """A prompt variant, as configuration (``ffbench_lib.agents.prompts``): how much reasoning the model is asked
+    to write before its answer, and a folder of its own templates; recorded in config.yaml, in every ledger line
+    and (through the prompt text) in the replay cache's keys, and named in the agent id."""
+
+    reasoning: Literal["none", "brief", "full"] = Field(
+        "brief", description="none: no rationale; brief: a short rationale in the answer (the templates' own); "
+                             "full: reason step by step in plain text, then the JSON answer")
+    dir: Path | None = Field(None, description="a folder of templates replacing the prompt version's files of the "
+                                               "same name (system.txt, set_lineup.txt, ...); the others stay")
+
+    @field_validator("dir")
+    @classmethod
+    def _templates(cls, v: Path | None) -> Path | None:
+        if v is None:
+            return v
+        import string
+
+        if not v.is_dir():
+            raise ValueError(f"{v}: no such folder of prompt templates")
+        known = {f.name for f in (PROMPTS_DIR / "v2").glob("*.txt")}
+        for f in sorted(v.glob("*.txt")):
+            if f.name not in known:
+                raise ValueError(f"{f.name}: no template of that name (the templates: {', '.join(sorted(known))})")
+            allowed = set(string.Template((PROMPTS_DIR / "v2" / f.name).read_text(encoding="utf-8")).get_identifiers())
+            extra = set(string.Template(f.read_text(encoding="utf-8")).get_identifiers()) - allowed
+            if extra:
+                raise ValueError(f"{f.name}: ${', $'.join(sorted(extra))} is filled by no view (the placeholders "
+                                 f"of {f.name}: ${', $'.join(sorted(allowed))})")
+        return v.resolve()
+
+    @property
+    def label(self) -> str:
+        """What the agent id adds (empty for the templates as they are)."""
+        parts = ([f"reasoning={self.reasoning}"] if self.reasoning != "brief" else []) + (
+            [f"prompts={self.dir.name}"] if self.dir is not None else [])
+        return f"[{','.join(parts)}]" if parts else ""
+
+
 class LLMAgent(_Strict):
     """An LLM reached through litellm. Keys come from the provider's usual environment variables."""
 
@@ -102,18 +145,23 @@ class LLMAgent(_Strict):
                                  "templates that drop the system role, e.g. llama.cpp's gemma)")
     knowledge_cutoff: KnowledgeCutoff | None = Field(None, description="the model's training-data cutoff (YYYY-MM "
                                                      "or YYYY-MM-DD): ffbench warns when the season ended before it")
+    prompt: PromptStrategy | None = Field(None, description="a prompt variant (reasoning, own templates); unset: "
+                                                            "the prompt version's templates as they are")
 
     @model_serializer(mode="wrap")
     def _dump(self, handler: Any) -> dict[str, Any]:
         out = handler(self)
         if self.knowledge_cutoff is None:  # configs without it dump (config.yaml) as they always did
             out.pop("knowledge_cutoff", None)
+        if self.prompt is None:
+            out.pop("prompt", None)
         return out
 
     @property
     def agent_id(self) -> str:
-        """How tables, metrics and figures name this agent: one model is one agent, whatever its settings."""
-        return f"llm:{self.model}"
+        """How tables, metrics and figures name this agent: one model is one agent, whatever its settings, except a
+        prompt variant (``prompt``): ``llm:openai/gpt-4o[reasoning=full]``, so variants are compared, not pooled."""
+        return f"llm:{self.model}{self.prompt.label if self.prompt is not None else ''}"
 
     @property
     def endpoint(self) -> str:

@@ -115,7 +115,7 @@ def smallest_prompt(spec: LLMSpec, kind: str, view: dict, version: str) -> int:
     from ffbench_lib.agents import fit
     from ffbench_lib.agents.prompts import fitted
 
-    msgs, _ = fitted(kind, view, fit.levels(view), version, spec.system_in_user)
+    msgs, _ = fitted(kind, view, fit.levels(view), version, spec.system_in_user, spec.prompt)
     return count_tokens(spec.model, msgs)
 
 
@@ -371,7 +371,7 @@ async def _measure_ratio(spec: LLMSpec, row: dict, sample: Sample, version: str)
 
     kind, view = max(((k, v) for k, vs in sample.views.items() for v in vs[:1]),
                      key=lambda kv: smallest_prompt(spec, kv[0], kv[1], version))
-    msgs, _ = fitted(kind, view, fit.levels(view), version, spec.system_in_user)
+    msgs, _ = fitted(kind, view, fit.levels(view), version, spec.system_in_user, spec.prompt)
     client = LLMClient(spec, None, None, Budget(None))
     try:
         resp = await litellm.acompletion(model=spec.model, messages=msgs, **{**client.answer_params(), "max_tokens": 1},

@@ -1,0 +1,101 @@
+"""Prompt strategies as data (``prompt: {reasoning, dir}`` on an LLM agent): the default renders the templates as
+they always were; ``reasoning`` changes the answer-format line alone; a folder of one's own templates replaces the
+files it holds and no others, and a file naming a placeholder no view fills is refused in one line; a variant is
+its own agent id, in every ledger line, and (through the prompt text) its own replay-cache entries."""
+from __future__ import annotations
+
+import json
+
+import pytest
+import yaml
+
+from engine_helpers import REPO, demo_league, run_engine
+from ffbench_lib.agents.prompts import REASONING, messages
+from ffbench_lib.cli import main as cli
+from ffbench_lib.config.league import League, PromptStrategy
+from ffbench_lib.runs.rundir import RunDir
+
+
+def _lineup_view(prepared_2024, tmp_path):
+    """A real set_lineup view: the first one a bots' season logged."""
+    run_engine(demo_league(weeks=1, trades=demo_league().trades.model_copy(update={"weeks": []})), prepared_2024,
+               tmp_path / "bots")
+    return next(r for r in RunDir(tmp_path / "bots").decisions() if r["decision"] == "set_lineup")["view"]
+
+
+def test_reasoning_changes_the_answer_format_line_alone_and_brief_is_the_default(prepared_2024, tmp_path):
+    view = _lineup_view(prepared_2024, tmp_path)
+    plain = messages("set_lineup", view)
+    assert messages("set_lineup", view, strategy=PromptStrategy()) == plain  # brief: the templates as they are
+    for reasoning in ("none", "full"):
+        got = messages("set_lineup", view, strategy=PromptStrategy(reasoning=reasoning))
+        assert got[1] == plain[1] and got[0]["content"] == plain[0]["content"].replace(REASONING["brief"],
+                                                                                     REASONING[reasoning])
+        assert REASONING[reasoning] in got[0]["content"] and REASONING["brief"] not in got[0]["content"]
+
+
+def test_a_folder_of_templates_replaces_its_files_only(prepared_2024, tmp_path):
+    view = _lineup_view(prepared_2024, tmp_path)
+    own = tmp_path / "mine"
+    own.mkdir()
+    original = (REPO / "ffbench_lib" / "prompts" / "v2" / "set_lineup.txt").read_text()
+    (own / "set_lineup.txt").write_text("Think about byes first.\n" + original)
+    strategy = PromptStrategy(dir=own)
+    got, plain = messages("set_lineup", view, strategy=strategy), messages("set_lineup", view)
+    assert got[0] == plain[0] and got[1]["content"] == "Think about byes first.\n" + plain[1]["content"]
+    assert strategy.label == "[prompts=mine]"
+
+
+@pytest.mark.parametrize("name, text, says", [
+    ("set_lineup.txt", "Week $week. $not_a_field", "set_lineup.txt: $not_a_field is filled by no view"),
+    ("lineups.txt", "x", "lineups.txt: no template of that name"),
+])
+def test_a_bad_template_folder_is_refused_in_one_line(tmp_path, capsys, name, text, says):
+    own = tmp_path / "mine"
+    own.mkdir()
+    (own / name).write_text(text)
+    d = demo_league().model_dump(mode="json")
+    d["teams"][0]["agent"] = {"kind": "llm", "model": "openai/x", "api_base": "http://127.0.0.1:9/v1",
+                              "prompt": {"dir": str(own)}}
+    (tmp_path / "l.yaml").write_text(yaml.safe_dump(d))
+    capsys.readouterr()
+    assert cli(["validate", str(tmp_path / "l.yaml")]) == 2
+    err = capsys.readouterr().err
+    assert "teams[0].agent.prompt.dir" in err and says in err and "Traceback" not in err, err
+
+
+def test_a_variant_is_its_own_agent_in_the_ledger_and_the_cache(prepared_2024, tmp_path):
+    from ffbench_lib.testing.fake_openai import FakeOpenAIServer
+
+    with FakeOpenAIServer() as srv:
+        d = demo_league().model_dump(mode="json")
+        llm = {"kind": "llm", "model": "openai/fake-0", "api_base": srv.api_base, "timeout_s": 30}
+        d["teams"][0]["agent"] = {**llm, "prompt": {"reasoning": "full"}}
+        d["teams"][1]["agent"] = dict(llm)
+        d |= {"weeks": 2, "llm": {"cache_dir": str(tmp_path / "cache"), "retries": 0}}
+        d["trades"]["weeks"] = []
+        run_engine(League.model_validate(d), prepared_2024, tmp_path / "run")
+    run = RunDir(tmp_path / "run")
+    assert run.meta().status == "complete"
+    ids = {r["team"]: r["agent"] for r in run.decisions()}
+    assert ids[d["teams"][0]["name"]] == "llm:openai/fake-0[reasoning=full]"
+    assert ids[d["teams"][1]["name"]] == "llm:openai/fake-0"
+    calls = run.llm_calls()
+    full = [c for c in calls if c["team"] == d["teams"][0]["name"]]
+    plain = [c for c in calls if c["team"] == d["teams"][1]["name"]]
+    assert full and all(c["prompt"] == {"reasoning": "full", "dir": None} for c in full)
+    assert all("prompt" not in c for c in plain)
+    assert all(REASONING["full"] in c["messages"][0]["content"] for c in full)
+    standings = run.table("standings")
+    assert {"llm:openai/fake-0[reasoning=full]", "llm:openai/fake-0"} <= set(standings["agent"])
+    assert "reasoning: full" in (tmp_path / "run" / "config.yaml").read_text()  # recorded with the run
+    # the cache keys hold the variant: the same season replayed from the cache with the first team's variant
+    # dropped misses on its first call (the other team's answers replay), with the variant kept it all replays
+    from ffbench_lib.llm import ReplayMiss
+
+    d["llm"]["replay_only"] = True
+    run_engine(League.model_validate(d), prepared_2024, tmp_path / "again")
+    assert all(c["cache_hit"] for c in RunDir(tmp_path / "again").llm_calls())
+    d["teams"][0]["agent"].pop("prompt")
+    with pytest.raises(ReplayMiss):
+        run_engine(League.model_validate(d), prepared_2024, tmp_path / "dropped")
