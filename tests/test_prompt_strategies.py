@@ -99,3 +99,12 @@ def test_a_variant_is_its_own_agent_in_the_ledger_and_the_cache(prepared_2024, t
     d["teams"][0]["agent"].pop("prompt")
     with pytest.raises(ReplayMiss):
         run_engine(League.model_validate(d), prepared_2024, tmp_path / "dropped")
+
+
+def test_reasoning_first_then_the_answer_is_read_from_its_last_json_object():
+    from ffbench_lib.llm import parse_json
+
+    text = 'Weighing {"RB": "thin"} against byes, then: {"lineup": {"QB": ["a"]}, "rationale": "r"}'
+    assert parse_json(text, last=True) == ({"lineup": {"QB": ["a"]}, "rationale": "r"}, None)
+    assert parse_json(text) == ({"RB": "thin"}, None)  # the default reads the first, as it always did
+    assert parse_json("reasoning, and no answer", last=True)[0] is None

@@ -203,14 +203,14 @@ class LLMAgent(Agent):
         answer["_llm"] = {"raw_text": text, "reasks": reask, "invalid": problems or None, "prompt_version": version}
         return answer
 
-    @staticmethod
-    def _judge(decision: str, view: dict, call: CallResult) -> tuple[dict[str, Any] | None, list[str]]:
+    def _judge(self, decision: str, view: dict, call: CallResult) -> tuple[dict[str, Any] | None, list[str]]:
         """Parse and check one answer; whatever is wrong with it is a problem to re-ask about, never a crash."""
         if call.truncated:
             return None, [f"the answer was {call.answer_chars:,} characters; at most {MAX_ANSWER_CHARS:,} are "
                           "accepted: reply with one short JSON object"]
         try:
-            parsed, perr = parse_json(call.text)
+            last = self.spec.prompt is not None and self.spec.prompt.reasoning == "full"  # reasoning, then the answer
+            parsed, perr = parse_json(call.text, last=last)
             problems = [perr] if perr else REGISTRY[decision].validate(parsed, view)
         except Exception as exc:  # noqa: BLE001 - an answer shape the checks did not foresee
             parsed, problems = None, [f"the answer could not be read ({type(exc).__name__}); reply with exactly one "

@@ -23,8 +23,9 @@ def depth(obj: Any) -> int:
     return deepest
 
 
-def parse_json(text: str | None) -> tuple[dict[str, Any] | None, str | None]:
-    """(object, None) on success, else (None, what is wrong)."""
+def parse_json(text: str | None, last: bool = False) -> tuple[dict[str, Any] | None, str | None]:
+    """(object, None) on success, else (None, what is wrong). ``last``: the answer's last top-level JSON object
+    (a prompt that asks for reasoning first and the answer at the end), not its first."""
     if text is None or not text.strip():
         return None, "the answer was empty; reply with one JSON object"
     body = _REASONING.sub("", text).strip()
@@ -33,6 +34,27 @@ def parse_json(text: str | None) -> tuple[dict[str, Any] | None, str | None]:
         ("<think", "<reasoning")) else body
     candidates = [m.group(1) for m in _FENCE.finditer(body)] + [body]
     decoder = json.JSONDecoder()
+    if last:
+        found, i = None, 0
+        while i < len(body):
+            if body[i] != "{":
+                i += 1
+                continue
+            try:
+                obj, end = decoder.raw_decode(body, i)
+            except json.JSONDecodeError:
+                i += 1
+                continue
+            except RecursionError:
+                return None, _too_deep()
+            if isinstance(obj, dict):
+                if depth(obj) > MAX_DEPTH:
+                    return None, _too_deep()
+                found = obj
+            i = max(end, i + 1)
+        if found is not None:
+            return found, None
+        candidates = []
     for cand in candidates:
         for i, ch in enumerate(cand):
             if ch != "{":
