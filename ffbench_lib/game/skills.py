@@ -164,6 +164,13 @@ class StartSit(Skill):
                       {"roster": sorted(positions), "started": sorted(started)})
 
 
+def points_from(truth: Any, ids: Iterable[str], w: int) -> dict[str, dict[str, float]]:
+    """Each week's real points of ``ids`` from week ``w`` to the season's end, keyed by the week (as a state's
+    truth stores them)."""
+    ids = list(ids)
+    return {str(x): {p: float(truth.points(x).get(p, 0.0)) for p in ids} for x in range(w, truth.weeks + 1)}
+
+
 def rest_of_season(ids: Iterable[str], positions: dict[str, str], weeks: Iterable[dict[str, float]], roster) -> float:
     """A roster's rest-of-season value, the exams' one rule for a move: the summed points of its hindsight-optimal
     lineup each remaining week (``weeks``: each week's points), no other move made."""
@@ -187,8 +194,7 @@ class TradeAcceptance(Skill):
         for r in drawn(records, self.kind, n, rng, scarcity):
             view, w = r["view"], r["week"]
             ids = [c["id"] for c in view["my_roster"]] + [c["id"] for c in view["offer"]["you_get"]]
-            out.append({"week": w, "view": view, "truth": {"weeks": {
-                str(x): {p: float(truth.points(x).get(p, 0.0)) for p in ids} for x in range(w, truth.weeks + 1)}}})
+            out.append({"week": w, "view": view, "truth": {"weeks": points_from(truth, ids, w)}})
         return out
 
     def score(self, state: dict, answer: Any, protected: bool = False) -> Scored:
@@ -230,7 +236,7 @@ class WaiverChoice(Skill):
             free = list(dict.fromkeys(c["id"] for lists in both for cs in lists.values() for c in cs))
             positions = {c["id"]: c["pos"] for c in view["my_roster"]}
             positions.update({c["id"]: c["pos"] for lists in both for cs in lists.values() for c in cs})
-            weeks = [{p: float(truth.points(x).get(p, 0.0)) for p in positions} for x in range(w, truth.weeks + 1)]
+            weeks = list(points_from(truth, positions, w).values())
             values = {_move(None, None): rest_of_season(mine, positions, weeks, roster)}
             for add, drop in legal_swaps(mine, positions, free, roster):
                 values[_move(add, drop)] = rest_of_season([p for p in mine if p != drop] + [add], positions, weeks,
@@ -390,7 +396,7 @@ def ir_values(view: dict, free: list[dict], truth: Any, w: int) -> dict[str, flo
     cards = [*view["my_roster"], *view["ir"], *free]
     positions = {c["id"]: c["pos"] for c in cards}
     later = range(w, truth.weeks + 1)
-    points = {x: {p: float(truth.points(x).get(p, 0.0)) for p in positions} for x in later}
+    points = {int(x): pts for x, pts in points_from(truth, positions, w).items()}
     plays = {x: truth.plays(x) for x in later}
 
     def weekly(active: list[str], x: int) -> float:

@@ -34,45 +34,50 @@ def parse_json(text: str | None, last: bool = False) -> tuple[dict[str, Any] | N
         ("<think", "<reasoning")) else body
     candidates = [m.group(1) for m in _FENCE.finditer(body)] + [body]
     decoder = json.JSONDecoder()
-    if last:
-        found, i = None, 0
-        while i < len(body):
-            if body[i] != "{":
-                i += 1
-                continue
-            try:
-                obj, end = decoder.raw_decode(body, i)
-            except json.JSONDecodeError:
-                i += 1
-                continue
-            except RecursionError:
-                return None, _too_deep()
-            if isinstance(obj, dict):
-                if depth(obj) > MAX_DEPTH:
-                    return None, _too_deep()
-                found = obj
-            i = max(end, i + 1)
-        if found is not None:
-            return found, None
-        candidates = []
-    for cand in candidates:
-        for i, ch in enumerate(cand):
-            if ch != "{":
-                continue
-            try:
-                obj, _ = decoder.raw_decode(cand, i)
-            except json.JSONDecodeError:
-                continue
-            except RecursionError:
-                return None, _too_deep()
-            if isinstance(obj, dict):
-                if depth(obj) > MAX_DEPTH:
-                    return None, _too_deep()
-                return obj, None
+    try:
+        if last:  # every top-level object of the whole answer, the last kept
+            found = None
+            for found in _objects(body, decoder, top_level=True):
+                pass
+            if found is not None:
+                return found, None
+        else:  # the first object of the first fenced block that has one, else of the answer
+            for cand in candidates:
+                obj = next(_objects(cand, decoder), None)
+                if obj is not None:
+                    return obj, None
+    except _TooDeep:
+        return None, _too_deep()
     if "{" in body and body.count("{") > body.count("}"):
         return None, ("the JSON object is incomplete or malformed (cut off?); reply with one shorter, complete, "
                       "valid JSON object")
     return None, "no JSON object found in the answer; reply with exactly one JSON object"
+
+
+class _TooDeep(Exception):
+    """An object nested past :data:`MAX_DEPTH` (or deep enough to exhaust the decoder's recursion)."""
+
+
+def _objects(text: str, decoder: json.JSONDecoder, top_level: bool = False):
+    """The JSON objects that start at a ``{`` of ``text``, in order: from every ``{`` (a failed decode moves one
+    character on), or with ``top_level`` only those not inside an object already decoded."""
+    i = 0
+    while i < len(text):
+        if text[i] != "{":
+            i += 1
+            continue
+        try:
+            obj, end = decoder.raw_decode(text, i)
+        except json.JSONDecodeError:
+            i += 1
+            continue
+        except RecursionError:
+            raise _TooDeep from None
+        if isinstance(obj, dict):
+            if depth(obj) > MAX_DEPTH:
+                raise _TooDeep
+            yield obj
+        i = max(end, i + 1) if top_level else i + 1
 
 
 def _too_deep() -> str:

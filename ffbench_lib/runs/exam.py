@@ -569,16 +569,11 @@ def _masked_seats(meta: dict, agents: dict[str, Agent], cands: CandidatesSpec) -
     return seats
 
 
-def answered_view(state: dict, masked: bool, protected: bool) -> dict:
-    """The view a candidate answers: a masked candidate's, with protected numbers, the state's protected view where
-    the season would have cut its board or free-agent list; every other candidate's (a bot: exact numbers, as a
-    protected season's bots) the state's own."""
-    return shown(state, masked and protected)
-
-
 def judged_as(state: dict, masked: bool, protected: bool) -> str:
     """``protected`` where the candidate's answer was judged as a protected team's (a cut list, or an IR spot
-    filled from one), else ``exact``: the results' ``view`` column, so pairs compare like with like."""
+    filled from one), else ``exact``: the results' ``view`` column, so pairs compare like with like. Only a masked
+    candidate with protected numbers answers a protected view (:func:`~ffbench_lib.game.skills.shown`); bots,
+    as in a protected season, answer the exact one."""
     cut = "protected_view" in state or "protected_values" in state["truth"]
     return "protected" if masked and protected and cut else "exact"
 
@@ -598,7 +593,7 @@ async def _ask_all(agents: dict[str, Agent], states: list[dict], budget: Budget,
                         "and run again into the same --out (answers so far are in the replay cache: a rerun replays "
                         "them at no cost)")
                 out += await asyncio.gather(*(_answer(seats.get((name, s["source"]), agent), s,
-                                                      answered_view(s, (name, s["source"]) in seats, protected))
+                                                      shown(s, (name, s["source"]) in seats and protected))
                                               for s in states[i:i + BATCH]))
     finally:
         for agent in agents.values():
