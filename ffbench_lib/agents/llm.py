@@ -16,7 +16,7 @@ from ffbench_lib.llm import MAX_ANSWER_CHARS, CallResult, FatalCallFailed, Fatal
 from ffbench_lib.llm.tokens import context_window, count_tokens, estimated, server_count
 from ffbench_lib.core.secrets import register_credentials, scrub
 from ffbench_lib.game.decisions import REGISTRY
-from ffbench_lib.agents import fit
+from ffbench_lib.agents import fit, tools
 from ffbench_lib.agents.base import Agent, Answer
 from ffbench_lib.agents.prompts import fitted, fold_system, messages as render
 
@@ -171,7 +171,12 @@ class LLMAgent(Agent):
             raise FatalLLMError("LLMAgent used before the engine bound it to a run")
         settings = self.ctx.settings
         version = settings.prompt_version
-        first, trimmed = await self._prompt(decision, view, version)
+        call, due = None, {}
+        if self.spec.mode == "tools":  # the rounds of tool calls end with the call that answered
+            first, call, due = await self._use_tools(decision, view, version)
+            trimmed = []
+        else:
+            first, trimmed = await self._prompt(decision, view, version)
         msgs, asked = first, []
         parsed: dict[str, Any] | None = None
         problems: list[str] = []
@@ -179,14 +184,8 @@ class LLMAgent(Agent):
         for reask in range(settings.max_reasks + 1):
             tokens = self._tokens(msgs)
             meta = {"prompt_tokens_estimated": tokens, "trimmed": trimmed or None}
-            try:
-                call = await self.client.complete(msgs)
-            except Exception as exc:  # every call has its ledger line, also one that never got an answer
-                self._ledger(decision, view, msgs, reask, None, None, [], error=scrub(str(exc))[:1000],
-                             attempts=getattr(exc, "attempts", []), **meta)
-                if isinstance(exc, FatalCallFailed) and exc.kind == "context":
-                    raise self._context_error(decision, tokens, exc) from None
-                raise
+            if call is None or reask:
+                call = await self._call(decision, view, msgs, reask, meta, **due)
             text = call.text
             parsed, problems = self._judge(decision, view, call)
             self._ledger(decision, view, msgs, reask, call, parsed, problems, **meta)
@@ -202,6 +201,53 @@ class LLMAgent(Agent):
         answer = dict(parsed or {})
         answer["_llm"] = {"raw_text": text, "reasks": reask, "invalid": problems or None, "prompt_version": version}
         return answer
+
+    async def _call(self, decision: str, view: dict, msgs: list[dict], reask: int, meta: dict,
+                    **tool_kw: Any) -> CallResult:
+        """One call; every call has its ledger line, also one that never got an answer."""
+        try:
+            return await self.client.complete(msgs, **tool_kw)
+        except Exception as exc:
+            self._ledger(decision, view, msgs, reask, None, None, [], error=scrub(str(exc))[:1000],
+                         attempts=getattr(exc, "attempts", []), **meta)
+            if isinstance(exc, FatalCallFailed) and exc.kind == "context":
+                raise self._context_error(decision, meta["prompt_tokens_estimated"], exc) from None
+            raise
+
+    async def _use_tools(self, decision: str, view: dict, version: str) -> tuple[list[dict], CallResult, dict]:
+        """Tools mode: the short prompt, then up to ``max_tool_rounds`` rounds in which the model may call the
+        view's tools (each call and result in that round's ledger line); the last round's answer is due
+        (``tool_choice: none``). Returns the conversation so far, the call that answered, and how a re-ask calls."""
+        specs = tools.specs(view)
+        msgs = tools.messages(decision, view, version, self.spec.prompt, self.spec.system_in_user)
+        budget = self.spec.max_prompt_tokens
+        if budget is not None and not self._fits(self._tokens(msgs)):
+            raise FatalLLMError(f"team {self.team!r} ({self.spec.model}): the {decision} tools prompt needs "
+                                f"{self._tokens(msgs):,} tokens; max_prompt_tokens is {budget:,}: raise it")
+        due = {"tools": specs, "tool_choice": "none"}
+        for rnd in range(self.spec.max_tool_rounds + 1):
+            last = rnd == self.spec.max_tool_rounds
+            meta = {"prompt_tokens_estimated": self._tokens(msgs), "trimmed": None}
+            call = await self._call(decision, view, msgs, 0, meta, **(due if last else {"tools": specs}))
+            if last or not call.tool_calls:
+                return msgs, call, due
+            results = [{"id": c["id"], "name": c["name"], "content": tools.run(view, c["name"], c["arguments"])}
+                       for c in call.tool_calls]
+            nxt = [*msgs, {"role": "assistant", "content": call.text, "tool_calls": [
+                       {"id": c["id"], "type": "function", "function": {"name": c["name"], "arguments": c["arguments"]}}
+                       for c in call.tool_calls]},
+                   *({"role": "tool", "tool_call_id": r["id"], "content": r["content"]} for r in results)]
+            if budget is not None and not self._fits(self._tokens(nxt)):  # the answer is due without them
+                nxt = [*nxt[:len(msgs) + 1], *({"role": "tool", "tool_call_id": r["id"], "content":
+                       "not shown: the result would exceed max_prompt_tokens; answer from what you have"}
+                       for r in results)]
+                self._ledger(decision, view, msgs, 0, call, None, [], tool_round=rnd, tool_results=results, **meta)
+                msgs = nxt
+                meta = {"prompt_tokens_estimated": self._tokens(msgs), "trimmed": None}
+                return msgs, await self._call(decision, view, msgs, 0, meta, **due), due
+            self._ledger(decision, view, msgs, 0, call, None, [], tool_round=rnd, tool_results=results, **meta)
+            msgs = nxt
+        raise AssertionError("unreachable")  # pragma: no cover
 
     def _judge(self, decision: str, view: dict, call: CallResult) -> tuple[dict[str, Any] | None, list[str]]:
         """Parse and check one answer; whatever is wrong with it is a problem to re-ask about, never a crash."""
@@ -220,9 +266,13 @@ class LLMAgent(Agent):
         return parsed, problems
 
     def _ledger(self, decision, view, msgs, reask, call: CallResult | None, parsed, problems, error=None,
-                attempts=None, prompt_tokens_estimated=None, trimmed=None, calibration=None) -> None:
+                attempts=None, prompt_tokens_estimated=None, trimmed=None, calibration=None, tool_round=None,
+                tool_results=None) -> None:
         attempts = call.attempts if call else (attempts or [])
         extra = {"calibration": calibration} if calibration is not None else {}
+        if self.spec.mode == "tools":  # which round, the calls the model made and what the tools returned
+            extra |= {"mode": "tools", "tool_round": tool_round, "tool_calls": call.tool_calls if call else None,
+                      "tool_results": tool_results}
         self.ctx.log({**extra,
             "team": self.team, "model": self.spec.model, "agent": self.agent_id, "decision": decision,
             "week": view.get("week"), "pick": view.get("pick"), "reask": reask,

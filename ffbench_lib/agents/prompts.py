@@ -43,10 +43,14 @@ def _folder(strategy) -> str | None:
     return str(strategy.dir) if strategy is not None and strategy.dir is not None else None
 
 
-def system_prompt(view: dict, version: str = DEFAULT_VERSION, strategy=None) -> str:
+def system_prompt(view: dict, version: str = DEFAULT_VERSION, strategy=None, name: str = "system") -> str:
+    """The rules as the model is told them: ``system`` (the table prompts) or ``tools`` (tools mode: the point
+    values left to the ``league_rules`` tool)."""
     rules = view["rules"]
     flex_rule, _, _ = flex(rules)
-    text = template(version, "system", _folder(strategy)).substitute(
+    scoring_brief = ("by position, per match" if "position_scoring" in rules else
+                     scoring_name(rules["scoring"], rules.get("scoring_tiers")))
+    text = template(version, name, _folder(strategy)).substitute(scoring_brief=scoring_brief,
         team=view["team"], teams=rules["teams"], season=season_label(rules), slots=slots(rules),
         flex="/".join(rules["flex_positions"]), bench=rules["bench"],
         caps=", ".join(f"{k} {v}" for k, v in sorted(rules["caps"].items())),

@@ -147,6 +147,9 @@ class LLMAgent(_Strict):
                                                      "or YYYY-MM-DD): ffbench warns when the season ended before it")
     prompt: PromptStrategy | None = Field(None, description="a prompt variant (reasoning, own templates); unset: "
                                                             "the prompt version's templates as they are")
+    mode: Literal["tables", "tools"] = Field("tables", description="tables: every table in the prompt; tools: a "
+                                             "short prompt and function-calling tools that read the rest")
+    max_tool_rounds: Count = Field(3, gt=0, description="tools mode: rounds of tool calls before the answer is due")
 
     @model_serializer(mode="wrap")
     def _dump(self, handler: Any) -> dict[str, Any]:
@@ -155,13 +158,19 @@ class LLMAgent(_Strict):
             out.pop("knowledge_cutoff", None)
         if self.prompt is None:
             out.pop("prompt", None)
+        if self.mode == "tables":  # a table-prompt team's config.yaml reads as it always did
+            out.pop("mode", None)
+            out.pop("max_tool_rounds", None)
         return out
 
     @property
     def agent_id(self) -> str:
         """How tables, metrics and figures name this agent: one model is one agent, whatever its settings, except a
-        prompt variant (``prompt``): ``llm:openai/gpt-4o[reasoning=full]``, so variants are compared, not pooled."""
-        return f"llm:{self.model}{self.prompt.label if self.prompt is not None else ''}"
+        prompt variant (``prompt``) or tools mode: ``llm:openai/gpt-4o[tools,reasoning=full]``, so variants are
+        compared, not pooled."""
+        parts = (["tools"] if self.mode == "tools" else []) + (
+            [self.prompt.label[1:-1]] if self.prompt is not None and self.prompt.label else [])
+        return f"llm:{self.model}{'[' + ','.join(parts) + ']' if parts else ''}"
 
     @property
     def endpoint(self) -> str:
@@ -930,6 +939,10 @@ class League(_Strict):
                                  "builtin")
         if spec.position_rules is None:
             self._scoring_consistent(spec)
+        for i, t in enumerate(self.teams):
+            if t.agent.kind == "llm" and t.agent.mode == "tools" and self.llm.prompt_version == "v1":
+                raise _field_problem(f"teams[{i}].agent.mode", "prompt_version v1 has no tools prompts (it only "
+                                     "replays old caches); use prompt_version v2 or mode: tables")
         if self.waivers.enabled and self.llm.prompt_version == "v1" and any(t.agent.kind == "llm" for t in self.teams):
             raise ValueError("waivers.enabled: prompt_version v1 has no waiver prompts (it only replays old "
                              "caches); use prompt_version v2 or turn waivers off")

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import math
+from contextlib import contextmanager
+from contextvars import ContextVar
 from typing import Any
 
 from ffbench_lib.config.league import FLEX_SLOTS, flex_slots
@@ -24,11 +26,14 @@ def fmt(x: Any) -> str:
 
 
 def table(rows: list[dict], cols: list[tuple[str, str]]) -> str:
-    """``id | name | ...`` header plus one line per row; ``cols`` are (header, key)."""
+    """``id | name | ...`` header plus one line per row; ``cols`` are (header, key). Within :func:`brief_columns`
+    only the columns a choice needs (:data:`BRIEF_KEYS`)."""
     if not rows:
         return "(none)"
     if cols is WEEK and "price" in rows[0]:  # a sport with a weekly market (FPL): its price and ownership too
         cols = WEEK_MARKET
+    if _BRIEF.get():
+        cols = [c for c in cols if c[1] in BRIEF_KEYS]
     head = " | ".join(h for h, _ in cols)
     return "\n".join([head, *(" | ".join(fmt(r.get(k)) for _, k in cols) for r in rows)])
 
@@ -43,6 +48,21 @@ WEEK = [("id", "id"), ("name", "name"), ("pos", "pos"), ("team", "team"), ("opp"
         ("prev_pts", "prev_pts"), ("injury", "injury"), ("flags", "zero_flags")]
 #: WEEK with the week's market before the flags: price (millions) and how many managers own the player
 WEEK_MARKET = WEEK[:-1] + [("price", "price"), ("owned", "owned"), WEEK[-1]]
+#: the columns of a brief table (tools mode, :mod:`ffbench_lib.agents.tools`): who a player is, his projection,
+#: price and what makes him score zero; his season so far and recent games are one tool call away
+BRIEF_KEYS = frozenset({"id", "name", "pos", "team", "opp", "bye", "adp", "proj", "proj_week", "price", "injury",
+                        "zero_flags"})
+_BRIEF: ContextVar[bool] = ContextVar("brief_columns", default=False)
+
+
+@contextmanager
+def brief_columns():
+    """Tables rendered inside this block show only :data:`BRIEF_KEYS`."""
+    token = _BRIEF.set(True)
+    try:
+        yield
+    finally:
+        _BRIEF.reset(token)
 
 
 

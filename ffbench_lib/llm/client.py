@@ -95,6 +95,8 @@ class CallResult:
     truncated: bool = False
     cache_error: str | None = None  # the answer could not be stored (it is used all the same)
     wait_s: float = 0.0  # waiting for the endpoint's concurrency slot (max_concurrency), every attempt
+    #: the function calls the model asked for (tools mode): ``[{"id", "name", "arguments"}]``; None: none
+    tool_calls: list[dict[str, Any]] | None = None
 
 
 def _usage(resp: Any) -> dict[str, int | None]:
@@ -207,6 +209,18 @@ def _fatal_message(team: str, spec, kind: str, name: str, text: str) -> str:
     return f"{who}: {name}: {text}"
 
 
+def _tool_calls(choice: Any) -> list[dict[str, Any]] | None:
+    """The function calls of an answer, as plain data (arguments scrubbed and cut like an answer's text)."""
+    calls = getattr(getattr(choice, "message", None), "tool_calls", None) or []
+    out = []
+    for i, c in enumerate(calls):
+        fn = getattr(c, "function", None)
+        args = getattr(fn, "arguments", None)
+        out.append({"id": str(getattr(c, "id", None) or f"call_{i}"), "name": str(getattr(fn, "name", "") or ""),
+                    "arguments": _cut(scrub(args))[0] if isinstance(args, str) else "{}"})
+    return out or None
+
+
 def _cut(text: str | None) -> tuple[str | None, int, bool]:
     n = len(text or "")
     return (text[:MAX_ANSWER_CHARS] if n > MAX_ANSWER_CHARS else text), n, n > MAX_ANSWER_CHARS
@@ -288,15 +302,23 @@ class LLMClient:
         except Exception:  # noqa: BLE001 - model missing from the price table and no prices configured
             return None
 
-    async def complete(self, messages: list[dict[str, str]], max_tokens: int | None = None,
-                       sample: int = 0) -> CallResult:
+    async def complete(self, messages: list[dict[str, Any]], max_tokens: int | None = None,
+                       sample: int = 0, tools: list[dict[str, Any]] | None = None,
+                       tool_choice: str | None = None) -> CallResult:
         """One answer (``max_tokens`` overrides the team's, e.g. for a token-count calibration; ``sample``: the
-        n-th answer to the same prompt, cached apart from the others: 0, the first, keys as it always did)."""
+        n-th answer to the same prompt, cached apart from the others: 0, the first, keys as it always did;
+        ``tools``: function specs the model may call instead of answering, sent and keyed with the request;
+        ``tool_choice: none`` for an answer due after tool calls)."""
         import litellm
 
         params = self.answer_params()
         if max_tokens is not None:
             params["max_tokens"] = max_tokens
+        if tools:
+            params["tools"] = tools
+            if tool_choice is not None:
+                params["tool_choice"] = tool_choice
+            params.pop("response_format", None)  # a turn of tool calls is no JSON object: JSON mode off
         keyed = {**params, "sample": sample} if sample else params
         key = ReplayCache.key(self.spec.model, messages, keyed) if self.cache else ""
         if self.cache:
@@ -305,7 +327,8 @@ class LLMClient:
                 r = hit["response"]
                 n = r.get("answer_chars", len(r["text"] or ""))
                 return CallResult(r["text"], r["finish_reason"], r["usage"], r["cost_usd"], 0.0,
-                                  hit.get("attempts", []), True, key, n, bool(r.get("truncated")))
+                                  hit.get("attempts", []), True, key, n, bool(r.get("truncated")),
+                                  tool_calls=r.get("tool_calls"))
             if hit is not None and self.settings.replay_only:  # a recorded failure replays as that failure
                 raise LLMCallFailed(hit["failure"]["message"], hit["failure"]["attempts"])
             if self.settings.replay_only:
@@ -354,20 +377,22 @@ class LLMClient:
             choice = resp.choices[0] if getattr(resp, "choices", None) else None  # no choices: an empty answer
             content = getattr(getattr(choice, "message", None), "content", None)  # an echoed key never enters the league state:
             text, n_chars, truncated = _cut(scrub(content) if content else content)
+            calls = _tool_calls(choice)
             attempts.append({"attempt": attempt, "id": attempt_id, "error": None,
                              "latency_s": round(time.perf_counter() - t0, 3), "wait_s": round(wait, 3)})
             result = CallResult(text=text, finish_reason=getattr(choice, "finish_reason", None), usage=_usage(resp),
                                 cost_usd=self._cost(resp),
                                 latency_s=round(time.perf_counter() - t_total - waited, 3),
                                 attempts=attempts, cache_key=key, answer_chars=n_chars, truncated=truncated,
-                                wait_s=round(waited, 3))
+                                wait_s=round(waited, 3), tool_calls=calls)
             self.budget.add(result.cost_usd)
             if self.cache:
                 try:  # a paid answer is used even if it cannot be stored; the ledger says so
                     self.cache.put(key, {"request": {"model": self.spec.model, "messages": messages, "params": params},
                                          "response": {"text": text, "finish_reason": result.finish_reason,
                                                       "usage": result.usage, "cost_usd": result.cost_usd,
-                                                      "answer_chars": n_chars, "truncated": truncated},
+                                                      "answer_chars": n_chars, "truncated": truncated,
+                                                      **({"tool_calls": calls} if calls else {})},
                                          "attempts": attempts})
                 except OSError as exc:
                     result.cache_error = f"{self.cache.source}: {exc.strerror or exc}"

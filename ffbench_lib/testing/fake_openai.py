@@ -64,18 +64,21 @@ ANY_ID = re.compile("|".join(s.player_id_pattern for s in SPORTS.values()) + r"|
                     + "|".join(dict.fromkeys(p for s in SPORTS.values() for p in s.positions)) + r")-\d{2,}\b")
 
 
-def _table(text: str, header_hint: str) -> list[dict[str, str]]:
-    """Rows of the ``id | ...`` table after the first line containing ``header_hint`` (all tables for the
-    draft board)."""
-    start = text.find(header_hint)
+def _table(text: str, header_hint: str, last: bool = False) -> list[dict[str, str]]:
+    """Rows of the ``id | ...`` table after the first (``last``: the last) line containing ``header_hint`` (all
+    tables for the draft board and the free agents)."""
+    start = text.rfind(header_hint) if last else text.find(header_hint)
     if start < 0:
         return []
-    rows, cols = [], None
+    rows, cols, seen = [], None, set()
     for line in text[start:].splitlines():
         if line.startswith("id | "):
             cols = [c.strip() for c in line.split("|")]
         elif cols and ID.match(line):
-            rows.append(dict(zip(cols, (c.strip() for c in line.split("|")))))
+            row = dict(zip(cols, (c.strip() for c in line.split("|"))))
+            if row["id"] not in seen:  # a player a tool listed and the prompt's brief table shows too: once
+                seen.add(row["id"])
+                rows.append(row)
         elif rows and not line.strip() and not header_hint.startswith(("BEST", "FREE AGENTS")):
             break  # one table only (the draft board has one table per position)
     return rows
@@ -139,7 +142,7 @@ def policy(prompt: str) -> dict[str, Any]:
         m = re.search(r'TEAM "([^"]+)" ROSTER', prompt)
         if not m:
             return {"action": "pass", "rationale": "no partner"}
-        theirs = [r for r in _table(prompt, m.group(0)) if r["id"] not in locked]
+        theirs = [r for r in _table(prompt, m.group(0), last=True) if r["id"] not in locked]  # a tool's, if any
         # a depth swap at the position whose starters score most across the league
         league = re.search(r"league average: (\{[^}]*\})", prompt)
         avg = json.loads(league.group(1)) if league else {}
@@ -161,6 +164,25 @@ def policy(prompt: str) -> dict[str, Any]:
     if decision == "final_decision":
         return {"action": "accept", "rationale": "fine"}
     return {"rationale": "unknown decision"}
+
+
+def tool_plan(prompt: str, offered: set[str]) -> list[tuple[str, dict[str, Any]]]:
+    """Tools mode: the lookups a sensible manager makes before answering ``prompt`` (brief tables, see
+    ``ffbench_lib.agents.tools``): the roster of the team a trade would go to, and the draft board of each legal
+    position whose brief rows all make the shortlist (more of it might too). Empty: the prompt is enough."""
+    decision = _line(prompt, "DECISION:")
+    if decision == "propose_trade" and "team_roster" in offered and not zlib.crc32(prompt.encode()) % 3:
+        m = re.search(r'TEAM "([^"]+)" ROSTER', prompt)
+        return [("team_roster", {"team": m.group(1)})] if m else []
+    if decision in ("draft_shortlist", "draft_queue") and "draft_board" in offered:
+        key, default = ("shortlist", 5) if decision == "draft_shortlist" else ("queue", 12)
+        legal = [p.strip() for p in _line(prompt, "LEGAL POSITIONS:").split(",")]
+        size = int(_line(prompt, f"{key.upper()} SIZE:") or default)
+        rows = sorted((r for r in _table(prompt, "BEST AVAILABLE") if r["pos"] in legal), key=lambda r: -_num(r["proj"]))
+        top = {r["id"] for r in rows[:size]}
+        deeper = [p for p in legal if {r["id"] for r in rows if r["pos"] == p} <= top and any(r["pos"] == p for r in rows)]
+        return [("draft_board", {"position": p, "limit": size}) for p in deeper]
+    return []
 
 
 def _formation_answer(formation: str, rows: list[dict[str, str]], ordered_bench: bool) -> dict[str, Any]:
@@ -309,8 +331,9 @@ class FakeOpenAIServer:
                 attempt_id: str | None = None) -> tuple[int, dict[str, Any], float]:
         msgs = body.get("messages", [])
         prompt = next((m["content"] for m in msgs if m.get("role") == "user"), "")
-        prompt_chars = sum(len(m.get("content") or "") for m in msgs
-                           if not (self.drop_system and m.get("role") == "system"))
+        prompt_chars = sum(len(m.get("content") or "") + len(json.dumps(m.get("tool_calls") or ""))
+                           for m in msgs if not (self.drop_system and m.get("role") == "system"))
+        prompt_chars += len(json.dumps(body["tools"])) if body.get("tools") else 0  # tool specs are prompt too
         prompt_tokens = int(prompt_chars // 4 * self.token_factor)
         with self._lock:
             self.requests += 1
@@ -339,8 +362,20 @@ class FakeOpenAIServer:
         if fault == "500":
             echo = f" (request auth: {auth})" if self.echo_auth_in_errors else ""
             return 500, {"error": {"message": f"server error (injected){echo}", "type": "server_error"}}, delay
+        offered = {t["function"]["name"] for t in body.get("tools") or ()} if body.get("tool_choice") != "none" else set()
+        results = [m.get("content") or "" for m in msgs if m.get("role") == "tool"]
+        plan = tool_plan(prompt, offered) if offered and not results else []
+        if plan:  # tools mode: look up what the decision needs first
+            calls = [{"id": f"call_{n}_{i}", "type": "function",
+                      "function": {"name": name, "arguments": json.dumps(args)}} for i, (name, args) in enumerate(plan)]
+            usage = {"prompt_tokens": prompt_tokens, "completion_tokens": max(1, len(json.dumps(calls)) // 4)}
+            usage["total_tokens"] = prompt_tokens + usage["completion_tokens"]
+            return 200, {"id": f"chatcmpl-{n}", "object": "chat.completion", "created": 0, "model": body.get("model"),
+                         "choices": [{"index": 0, "message": {"role": "assistant", "content": None, "tool_calls": calls},
+                                      "finish_reason": "tool_calls"}], "usage": usage}, delay
+        seen = "\n\n".join([prompt, *results])  # the tools' tables after the prompt's brief ones
         answer = (probe_answer(prompt, self.probe_knowledge) if _line(prompt, "DECISION:") == "knowledge_probe"
-                  else policy(prompt))
+                  else policy(seen))
         if self.echo_auth_in_answers:
             answer["rationale"] = f"{answer.get('rationale', '')} (request auth: {auth})"
         text = json.dumps(answer)

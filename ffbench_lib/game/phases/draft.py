@@ -149,12 +149,14 @@ def draft_view(eng: Season, state: LeagueState, team: str, pick: int, rnd: int) 
 
 
 def judge_shortlist(state: LeagueState, view: dict, answer: Any) -> tuple[Outcome | None, list[str]]:
-    """Judge a shortlist against the board now: players taken since the view was built are dropped with a
-    note (not the agent's mistake); None when that leaves nothing."""
+    """Judge a shortlist against the board now: players the view showed available and taken since are dropped
+    with a note (not the agent's mistake); None when that leaves nothing. A player taken before the view was
+    built stays in the answer, a mistake the judge marks (else the same answer, asked again, is None again)."""
     taken = state.drafted()
+    shown = {c["id"] for cards in view["available"].values() for c in cards}
     notes: list[str] = []
     if isinstance(answer, dict) and isinstance(answer.get("shortlist"), list):
-        gone = [str(p) for p in answer["shortlist"] if str(p) in taken]
+        gone = [str(p) for p in answer["shortlist"] if str(p) in taken and str(p) in shown]
         if gone:
             notes.append(f"taken while on deck: {', '.join(gone)}")
             answer = {**answer, "shortlist": [p for p in answer["shortlist"] if str(p) not in taken]}
