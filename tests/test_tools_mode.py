@@ -47,13 +47,13 @@ def test_every_tool_call_and_result_is_in_the_ledger_and_reads_only_the_view(too
     calls = [c for c in run.llm_calls() if c["team"] == team]
     assert calls and all(c["mode"] == "tools" and c["agent"] == "llm:openai/fake-0[tools]" for c in calls)
     looked = [c for c in calls if c["tool_calls"]]
-    assert {t["name"] for c in looked for t in c["tool_calls"]} >= {"draft_board"}
+    assert {t["name"] for c in looked for t in c["tool_calls"]} >= {"team_roster"}  # a trade partner's roster
     views = {(r["decision"], r.get("week"), r.get("pick")): r["view"] for r in run.decisions() if r["team"] == team}
     for c in looked:  # each result is the tool run again on the decision's own (logged) view
         view = views[(c["decision"], c["week"], c["pick"])]
         assert [r["id"] for r in c["tool_results"]] == [t["id"] for t in c["tool_calls"]]
         for t, r in zip(c["tool_calls"], c["tool_results"]):
-            assert r["content"] == tools.run(view, t["name"], t["arguments"])
+            assert r["content"] == tools.run(c["decision"], view, t["name"], t["arguments"])
             shown = set(re.findall(r"^(\S+) \|", r["content"], re.M)) - {"id"}
             assert shown <= set(tools._players(view)), "a tool showed a player the view does not hold"
     # the answer after the tools was judged like any other, and the next call carries the results
@@ -103,21 +103,23 @@ def test_the_brief_prompt_shows_every_choice_and_only_brief_columns(tools_season
         assert all(p["id"] in user for p in own)
         assert "std_ppg |" not in user and "| proj_week |" in user
         assert "Points per unit" not in msgs[0]["content"]  # the point values are the league_rules tool's
-        assert "Points per unit" in tools.run(r["view"], "league_rules", "{}")
+        assert tools.run(r["decision"], r["view"], "league_rules", "{}").startswith("no tool")  # the draft's
+    draft = next(r for r in run.decisions() if r["decision"] == "draft_shortlist")
+    assert "Points per unit" in tools.run("draft_shortlist", draft["view"], "league_rules", "{}")
 
 
 def test_a_bad_tool_call_gets_a_line_back(tools_season):
     league, tmp = tools_season
     view = next(r["view"] for r in RunDir(tmp / "run").decisions() if r["decision"] == "waiver_claims")
-    assert tools.run(view, "draft_board", "{}").startswith("no tool 'draft_board'")  # not offered for waivers
-    assert tools.run(view, "nope", "{}").startswith("no tool 'nope'")
-    assert tools.run(view, "free_agents", "not json") == "the arguments are not a JSON object"
-    assert tools.run(view, "free_agents", "[1]") == "the arguments are not a JSON object"
-    assert tools.run(view, "free_agents", '{"position": "XX"}').startswith("no position 'XX'")
-    assert tools.run(view, "player", '{"player_id": "00-9999999"}').startswith("no player")
-    big = tools.run(view, "free_agents", '{"position": "RB", "limit": 100000}')
+    assert tools.run("waiver_claims", view, "draft_board", "{}").startswith("no tool 'draft_board'")  # not offered for waivers
+    assert tools.run("waiver_claims", view, "nope", "{}").startswith("no tool 'nope'")
+    assert tools.run("waiver_claims", view, "free_agents", "not json") == "the arguments are not a JSON object"
+    assert tools.run("waiver_claims", view, "free_agents", "[1]") == "the arguments are not a JSON object"
+    assert tools.run("waiver_claims", view, "free_agents", '{"position": "XX"}').startswith("no position 'XX'")
+    assert tools.run("waiver_claims", view, "player", '{"player_id": "00-9999999"}').startswith("no player")
+    big = tools.run("waiver_claims", view, "free_agents", '{"position": "RB", "limit": 100000}')
     assert 1 < len(big.splitlines()) <= tools.MAX_ROWS + 2
-    assert {s["function"]["name"] for s in tools.specs(view)} == {"league_rules", "player", "free_agents"}
+    assert {s["function"]["name"] for s in tools.specs("waiver_claims", view)} == {"player", "free_agents"}
 
 
 def test_tools_mode_with_v1_prompts_is_refused_in_one_line(tmp_path, capsys):
@@ -129,3 +131,40 @@ def test_tools_mode_with_v1_prompts_is_refused_in_one_line(tmp_path, capsys):
     assert cli(["validate", str(tmp_path / "l.yaml")]) == 2
     err = capsys.readouterr().err
     assert "teams[0].agent.mode" in err and "prompt_version v2" in err and "Traceback" not in err, err
+
+
+class _Looper(FakeOpenAIServer):
+    """A model that calls a tool whenever it may (and a bad one: a tool never offered), then answers."""
+
+    def respond(self, body, auth="", attempt_id=None):
+        self.bodies = getattr(self, "bodies", []) + [body]
+        if body.get("tools") and body.get("tool_choice") != "none":
+            calls = [{"id": f"c{len(self.bodies)}", "type": "function",
+                      "function": {"name": "player", "arguments": '{"player_id": "nobody"}'}},
+                     {"id": f"d{len(self.bodies)}", "type": "function", "function": {"name": "rm_rf", "arguments": "{"}}]
+            return 200, {"id": "x", "object": "chat.completion", "created": 0, "model": body.get("model"),
+                         "choices": [{"index": 0, "message": {"role": "assistant", "content": None, "tool_calls": calls},
+                                      "finish_reason": "tool_calls"}],
+                         "usage": {"prompt_tokens": 10, "completion_tokens": 10, "total_tokens": 20}}, 0.0
+        return super().respond(body, auth, attempt_id)
+
+
+def test_tool_rounds_are_capped_and_the_answer_is_then_due(prepared_2024, tmp_path):
+    with _Looper() as srv:
+        d = demo_league().model_dump(mode="json")
+        d["teams"][0]["agent"] = {"kind": "llm", "model": "openai/fake-0", "api_base": srv.api_base, "timeout_s": 30,
+                                  "mode": "tools", "max_tool_rounds": 2}
+        d |= {"weeks": 1, "llm": {"cache_dir": str(tmp_path / "cache"), "retries": 0}}
+        d["trades"]["weeks"] = []
+        run_engine(League.model_validate(d), prepared_2024, tmp_path / "run")
+        bodies = srv.bodies
+    run = RunDir(tmp_path / "run")
+    assert run.meta().status == "complete"
+    calls = run.llm_calls()
+    first = [c for c in calls if c["decision"] == "draft_shortlist" and c["pick"] == calls[0]["pick"]]
+    assert [c["tool_round"] for c in first] == [0, 1, None]  # two rounds of calls, then the answer
+    assert [r["content"][:9] for r in first[0]["tool_results"]] == ["no player", "no tool '"]
+    assert not first[-1]["problems"]  # the answer after the cap is judged like any other, and was valid
+    due = [b for b in bodies if b.get("tool_choice") == "none"]
+    assert len(due) == sum(1 for c in calls if c["tool_round"] is None)  # every answer was asked for without tools
+    assert all(b["tools"] for b in due)  # the specs stay: the conversation holds tool calls

@@ -218,7 +218,7 @@ class LLMAgent(Agent):
         """Tools mode: the short prompt, then up to ``max_tool_rounds`` rounds in which the model may call the
         view's tools (each call and result in that round's ledger line); the last round's answer is due
         (``tool_choice: none``). Returns the conversation so far, the call that answered, and how a re-ask calls."""
-        specs = tools.specs(view)
+        specs = tools.specs(decision, view)
         msgs = tools.messages(decision, view, version, self.spec.prompt, self.spec.system_in_user)
         budget = self.spec.max_prompt_tokens
         if budget is not None and not self._fits(self._tokens(msgs)):
@@ -231,7 +231,7 @@ class LLMAgent(Agent):
             call = await self._call(decision, view, msgs, 0, meta, **(due if last else {"tools": specs}))
             if last or not call.tool_calls:
                 return msgs, call, due
-            results = [{"id": c["id"], "name": c["name"], "content": tools.run(view, c["name"], c["arguments"])}
+            results = [{"id": c["id"], "name": c["name"], "content": tools.run(decision, view, c["name"], c["arguments"])}
                        for c in call.tool_calls]
             nxt = [*msgs, {"role": "assistant", "content": call.text, "tool_calls": [
                        {"id": c["id"], "type": "function", "function": {"name": c["name"], "arguments": c["arguments"]}}

@@ -44,8 +44,8 @@ def _folder(strategy) -> str | None:
 
 
 def system_prompt(view: dict, version: str = DEFAULT_VERSION, strategy=None, name: str = "system") -> str:
-    """The rules as the model is told them: ``system`` (the table prompts) or ``tools`` (tools mode: the point
-    values left to the ``league_rules`` tool)."""
+    """The rules as the model is told them: ``system`` (the table prompts) or ``tools_system`` (tools mode: the
+    point values left to the ``league_rules`` tool)."""
     rules = view["rules"]
     flex_rule, _, _ = flex(rules)
     scoring_brief = ("by position, per match" if "position_scoring" in rules else
@@ -62,9 +62,14 @@ def system_prompt(view: dict, version: str = DEFAULT_VERSION, strategy=None, nam
     return text if reasoning == "brief" else text.replace(REASONING["brief"], REASONING[reasoning])
 
 
-def user_prompt(decision: str, view: dict, version: str = DEFAULT_VERSION, strategy=None) -> str:
+def user_prompt(decision: str, view: dict, version: str = DEFAULT_VERSION, strategy=None, prefix: str = "") -> str:
+    """The decision's template filled from ``view``; ``prefix`` ``tools_``: its tools-mode template where it has
+    one (a shorter text for a brief view), else the table template."""
     kind = REGISTRY[decision]
-    return template(version, kind.template, _folder(strategy)).substitute(**kind.prompt_fields(view, version))
+    name = kind.template
+    if prefix and (PROMPTS / version / f"{prefix}{name}.txt").is_file():
+        name = prefix + name
+    return template(version, name, _folder(strategy)).substitute(**kind.prompt_fields(view, version))
 
 
 def messages(decision: str, view: dict, version: str = DEFAULT_VERSION, strategy=None) -> list[dict[str, str]]:

@@ -15,6 +15,7 @@ from typing import Any, Callable
 
 from ffbench_lib.agents import fit
 from ffbench_lib.agents.prompts import fold_system, system_prompt, user_prompt
+from ffbench_lib.game.decisions.draft_shortlist import board
 from ffbench_lib.game.render import CARD, WEEK, brief_columns, record, table
 
 MAX_ROWS = 40  # a list tool's largest page
@@ -55,7 +56,7 @@ def _player(view: dict, args: dict) -> str:
     row = _players(view).get(pid)
     if row is None:
         return f"no player {pid!r} in this decision's data: use an id shown in a table"
-    cols = [(k, k) for k in row if k not in ("recent", "zero_flags")] + [("flags", "zero_flags")]
+    cols = [(k, k) for k in sorted(row) if k not in ("recent", "zero_flags")] + [("flags", "zero_flags")]
     out = table([row], cols)
     games = row.get("recent")
     if games:
@@ -85,64 +86,87 @@ def _team_roster(view: dict, args: dict) -> str:
     name = str(args.get("team", ""))
     for o in view.get("other_teams") or ():
         if o["team"] == name:
-            return (f"TEAM \"{name}\" ROSTER (record {record(o['record'])}; strength {json.dumps(o['strength'])})\n"
+            return (f"TEAM \"{name}\" ROSTER (record {record(o['record'])}; strength {json.dumps(o['strength'], sort_keys=True)})\n"
                     f"{table(o['roster'], WEEK)}")
     return f"no team {name!r}: one of {', '.join(o['team'] for o in view.get('other_teams') or ())}"
 
 
-def _fn(name: str, description: str, *required: str, **props: str) -> dict:
-    """A terse function spec (every spec is sent, and counted, with every call)."""
-    return {"type": "function", "function": {"name": name, "description": description, "parameters": {
-        "type": "object", "properties": {k: {"type": t} for k, t in props.items()}, "required": list(required)}}}
+def _fn(name: str, *required: str, **props: str) -> dict:
+    """A terse function spec: every spec is sent, and counted, with every call, so the system prompt says what
+    the tools give once, and a spec is its name and parameters."""
+    params: dict[str, Any] = {"type": "object", "properties": {k: {"type": t} for k, t in props.items()}}
+    if required:
+        params["required"] = list(required)
+    return {"type": "function", "function": {"name": name, "parameters": params}}
 
 
-#: name -> (OpenAI tool spec, the view key it needs or None, run)
-TOOLS: dict[str, tuple[dict, str | None, Callable[[dict, dict], str]]] = {
-    "league_rules": (_fn("league_rules", "Full rules, every stat's points"), None, _league_rules),
-    "player": (_fn("player", "A player's season, last season, recent games", "player_id", player_id="string"),
-               None, _player),
-    "free_agents": (_fn("free_agents", "Free agents at a position, best first", "position", position="string",
-                        limit="integer"), "free_agents", _board("free_agents", "FREE AGENTS")),
-    "draft_board": (_fn("draft_board", "Undrafted players at a position, best first", "position",
-                        position="string", limit="integer"), "available", _board("available", "BEST AVAILABLE")),
-    "team_roster": (_fn("team_roster", "Another team's roster", "team", team="string"), "other_teams",
+#: name -> (OpenAI tool spec, the view key it reads or None, the decisions it serves or None: every one, run)
+TOOLS: dict[str, tuple[dict, str | None, tuple[str, ...] | None, Callable[[dict, dict], str]]] = {
+    # the point values, in the draft: in-season every projection is already in the league's points
+    "league_rules": (_fn("league_rules"), None, ("draft_shortlist", "draft_pick", "draft_queue"), _league_rules),
+    "player": (_fn("player", "player_id", player_id="string"),
+               None, None, _player),
+    "free_agents": (_fn("free_agents", "position", position="string", limit="integer"), "free_agents", None, _board("free_agents", "FREE AGENTS")),
+    "draft_board": (_fn("draft_board", "position", position="string", limit="integer"), "available", ("draft_shortlist", "draft_queue"),
+                    _board("available", "BEST AVAILABLE")),
+    "team_roster": (_fn("team_roster", "team", team="string"), "other_teams", None,
                     _team_roster),
 }
 
 
-def specs(view: dict) -> list[dict]:
-    """The tools offered for ``view``: those whose data it holds."""
-    return [spec for spec, key, _ in TOOLS.values() if key is None or view.get(key)]
+def _offered(decision: str, view: dict, name: str) -> bool:
+    _, key, decisions, _ = TOOLS[name]
+    return (key is None or bool(view.get(key))) and (decisions is None or decision in decisions)
 
 
-def run(view: dict, name: str, arguments: str | None) -> str:
+def specs(decision: str, view: dict) -> list[dict]:
+    """The tools offered for ``decision`` on ``view``: those whose data it holds, where they serve."""
+    return [TOOLS[name][0] for name in TOOLS if _offered(decision, view, name)]
+
+
+def run(decision: str, view: dict, name: str, arguments: str | None) -> str:
     """One tool call's result as text; a bad call gets a line saying what was wrong (the model may try again)."""
-    if name not in TOOLS or not (TOOLS[name][1] is None or view.get(TOOLS[name][1])):
-        return f"no tool {name!r}: use one of {', '.join(s['function']['name'] for s in specs(view))}"
+    if name not in TOOLS or not _offered(decision, view, name):
+        return f"no tool {name!r}: use one of {', '.join(s['function']['name'] for s in specs(decision, view))}"
     try:
         args = json.loads(arguments or "{}")
     except (TypeError, ValueError):
         return "the arguments are not a JSON object"
     if not isinstance(args, dict):
         return "the arguments are not a JSON object"
-    text = TOOLS[name][2](view, args)
+    text = TOOLS[name][3](view, args)
     return text if len(text) <= RESULT_CHARS else text[:RESULT_CHARS] + "\n[...cut: ask for fewer rows]"
 
 
 def brief(view: dict) -> tuple[dict, list[str]]:
-    """The view the tools prompt is rendered on, and what was shortened (the model is told, with the tool)."""
+    """The view the tools prompt is rendered on, and what was shortened (the model is told, with the tool):
+    :mod:`.fit`'s shortest, except a draft board, which keeps every player who makes the best
+    ``shortlist_size`` (``queue_size``) at the legal positions, and each position's best."""
     short, notes = fit.shorten(view, fit.levels(view))
+    if view.get("free_agents"):
+        # one table of each position's best (its header once): under no position's name
+        short["free_agents"] = {"": [cards[0] for cards in view["free_agents"].values() if cards]}
+        notes = [n for n in notes if not n.startswith("the free agents")] + ["the free agents show each position's best"]
+    size = view.get("shortlist_size") or view.get("queue_size")
+    if view.get("available") and size:
+        legal = set(view.get("legal_positions") or view["available"])
+        top = {c["id"] for c in [c for c in board(view) if c["pos"] in legal][:size]}
+        short["available"] = {pos: [c for i, c in enumerate(cards) if i == 0 or c["id"] in top]
+                              for pos, cards in view["available"].items()}
+        notes = [n for n in notes if not n.startswith("the board")] + [
+            f"the board shows the best {size} available at the legal positions and each position's best"]
     return short, notes
 
 
 def messages(decision: str, view: dict, version: str, strategy=None, system_in_user: bool = False,
              ) -> list[dict[str, Any]]:
-    """The tools prompt of ``decision``: the ``tools`` rules and the decision's template on :func:`brief`."""
+    """The tools prompt of ``decision``: the ``tools_system`` rules and the decision's tools template (else its
+    table template) on :func:`brief`."""
     short, notes = brief(view)
     with brief_columns():
-        user = user_prompt(decision, short, version, strategy)
+        user = user_prompt(decision, short, version, strategy, prefix="tools_")
     if notes:
-        user += f"\n\nSome tables are shortened (the tools give the rest): {'; '.join(notes)}."
-    msgs = [{"role": "system", "content": system_prompt(view, version, strategy, name="tools")},
+        user += f"\n\nShortened: {'; '.join(notes)}."
+    msgs = [{"role": "system", "content": system_prompt(view, version, strategy, name="tools_system")},
             {"role": "user", "content": user}]
     return fold_system(msgs) if system_in_user else msgs

@@ -183,8 +183,13 @@ def history_line(h: dict, version: str) -> str:
 
 
 def trade_parts(view: dict, version: str) -> dict[str, str]:
-    others = "\n\n".join(f"TEAM \"{o['team']}\" ROSTER (record {record(o['record'])}; strength "
-                         f"{json.dumps(o['strength'])})\n{table(o['roster'], WEEK)}" for o in view["other_teams"])
+    if _BRIEF.get():  # tools mode: a line a team, its roster one tool call away
+        others = "OTHER TEAMS (strength: starters' summed weekly projection)\n" + "\n".join(
+            f"TEAM \"{o['team']}\": record {record(o['record'])}; strength "
+            f"{', '.join(f'{k} {v:g}' for k, v in o['strength'].items())}" for o in view["other_teams"])
+    else:
+        others = "\n\n".join(f"TEAM \"{o['team']}\" ROSTER (record {record(o['record'])}; strength "
+                             f"{json.dumps(o['strength'])})\n{table(o['roster'], WEEK)}" for o in view["other_teams"])
     parts = {"week": view["week"], "weeks": view["rules"]["weeks"], "weeks_left": view["weeks_left"],
              "record": record(view["my_record"]), "strength": json.dumps(view["my_strength"]),
              "league_strength": json.dumps(view["league_avg_strength"]), "max_per_side": view["max_players_per_side"],

@@ -139,10 +139,10 @@ def policy(prompt: str) -> dict[str, Any]:
             return {"action": "pass", "rationale": "happy with my roster"}
         locked = set(_line(prompt, "Players already traded this week (they cannot move again):").split(", "))
         mine = [r for r in _table(prompt, "MY ROSTER") if r["id"] not in locked]
-        m = re.search(r'TEAM "([^"]+)" ROSTER', prompt)
+        m = re.search(r'TEAM "([^"]+)"', prompt)  # the first other team (in tools mode its roster is a tool's)
         if not m:
             return {"action": "pass", "rationale": "no partner"}
-        theirs = [r for r in _table(prompt, m.group(0), last=True) if r["id"] not in locked]  # a tool's, if any
+        theirs = [r for r in _table(prompt, f'TEAM "{m.group(1)}" ROSTER', last=True) if r["id"] not in locked]
         # a depth swap at the position whose starters score most across the league
         league = re.search(r"league average: (\{[^}]*\})", prompt)
         avg = json.loads(league.group(1)) if league else {}
@@ -168,16 +168,19 @@ def policy(prompt: str) -> dict[str, Any]:
 
 def tool_plan(prompt: str, offered: set[str]) -> list[tuple[str, dict[str, Any]]]:
     """Tools mode: the lookups a sensible manager makes before answering ``prompt`` (brief tables, see
-    ``ffbench_lib.agents.tools``): the roster of the team a trade would go to, and the draft board of each legal
-    position whose brief rows all make the shortlist (more of it might too). Empty: the prompt is enough."""
+    ``ffbench_lib.agents.tools``): the roster of the team a trade would go to, and, unless the board is said to
+    show the best players the list needs, the board of each legal position whose rows all make the list (more
+    of it might too). Empty: the prompt is enough."""
     decision = _line(prompt, "DECISION:")
     if decision == "propose_trade" and "team_roster" in offered and not zlib.crc32(prompt.encode()) % 3:
-        m = re.search(r'TEAM "([^"]+)" ROSTER', prompt)
+        m = re.search(r'TEAM "([^"]+)"', prompt)
         return [("team_roster", {"team": m.group(1)})] if m else []
     if decision in ("draft_shortlist", "draft_queue") and "draft_board" in offered:
         key, default = ("shortlist", 5) if decision == "draft_shortlist" else ("queue", 12)
         legal = [p.strip() for p in _line(prompt, "LEGAL POSITIONS:").split(",")]
         size = int(_line(prompt, f"{key.upper()} SIZE:") or default)
+        if f"the board shows the best {size} available" in prompt:  # the brief board holds the whole answer
+            return []
         rows = sorted((r for r in _table(prompt, "BEST AVAILABLE") if r["pos"] in legal), key=lambda r: -_num(r["proj"]))
         top = {r["id"] for r in rows[:size]}
         deeper = [p for p in legal if {r["id"] for r in rows if r["pos"] == p} <= top and any(r["pos"] == p for r in rows)]
@@ -331,7 +334,7 @@ class FakeOpenAIServer:
                 attempt_id: str | None = None) -> tuple[int, dict[str, Any], float]:
         msgs = body.get("messages", [])
         prompt = next((m["content"] for m in msgs if m.get("role") == "user"), "")
-        prompt_chars = sum(len(m.get("content") or "") + len(json.dumps(m.get("tool_calls") or ""))
+        prompt_chars = sum(len(m.get("content") or "") + (len(json.dumps(m["tool_calls"])) if m.get("tool_calls") else 0)
                            for m in msgs if not (self.drop_system and m.get("role") == "system"))
         prompt_chars += len(json.dumps(body["tools"])) if body.get("tools") else 0  # tool specs are prompt too
         prompt_tokens = int(prompt_chars // 4 * self.token_factor)
