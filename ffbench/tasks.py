@@ -43,7 +43,7 @@ def _refuse(message: str):
 def _beside_log(out: str | None, what: str) -> Path:
     """The ffbench folder of this eval: ``out``, else beside inspect's log file (``<log>.ffbench``)."""
     if out:
-        return Path(out)
+        return Path(out).resolve()
     from inspect_ai.log._samples import sample_active
 
     active = sample_active()
@@ -51,7 +51,7 @@ def _beside_log(out: str | None, what: str) -> Path:
     if not location or "://" in location.removeprefix("file://"):
         raise _refuse(f"ffbench/{what}: inspect's log is not a local file ({location or 'none'}); give the ffbench "
                       f"folder with -T out=DIR")
-    log = Path(location.removeprefix("file://"))
+    log = Path(location.removeprefix("file://")).resolve()  # inspect names it relative to the working folder
     return log.with_name(log.name.rsplit(".", 1)[0] + ".ffbench")
 
 
