@@ -151,9 +151,13 @@ def exam_answer(suite: str, max_reasks: int | None = None, out: str | None = Non
     return solve
 
 
-@scorer(metrics={"score": [grouped(mean(), "skill")], "regret": [grouped(mean(), "skill")]})
+@scorer(metrics={"score": [grouped(mean(), "skill")], "regret": [grouped(mean(), "skill")],
+                 "repaired": [grouped(mean(), "skill")]})
 def exam_score(suite: str):
-    """The state's exact score and regret by its skill's rule (the row ``ffbench exam run`` writes for it)."""
+    """The state's exact score and regret by its skill's rule (the row ``ffbench exam run`` writes for it), and
+    ``repaired``: 1 where the answer was invalid and the rules answered instead (its mean: the repaired share, which
+    ``ffbench exam run`` refuses above ``llm.max_fallback_rate``: a model the rules mostly answered for scores as
+    the engine's fallback)."""
     from ffbench_lib.runs.exam import result_row
 
     async def score(state: TaskState, target: Target) -> Score:
@@ -163,7 +167,9 @@ def exam_score(suite: str):
         folder = Path(got["results"])
         writer = _WRITERS.setdefault(str(folder), _ExamResults(folder, meta, suite))
         writer.add(row, {"name": got["agent"], "agent": {"kind": "llm", "model": got["agent"]}})
-        return Score(value={"score": row["score"], "regret": row["regret"]}, answer=row["applied"],
+        repaired = float(row["decided_by"] != "agent")
+        return Score(value={"score": row["score"], "regret": row["regret"], "repaired": repaired},
+                     answer=row["applied"],
                      explanation=row["problems"],
                      metadata={"best_possible": row["best_possible"], "decided_by": row["decided_by"]})
 

@@ -77,7 +77,8 @@ def test_the_exam_task_scores_every_state_as_ffbench_exam_run_does(small_suite, 
     got = {s["id"]: s["scores"]["exam_score"] for s in log["samples"]}
     assert set(got) == {s["state_id"] for s in states} and len(got) == 20  # one sample per state
     for state_id, sc in got.items():  # the same answers (the fake server's), the exam's own scores
-        assert sc["value"] == {"score": ours.loc[state_id, "score"], "regret": ours.loc[state_id, "regret"]}
+        assert sc["value"] == {"score": ours.loc[state_id, "score"], "regret": ours.loc[state_id, "regret"],
+                               "repaired": float(ours.loc[state_id, "decided_by"] != "agent")}
         assert sc["metadata"]["best_possible"] == ours.loc[state_id, "best_possible"]
     assert (ours["decided_by"] == "agent").mean() > 0.9
     metrics = {s["name"]: s["metrics"] for s in log["results"]["scores"]}
