@@ -494,20 +494,8 @@ def run_exam(suite_dir: str | Path, candidates_path: str | Path, out: str | Path
         protected = cands.information.numbers == "protected"
         answers = run_sync(_ask_all(agents, states, budget, seats, protected))
         for (name, state), (answer, problems) in zip(((n, s) for n in agents for s in states), answers):
-            masked = (name, state["source"]) in seats
-            scored = SKILLS[state["skill"]].score(state, answer, masked and protected)
-            rows.append({"suite": meta["name"], "state_id": state["state_id"], "skill": state["skill"],
-                         "sport": state["sport"], "season": str(state["season"]), "week": state["week"],
-                         "round": state.get("round"), "stratum": state["stratum"],
-                         "view": judged_as(state, masked, protected), "source": state["source"],
-                         "team_season": state["team_season"], "source_agent": state["source_agent"], "agent": name,
-                         "agent_id": agents[name].agent_id, "answer": json.dumps(answer, sort_keys=True, default=str),
-                         "applied": json.dumps(scored.applied, sort_keys=True, default=str),
-                         "decided_by": scored.decided_by, "problems": "; ".join([*problems, *scored.problems]) or None,
-                         "score": scored.score, "best_possible": scored.best_possible, "regret": scored.regret,
-                         "roster": scored.extra.get("roster", []), "started": scored.extra.get("started", []),
-                         "detail": json.dumps({k: v for k, v in scored.extra.items() if k not in ("roster", "started")},
-                                              sort_keys=True)})
+            rows.append(result_row(meta, state, name, agents[name].agent_id, answer, problems,
+                                   (name, state["source"]) in seats, protected))
         df = pd.DataFrame(rows, columns=COLUMNS)
         _guard(df, cands)  # a model the rules mostly answered for would be ranked as the engine's fallback
         write_parquet(out / RESULTS, df)
@@ -518,6 +506,26 @@ def run_exam(suite_dir: str | Path, candidates_path: str | Path, out: str | Path
                                         "cost_usd": round(budget.spent_usd, 6), "code_fingerprint": code_fingerprint(),
                                         "cost_usd_earlier_attempts": round(earlier, 6)})
     return df
+
+
+def result_row(meta: dict, state: dict, name: str, agent_id: str, answer: Any, problems: list[str],
+               masked: bool = False, protected: bool = False) -> dict[str, Any]:
+    """One row of the results (:data:`COLUMNS`): the candidate ``name``'s answer to ``state`` scored by its skill
+    (the one exact rule, :meth:`~ffbench_lib.game.skills.Skill.score`), with the problems of the answer and of its
+    repair; ``masked``: answered behind the source's masker (with ``protected``: judged as a protected team's)."""
+    scored = SKILLS[state["skill"]].score(state, answer, masked and protected)
+    return {"suite": meta["name"], "state_id": state["state_id"], "skill": state["skill"],
+            "sport": state["sport"], "season": str(state["season"]), "week": state["week"],
+            "round": state.get("round"), "stratum": state["stratum"],
+            "view": judged_as(state, masked, protected), "source": state["source"],
+            "team_season": state["team_season"], "source_agent": state["source_agent"], "agent": name,
+            "agent_id": agent_id, "answer": json.dumps(answer, sort_keys=True, default=str),
+            "applied": json.dumps(scored.applied, sort_keys=True, default=str),
+            "decided_by": scored.decided_by, "problems": "; ".join([*problems, *scored.problems]) or None,
+            "score": scored.score, "best_possible": scored.best_possible, "regret": scored.regret,
+            "roster": scored.extra.get("roster", []), "started": scored.extra.get("started", []),
+            "detail": json.dumps({k: v for k, v in scored.extra.items() if k not in ("roster", "started")},
+                                 sort_keys=True)}
 
 
 #: states asked at once per candidate (a budget is checked between batches: at most this many calls overshoot it)
