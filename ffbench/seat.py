@@ -90,6 +90,9 @@ class InspectSeat(LLMAgent):
         if agent and not is_agent(backend) and not callable(backend):
             raise TypeError(f"{type(backend).__name__} is neither an inspect Model nor an Agent")
         label = name or (str(backend) if not agent else getattr(backend, "__name__", "agent"))
+        if spec.get("mode", "tables") != "tables":
+            raise ValueError("mode: tools is not available for an inspect seat yet (inspect's own tool calling "
+                             "would answer it); use mode: tables, or an inspect Agent with tools of its own")
         super().__init__(team, seed, LLMSpec(kind="llm", model=label, **spec))
         if agent:
             self.agent_id = f"python:inspect.{label}"
