@@ -5,6 +5,7 @@ its own agent id, in every ledger line, and (through the prompt text) its own re
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 import yaml
@@ -108,3 +109,81 @@ def test_reasoning_first_then_the_answer_is_read_from_its_last_json_object():
     assert parse_json(text, last=True) == ({"lineup": {"QB": ["a"]}, "rationale": "r"}, None)
     assert parse_json(text) == ({"RB": "thin"}, None)  # the default reads the first, as it always did
     assert parse_json("reasoning, and no answer", last=True)[0] is None
+
+
+# ------------------------------------------------------------------------------------------ worked examples
+def test_examples_are_legal_made_up_decisions_and_the_file_is_what_the_builder_writes(tmp_path):
+    """Every shipped example's answer is legal on its own view by the kind's own rule, its players are the
+    synthetic world's (never a real id), and rebuilding the file gives the same bytes."""
+    from ffbench_lib.agents import examples
+    from ffbench_lib.game.decisions import REGISTRY
+
+    kinds = examples.load("nfl")
+    assert {"set_lineup", "draft_shortlist", "draft_pick", "draft_queue", "waiver_claims", "free_agent_adds",
+            "ir_moves", "propose_trade", "respond_to_offer"} <= set(kinds)
+    for kind, exs in kinds.items():
+        assert 1 <= len(exs) <= examples.PER_KIND
+        for ex in exs:
+            assert REGISTRY[kind].validate(ex["answer"], ex["view"]) == [], (kind, ex["answer"])
+    text = (examples.FOLDER / "nfl.jsonl").read_text()
+    ids = set(re.findall(r'"(\d\d-\d{7})"', text))
+    assert ids and all(i.startswith("00-9") for i in ids)  # the synthetic world's ids (00-9xxxxxx)
+    examples.build(tmp_path / "nfl.jsonl")
+    assert (tmp_path / "nfl.jsonl").read_bytes() == (examples.FOLDER / "nfl.jsonl").read_bytes()
+
+
+def test_examples_go_between_the_rules_and_the_decision_in_both_modes(prepared_2024, tmp_path):
+    from ffbench_lib.agents import examples, tools
+
+    view = _lineup_view(prepared_2024, tmp_path)
+    plain = messages("set_lineup", view, "v2")
+    two = messages("set_lineup", view, "v2", PromptStrategy(examples=2))
+    assert [m["role"] for m in two] == ["system", "user", "assistant", "user", "assistant", "user"]
+    assert two[0] == plain[0] and two[-1] == plain[-1]
+    assert all(m["content"].startswith(examples.HEADER) for m in two[1:5:2])
+    assert json.loads(two[2]["content"]) == examples.load("nfl")["set_lineup"][0]["answer"]
+    brief = tools.messages("set_lineup", view, "v2", PromptStrategy(examples=1))
+    assert len(brief) == 4 and "std_ppg" not in brief[1]["content"]  # examples as brief as the decision
+    assert messages("set_lineup", view, "v2", PromptStrategy(examples=0)) == plain
+    assert PromptStrategy(examples=2).model_dump(mode="json") == {"reasoning": "brief", "dir": None, "examples": 2}
+    assert "examples" not in PromptStrategy().model_dump(mode="json")  # recorded variants read as they did
+
+
+def test_a_season_with_examples_answers_its_own_decisions(prepared_2024, tmp_path):
+    from ffbench_lib.testing.fake_openai import FakeOpenAIServer
+
+    with FakeOpenAIServer() as srv:
+        d = demo_league().model_dump(mode="json")
+        d["teams"][0]["agent"] = {"kind": "llm", "model": "openai/fake-0", "api_base": srv.api_base,
+                                  "timeout_s": 30, "prompt": {"examples": 2}}
+        d |= {"weeks": 2, "llm": {"cache_dir": str(tmp_path / "cache"), "retries": 0}}
+        d["trades"]["weeks"] = []
+        run_engine(League.model_validate(d), prepared_2024, tmp_path / "run")
+    run = RunDir(tmp_path / "run")
+    mine = [r for r in run.decisions() if r["team"] == d["teams"][0]["name"]]
+    assert mine and {r["agent"] for r in mine} == {"llm:openai/fake-0[examples=2]"}
+    assert all(r["decided_by"] == "agent" for r in mine), [r["problems"] for r in mine if r["decided_by"] != "agent"]
+    assert all(len(c["messages"]) == 6 and c["prompt"]["examples"] == 2 for c in run.llm_calls())
+
+
+@pytest.mark.parametrize("change, says", [({"llm": {"prompt_version": "v1"}}, "prompt_version v2 only")])
+def test_examples_without_any_for_the_league_are_refused_in_one_line(tmp_path, capsys, change, says):
+    d = demo_league().model_dump(mode="json")
+    d["teams"][0]["agent"] = {"kind": "llm", "model": "openai/x", "prompt": {"examples": 1}}
+    d |= change
+    (tmp_path / "l.yaml").write_text(yaml.safe_dump(d))
+    capsys.readouterr()
+    assert cli(["validate", str(tmp_path / "l.yaml")]) == 2
+    err = capsys.readouterr().err
+    assert "teams[0].agent.prompt.examples" in err and says in err and "Traceback" not in err, err
+
+
+def test_examples_in_a_sport_without_any_are_refused(tmp_path, capsys):
+    d = yaml.safe_load((REPO / "params" / "fpl_llm.yaml").read_text())
+    agent = next(t["agent"] for t in d["teams"] if t["agent"]["kind"] == "llm")
+    agent["prompt"] = {"examples": 1}
+    (tmp_path / "l.yaml").write_text(yaml.safe_dump(d))
+    capsys.readouterr()
+    assert cli(["validate", str(tmp_path / "l.yaml")]) == 2
+    err = capsys.readouterr().err
+    assert "prompt.examples" in err and "exist for nfl" in err and "Traceback" not in err, err

@@ -12,6 +12,7 @@ from functools import lru_cache
 from pathlib import Path
 from string import Template
 
+from ffbench_lib.agents.examples import with_examples
 from ffbench_lib.game.decisions import REGISTRY
 from ffbench_lib.game.render import flex, league_rules_text, scoring_name, scoring_values, season_label, slots, sport_text
 
@@ -74,9 +75,12 @@ def user_prompt(decision: str, view: dict, version: str = DEFAULT_VERSION, strat
 
 def messages(decision: str, view: dict, version: str = DEFAULT_VERSION, strategy=None) -> list[dict[str, str]]:
     """The system and user messages of ``decision`` for ``view``: ``version``'s templates, as a team's prompt
-    ``strategy`` changes them (``reasoning``, a folder of its own templates; None: the version's as they are)."""
-    return [{"role": "system", "content": system_prompt(view, version, strategy)},
+    ``strategy`` changes them (``reasoning``, a folder of its own templates, worked ``examples`` between the two;
+    None: the version's as they are)."""
+    msgs = [{"role": "system", "content": system_prompt(view, version, strategy)},
             {"role": "user", "content": user_prompt(decision, view, version, strategy)}]
+    n = strategy.examples if strategy is not None else 0
+    return with_examples(msgs, decision, view, n, lambda v: user_prompt(decision, v, version, strategy)) if n else msgs
 
 
 def fold_system(msgs: list[dict[str, str]]) -> list[dict[str, str]]:

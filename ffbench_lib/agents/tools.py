@@ -14,6 +14,7 @@ import json
 from typing import Any, Callable
 
 from ffbench_lib.agents import fit
+from ffbench_lib.agents.examples import with_examples
 from ffbench_lib.agents.prompts import fold_system, system_prompt, user_prompt
 from ffbench_lib.game.decisions.draft_shortlist import board
 from ffbench_lib.game.render import CARD, WEEK, brief_columns, record, table
@@ -169,4 +170,10 @@ def messages(decision: str, view: dict, version: str, strategy=None, system_in_u
         user += f"\n\nShortened: {'; '.join(notes)}."
     msgs = [{"role": "system", "content": system_prompt(view, version, strategy, name="tools_system")},
             {"role": "user", "content": user}]
+    if strategy is not None and strategy.examples:
+        def render(v: dict) -> str:
+            with brief_columns():
+                return user_prompt(decision, brief(v)[0], version, strategy, prefix="tools_")
+
+        msgs = with_examples(msgs, decision, view, strategy.examples, render)
     return fold_system(msgs) if system_in_user else msgs

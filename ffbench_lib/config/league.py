@@ -95,6 +95,16 @@ class PromptStrategy(_Strict):
                              "full: reason step by step in plain text, then the JSON answer")
     dir: Path | None = Field(None, description="a folder of templates replacing the prompt version's files of the "
                                                "same name (system.txt, set_lineup.txt, ...); the others stay")
+    examples: Count = Field(0, ge=0, le=3, description="worked examples before the decision: up to this many "
+                                                      "earlier decisions of its kind from a made-up season, each "
+                                                      "the prompt it had and a baseline bot's answer")
+
+    @model_serializer(mode="wrap")
+    def _dump(self, handler: Any) -> dict[str, Any]:
+        out = handler(self)
+        if not self.examples:  # a variant without examples dumps (config.yaml, ledger) as it always did
+            out.pop("examples", None)
+        return out
 
     @field_validator("dir")
     @classmethod
@@ -120,7 +130,8 @@ class PromptStrategy(_Strict):
     def label(self) -> str:
         """What the agent id adds (empty for the templates as they are)."""
         parts = ([f"reasoning={self.reasoning}"] if self.reasoning != "brief" else []) + (
-            [f"prompts={self.dir.name}"] if self.dir is not None else [])
+            [f"prompts={self.dir.name}"] if self.dir is not None else []) + (
+            [f"examples={self.examples}"] if self.examples else [])
         return f"[{','.join(parts)}]" if parts else ""
 
 
@@ -940,6 +951,13 @@ class League(_Strict):
         if spec.position_rules is None:
             self._scoring_consistent(spec)
         for i, t in enumerate(self.teams):
+            strategy = getattr(t.agent, "prompt", None)
+            if strategy is not None and strategy.examples:
+                from ffbench_lib.agents.examples import sports
+
+                if spec.name not in sports() or self.llm.prompt_version == "v1":
+                    raise _field_problem(f"teams[{i}].agent.prompt.examples", f"worked examples exist for "
+                                         f"{', '.join(sorted(sports()))} with prompt_version v2 only; set examples: 0")
             if t.agent.kind == "llm" and t.agent.mode == "tools" and self.llm.prompt_version == "v1":
                 raise _field_problem(f"teams[{i}].agent.mode", "prompt_version v1 has no tools prompts (it only "
                                      "replays old caches); use prompt_version v2 or mode: tables")

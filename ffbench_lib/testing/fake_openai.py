@@ -333,7 +333,8 @@ class FakeOpenAIServer:
     def respond(self, body: dict[str, Any], auth: str = "",
                 attempt_id: str | None = None) -> tuple[int, dict[str, Any], float]:
         msgs = body.get("messages", [])
-        prompt = next((m["content"] for m in msgs if m.get("role") == "user"), "")
+        prompt = next((m["content"] for m in msgs if m.get("role") == "user"  # the decision, not a worked example
+                       and not (m.get("content") or "").startswith("EXAMPLE (")), "")
         prompt_chars = sum(len(m.get("content") or "") + (len(json.dumps(m["tool_calls"])) if m.get("tool_calls") else 0)
                            for m in msgs if not (self.drop_system and m.get("role") == "system"))
         prompt_chars += len(json.dumps(body["tools"])) if body.get("tools") else 0  # tool specs are prompt too
