@@ -187,3 +187,34 @@ def test_examples_in_a_sport_without_any_are_refused(tmp_path, capsys):
     assert cli(["validate", str(tmp_path / "l.yaml")]) == 2
     err = capsys.readouterr().err
     assert "prompt.examples" in err and "exist for nfl" in err and "Traceback" not in err, err
+
+
+def test_a_team_may_use_its_own_prompt_version(prepared_2024, tmp_path, capsys):
+    """``prompt: {version: v1}`` renders that team's prompts with v1 (as the league's prompt_version would) and
+    says so in its agent id and every ledger line; the league's v1 rules (no waivers, IR, other sports, tools)
+    hold per team."""
+    from ffbench_lib.testing.fake_openai import FakeOpenAIServer
+
+    with FakeOpenAIServer() as srv:
+        d = demo_league().model_dump(mode="json")
+        llm = {"kind": "llm", "model": "openai/fake-0", "api_base": srv.api_base, "timeout_s": 30}
+        d["teams"][0]["agent"] = {**llm, "prompt": {"version": "v1"}}
+        d["teams"][1]["agent"] = dict(llm)
+        d |= {"weeks": 1, "llm": {"cache_dir": str(tmp_path / "cache"), "retries": 0}}
+        d["trades"]["weeks"] = []
+        run_engine(League.model_validate(d), prepared_2024, tmp_path / "run")
+    run = RunDir(tmp_path / "run")
+    versions = {(c["team"], c["prompt_version"]) for c in run.llm_calls()}
+    assert versions == {(d["teams"][0]["name"], "v1"), (d["teams"][1]["name"], "v2")}
+    assert {r["agent"] for r in run.decisions() if r["team"] == d["teams"][0]["name"]} == \
+        {"llm:openai/fake-0[version=v1]"}
+    for team, version in ((d["teams"][0]["name"], "v1"), (d["teams"][1]["name"], "v2")):  # rendered as told
+        r = next(r for r in run.decisions() if r["team"] == team and r["decision"] == "set_lineup")
+        call = next(c for c in run.llm_calls() if c["team"] == team and c["decision"] == "set_lineup")
+        assert call["messages"] == messages("set_lineup", r["view"], version)
+    assert messages("set_lineup", r["view"], "v1") != messages("set_lineup", r["view"], "v2")
+    d["waivers"]["enabled"] = True
+    (tmp_path / "l.yaml").write_text(yaml.safe_dump(d))
+    capsys.readouterr()
+    assert cli(["validate", str(tmp_path / "l.yaml")]) == 2
+    assert "prompt_version v1 has no waiver prompts" in capsys.readouterr().err

@@ -170,7 +170,7 @@ class LLMAgent(Agent):
         if self.client is None:
             raise FatalLLMError("LLMAgent used before the engine bound it to a run")
         settings = self.ctx.settings
-        version = settings.prompt_version
+        version = self.spec.prompt_version(settings.prompt_version)
         call, due = None, {}
         if self.spec.mode == "tools":  # the rounds of tool calls end with the call that answered
             first, call, due = await self._use_tools(decision, view, version)
@@ -276,7 +276,7 @@ class LLMAgent(Agent):
         self.ctx.log({**extra,
             "team": self.team, "model": self.spec.model, "agent": self.agent_id, "decision": decision,
             "week": view.get("week"), "pick": view.get("pick"), "reask": reask,
-            "prompt_version": self.ctx.settings.prompt_version,
+            "prompt_version": self.spec.prompt_version(self.ctx.settings.prompt_version),
             **({"prompt": self.spec.prompt.model_dump(mode="json")} if self.spec.prompt is not None else {}),
             "messages": msgs,
             "request_params": self.client.request_params(), "prompt_tokens_estimated": prompt_tokens_estimated,

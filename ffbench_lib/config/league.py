@@ -90,6 +90,8 @@ class PromptStrategy(_Strict):
     to write before its answer, and a folder of its own templates; recorded in config.yaml, in every ledger line
     and (through the prompt text) in the replay cache's keys, and named in the agent id."""
 
+    version: Literal["v1", "v2"] | None = Field(None, description="this team's prompt version (unset: the league's "
+                                                             "llm.prompt_version)")
     reasoning: Literal["none", "brief", "full"] = Field(
         "brief", description="none: no rationale; brief: a short rationale in the answer (the templates' own); "
                              "full: reason step by step in plain text, then the JSON answer")
@@ -104,6 +106,8 @@ class PromptStrategy(_Strict):
         out = handler(self)
         if not self.examples:  # a variant without examples dumps (config.yaml, ledger) as it always did
             out.pop("examples", None)
+        if self.version is None:
+            out.pop("version", None)
         return out
 
     @field_validator("dir")
@@ -129,7 +133,8 @@ class PromptStrategy(_Strict):
     @property
     def label(self) -> str:
         """What the agent id adds (empty for the templates as they are)."""
-        parts = ([f"reasoning={self.reasoning}"] if self.reasoning != "brief" else []) + (
+        parts = ([f"version={self.version}"] if self.version else []) + (
+            [f"reasoning={self.reasoning}"] if self.reasoning != "brief" else []) + (
             [f"prompts={self.dir.name}"] if self.dir is not None else []) + (
             [f"examples={self.examples}"] if self.examples else [])
         return f"[{','.join(parts)}]" if parts else ""
@@ -182,6 +187,10 @@ class LLMAgent(_Strict):
         parts = (["tools"] if self.mode == "tools" else []) + (
             [self.prompt.label[1:-1]] if self.prompt is not None and self.prompt.label else [])
         return f"llm:{self.model}{'[' + ','.join(parts) + ']' if parts else ''}"
+
+    def prompt_version(self, league_version: str) -> str:
+        """The prompt version this team's prompts use: its variant's ``version``, else the league's."""
+        return self.prompt.version if self.prompt is not None and self.prompt.version else league_version
 
     @property
     def endpoint(self) -> str:
@@ -955,20 +964,20 @@ class League(_Strict):
             if strategy is not None and strategy.examples:
                 from ffbench_lib.agents.examples import sports
 
-                if spec.name not in sports() or self.llm.prompt_version == "v1":
+                if spec.name not in sports() or t.agent.prompt_version(self.llm.prompt_version) == "v1":
                     raise _field_problem(f"teams[{i}].agent.prompt.examples", f"worked examples exist for "
                                          f"{', '.join(sorted(sports()))} with prompt_version v2 only; set examples: 0")
-            if t.agent.kind == "llm" and t.agent.mode == "tools" and self.llm.prompt_version == "v1":
+            if t.agent.kind == "llm" and t.agent.mode == "tools" and t.agent.prompt_version(self.llm.prompt_version) == "v1":
                 raise _field_problem(f"teams[{i}].agent.mode", "prompt_version v1 has no tools prompts (it only "
                                      "replays old caches); use prompt_version v2 or mode: tables")
-        if self.waivers.enabled and self.llm.prompt_version == "v1" and any(t.agent.kind == "llm" for t in self.teams):
+        v1 = any(t.agent.kind == "llm" and t.agent.prompt_version(self.llm.prompt_version) == "v1" for t in self.teams)
+        if self.waivers.enabled and v1:
             raise ValueError("waivers.enabled: prompt_version v1 has no waiver prompts (it only replays old "
                              "caches); use prompt_version v2 or turn waivers off")
-        if self.roster.IR and self.llm.prompt_version == "v1" and any(t.agent.kind == "llm" for t in self.teams):
+        if self.roster.IR and v1:
             raise ValueError("roster.IR: prompt_version v1 has no IR prompts (it only replays old caches); use "
                              "prompt_version v2 or set roster.IR to 0")
-        if self.sport != DEFAULT_SPORT and self.llm.prompt_version == "v1" and \
-                any(t.agent.kind == "llm" for t in self.teams):
+        if self.sport != DEFAULT_SPORT and v1:
             raise _field_problem("llm.prompt_version", f"v1 has no {spec.title} prompts (it only replays old "
                                  "caches); use v2")
         return self

@@ -136,7 +136,7 @@ def prompt_sizes(league: League, sample: Sample | None = None, ratios: dict[str,
         window = context_window(spec.model) if not local_server(spec) else None
         ratio = (ratios or {}).get(spec.model)
         for kind, views in sorted(sample.views.items()):
-            tokens = max(smallest_prompt(spec, kind, v, league.llm.prompt_version) for v in views)
+            tokens = max(smallest_prompt(spec, kind, v, spec.prompt_version(league.llm.prompt_version)) for v in views)
             need = round(tokens * ratio) if ratio else tokens
             rows.append({"model": spec.model, "teams": [t for t, s in specs.items() if s == spec], "kind": kind,
                          "tokens": tokens, "server_tokens": need if ratio else None,
@@ -396,7 +396,7 @@ async def check_league(league: League, sample: Sample | None = None) -> list[dic
     for (model, api_base, env), teams in endpoints(league).items():
         row = await check_endpoint(specs[teams[0]], teams, league.llm)
         if sample is not None and row["reachable"] and row["model_found"] and sample.views:
-            await _measure_ratio(specs[teams[0]], row, sample, league.llm.prompt_version)
+            await _measure_ratio(specs[teams[0]], row, sample, specs[teams[0]].prompt_version(league.llm.prompt_version))
         rows.append(row)
     return rows
 
