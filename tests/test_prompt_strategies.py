@@ -117,18 +117,19 @@ def test_examples_are_legal_made_up_decisions_and_the_file_is_what_the_builder_w
     synthetic world's (never a real id), and rebuilding the file gives the same bytes."""
     from ffbench_lib.agents import examples
     from ffbench_lib.game.decisions import REGISTRY
+    from ffbench_lib.testing.examples import PER_KIND, build
 
     kinds = examples.load("nfl")
     assert {"set_lineup", "draft_shortlist", "draft_pick", "draft_queue", "waiver_claims", "free_agent_adds",
             "ir_moves", "propose_trade", "respond_to_offer"} <= set(kinds)
     for kind, exs in kinds.items():
-        assert 1 <= len(exs) <= examples.PER_KIND
+        assert 1 <= len(exs) <= PER_KIND
         for ex in exs:
             assert REGISTRY[kind].validate(ex["answer"], ex["view"]) == [], (kind, ex["answer"])
     text = (examples.FOLDER / "nfl.jsonl").read_text()
     ids = set(re.findall(r'"(\d\d-\d{7})"', text))
     assert ids and all(i.startswith("00-9") for i in ids)  # the synthetic world's ids (00-9xxxxxx)
-    examples.build(tmp_path / "nfl.jsonl")
+    build(tmp_path / "nfl.jsonl")
     assert (tmp_path / "nfl.jsonl").read_bytes() == (examples.FOLDER / "nfl.jsonl").read_bytes()
 
 

@@ -962,11 +962,10 @@ class League(_Strict):
         for i, t in enumerate(self.teams):
             strategy = getattr(t.agent, "prompt", None)
             if strategy is not None and strategy.examples:
-                from ffbench_lib.agents.examples import sports
-
-                if spec.name not in sports() or t.agent.prompt_version(self.llm.prompt_version) == "v1":
+                sports = {p.stem for p in (PROMPTS_DIR / "examples").glob("*.jsonl")}  # agents/examples.py
+                if spec.name not in sports or t.agent.prompt_version(self.llm.prompt_version) == "v1":
                     raise _field_problem(f"teams[{i}].agent.prompt.examples", f"worked examples exist for "
-                                         f"{', '.join(sorted(sports()))} with prompt_version v2 only; set examples: 0")
+                                         f"{', '.join(sorted(sports))} with prompt_version v2 only; set examples: 0")
             if t.agent.kind == "llm" and t.agent.mode == "tools" and t.agent.prompt_version(self.llm.prompt_version) == "v1":
                 raise _field_problem(f"teams[{i}].agent.mode", "prompt_version v1 has no tools prompts (it only "
                                      "replays old caches); use prompt_version v2 or mode: tables")
