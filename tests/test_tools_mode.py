@@ -39,15 +39,42 @@ def tools_season(prepared_2024, tmp_path_factory):
     return league, tmp
 
 
-def test_every_tool_call_and_result_is_in_the_ledger_and_reads_only_the_view(tools_season):
-    league, tmp = tools_season
+class _Curious(FakeOpenAIServer):
+    """The fake manager, which first calls every tool it is offered once (a player of the prompt's, the RB list,
+    the first other team), then answers from the prompt and the results."""
+
+    def respond(self, body, auth="", attempt_id=None):
+        msgs = body.get("messages", [])
+        offered = [t["function"]["name"] for t in body.get("tools") or ()] if body.get("tool_choice") != "none" else []
+        if offered and not any(m.get("role") == "tool" for m in msgs):
+            user = next(m["content"] for m in msgs if m["role"] == "user")
+            pid = re.search(r"^(\S+) \|", user.split("id | ", 1)[-1].split("\n", 1)[-1], re.M)
+            team = re.search(r'TEAM "([^"]+)"', user)
+            args = {"league_rules": {}, "player": {"player_id": pid.group(1) if pid else "x"},
+                    "free_agents": {"position": "RB", "limit": 3}, "draft_board": {"position": "RB", "limit": 3},
+                    "team_roster": {"team": team.group(1) if team else "x"}}
+            calls = [{"id": f"call_{i}", "type": "function", "function": {"name": n, "arguments": json.dumps(args[n])}}
+                     for i, n in enumerate(offered)]
+            return 200, {"id": "x", "object": "chat.completion", "created": 0, "model": body.get("model"),
+                         "choices": [{"index": 0, "message": {"role": "assistant", "content": None, "tool_calls": calls},
+                                      "finish_reason": "tool_calls"}],
+                         "usage": {"prompt_tokens": 10, "completion_tokens": 10, "total_tokens": 20}}, 0.0
+        return super().respond(body, auth, attempt_id)
+
+
+def test_every_tool_call_and_result_is_in_the_ledger_and_reads_only_the_view(prepared_2024, tmp_path):
+    with _Curious() as srv:
+        league = _league(srv.api_base, tmp_path / "cache")
+        league = league.model_copy(update={"weeks": 3})
+        run_engine(league, prepared_2024, tmp_path / "run")
+    tmp = tmp_path
     run = RunDir(tmp / "run")
     assert run.meta().status == "complete"
     team = league.teams[0].name
     calls = [c for c in run.llm_calls() if c["team"] == team]
     assert calls and all(c["mode"] == "tools" and c["agent"] == "llm:openai/fake-0[tools]" for c in calls)
     looked = [c for c in calls if c["tool_calls"]]
-    assert {t["name"] for c in looked for t in c["tool_calls"]} >= {"team_roster"}  # a trade partner's roster
+    assert {t["name"] for c in looked for t in c["tool_calls"]} == set(tools.TOOLS)  # every tool, somewhere
     views = {(r["decision"], r.get("week"), r.get("pick")): r["view"] for r in run.decisions() if r["team"] == team}
     for c in looked:  # each result is the tool run again on the decision's own (logged) view
         view = views[(c["decision"], c["week"], c["pick"])]

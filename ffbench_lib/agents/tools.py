@@ -57,7 +57,8 @@ def _player(view: dict, args: dict) -> str:
     row = _players(view).get(pid)
     if row is None:
         return f"no player {pid!r} in this decision's data: use an id shown in a table"
-    cols = [(k, k) for k in sorted(row) if k not in ("recent", "zero_flags")] + [("flags", "zero_flags")]
+    cols = [("id", "id")] + [(k, k) for k in sorted(row) if k not in ("id", "recent", "zero_flags")] + [
+        ("flags", "zero_flags")]
     out = table([row], cols)
     games = row.get("recent")
     if games:

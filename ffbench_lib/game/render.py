@@ -49,8 +49,8 @@ WEEK = [("id", "id"), ("name", "name"), ("pos", "pos"), ("team", "team"), ("opp"
 #: WEEK with the week's market before the flags: price (millions) and how many managers own the player
 WEEK_MARKET = WEEK[:-1] + [("price", "price"), ("owned", "owned"), WEEK[-1]]
 #: the columns of a brief table (tools mode, :mod:`ffbench_lib.agents.tools`): who a player is, his projection,
-#: price and what makes him score zero; his season so far and recent games are one tool call away
-BRIEF_KEYS = frozenset({"id", "name", "pos", "team", "opp", "bye", "adp", "proj", "proj_week", "price", "injury",
+#: price and what makes him score zero; his opponent, season so far and recent games are one tool call away
+BRIEF_KEYS = frozenset({"id", "name", "pos", "team", "bye", "adp", "proj", "proj_week", "price", "injury",
                         "zero_flags"})
 _BRIEF: ContextVar[bool] = ContextVar("brief_columns", default=False)
 
